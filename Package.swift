@@ -1,0 +1,143 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// One set of settings for every target, tests included (STYLE.md §2).
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Ferry",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "FerryCore", targets: ["FerryCore"]),
+        .library(name: "FerrySecurity", targets: ["FerrySecurity"]),
+        .library(name: "FerryServer", targets: ["FerryServer"]),
+        .library(name: "FerryClient", targets: ["FerryClient"]),
+        .library(name: "FerryVault", targets: ["FerryVault"]),
+        .library(name: "FerryTesting", targets: ["FerryTesting"]),
+        .executable(name: "ferry", targets: ["ferry"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        .target(
+            name: "FerryCore",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FerrySecurity",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FerryServer",
+            dependencies: [
+                "FerryCore",
+                "FerrySecurity",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedOpenAPIPlugin"]
+        ),
+        .target(
+            name: "FerryClient",
+            dependencies: [
+                "FerryCore",
+                "FerrySecurity",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FerryVault",
+            dependencies: ["FerryCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FerryTesting",
+            dependencies: [
+                "FerryServer",
+                "FerryCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "ferry",
+            dependencies: [
+                "FerryServer",
+                "FerryCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "EmbedOpenAPI",
+            path: "Plugins/EmbedOpenAPITool",
+            swiftSettings: swiftSettings
+        ),
+        .plugin(
+            name: "EmbedOpenAPIPlugin",
+            capability: .buildTool(),
+            dependencies: ["EmbedOpenAPI"]
+        ),
+        .testTarget(
+            name: "FerryCoreTests",
+            dependencies: ["FerryCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryServerTests",
+            dependencies: [
+                "FerryServer",
+                "FerryTesting",
+                "FerryCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryClientTests",
+            dependencies: ["FerryClient", "FerryTesting"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

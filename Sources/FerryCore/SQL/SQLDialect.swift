@@ -1,0 +1,78 @@
+/// The SQL engines Ferry stores collections in, and how each spells a collection's table.
+///
+/// The server uses both; the client's local store uses ``sqlite``. Keeping the DDL here means
+/// a device's tables and the server's have the same columns by construction.
+public enum SQLDialect: String, Sendable, CaseIterable {
+    /// SQLite (the embedded default on the server, and every device's local store).
+    case sqlite
+    /// PostgreSQL.
+    case postgres
+
+    /// `name` quoted as an identifier. Names are validated by ``Identifier`` first,
+    /// so quoting is for reserved words, not for escaping.
+    public func quote(_ name: String) -> String {
+        "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+    }
+
+    /// The column type that stores values of `type`.
+    public func columnType(for type: FieldType) -> String {
+        switch (self, type) {
+        case (.sqlite, .text), (.sqlite, .timestamp), (.sqlite, .uuid), (.sqlite, .json): "TEXT"
+        case (.sqlite, .integer), (.sqlite, .bool): "INTEGER"
+        case (.sqlite, .real): "REAL"
+        case (.sqlite, .blob): "BLOB"
+        case (.postgres, .text): "text"
+        case (.postgres, .integer): "bigint"
+        case (.postgres, .real): "double precision"
+        case (.postgres, .bool): "boolean"
+        case (.postgres, .timestamp): "timestamptz"
+        case (.postgres, .uuid): "uuid"
+        case (.postgres, .json): "jsonb"
+        case (.postgres, .blob): "bytea"
+        }
+    }
+
+    /// The type a field's column has in `collection`: in an encrypted collection every field but
+    /// the parent link holds ciphertext, so it is stored as bytes and its declared type is checked on the device.
+    public func storageType(for field: FieldDefinition, in collection: CollectionDefinition) -> String {
+        let isParentLink = collection.parent?.field == field.name
+        return columnType(for: collection.isEncrypted && !isParentLink ? .blob : field.type)
+    }
+
+    /// The reserved sync columns every collection table starts with (DESIGN.md §3).
+    var reservedColumnDefinitions: [String] {
+        switch self {
+        case .sqlite:
+            [
+                "\"id\" TEXT PRIMARY KEY NOT NULL",
+                "\"_space\" TEXT NOT NULL",
+                "\"_seq\" INTEGER NOT NULL",
+                "\"_clocks\" TEXT NOT NULL DEFAULT '{}'",
+                "\"_deleted\" INTEGER NOT NULL DEFAULT 0",
+                "\"_updated_at\" TEXT NOT NULL",
+            ]
+        case .postgres:
+            [
+                "\"id\" uuid PRIMARY KEY",
+                "\"_space\" uuid NOT NULL",
+                "\"_seq\" bigint NOT NULL",
+                "\"_clocks\" jsonb NOT NULL DEFAULT '{}'",
+                "\"_deleted\" boolean NOT NULL DEFAULT false",
+                "\"_updated_at\" timestamptz NOT NULL DEFAULT now()",
+            ]
+        }
+    }
+
+    /// The condition that keeps tombstones out of unique indexes, so a deleted record frees its key.
+    var liveRowCondition: String {
+        switch self {
+        case .sqlite: "\"_deleted\" = 0"
+        case .postgres: "NOT \"_deleted\""
+        }
+    }
+
+    /// The `STRICT` suffix makes SQLite check column types as PostgreSQL does.
+    var tableOptions: String {
+        self == .sqlite ? " STRICT" : ""
+    }
+}

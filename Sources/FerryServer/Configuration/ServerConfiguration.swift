@@ -1,0 +1,27 @@
+import Logging
+
+/// Everything `ferry serve` needs to start, as nested `Sendable` values with defaults.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on.
+    public var host: String = "127.0.0.1"
+    /// The port to listen on; 0 asks the system for a free one.
+    public var port: Int = 8080
+    /// The folder for the embedded database and the server's generated keys.
+    public var dataDirectory: String = "./ferry-data"
+    /// Where records live: the embedded SQLite file (default) or a PostgreSQL URL.
+    public var database: DatabaseLocation?
+    /// Schema files, merged in order.
+    public var schemaFiles: [String] = []
+    /// How long `/health` waits for the database before answering 503.
+    public var healthTimeout: Duration = .seconds(2)
+    /// How long start-up waits for PostgreSQL to accept a connection.
+    public var databaseConnectTimeout: Duration = .seconds(10)
+
+    /// Creates a configuration with the defaults.
+    public init() {}
+
+    /// The database that will be opened: the given one, or SQLite in the data folder.
+    public var resolvedDatabase: DatabaseLocation {
+        database ?? .sqlite(path: dataDirectory.hasSuffix("/") ? dataDirectory + "ferry.sqlite" : dataDirectory + "/ferry.sqlite")
+    }
+}

@@ -1,0 +1,38 @@
+import FerryCore
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Turns every error into an ``ErrorBody`` JSON response, so no client ever sees a bare status or
+/// a stack trace. Errors the server did not expect become 500 and are logged with the request id.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return try error.response(from: request, context: context)
+        } catch let error as HTTPError {
+            return try Self.translate(error, request).response(from: request, context: context)
+        } catch {
+            context.logger.error("unexpected failure", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
+            return try APIError(.internalServerError, .internalError, "The server failed; quote the X-Request-Id header when reporting it.")
+                .response(from: request, context: context)
+        }
+    }
+
+    /// Maps Hummingbird's own errors (unknown route, undecodable body, body too large) to Ferry's codes.
+    static func translate(_ error: HTTPError, _ request: Request) -> APIError {
+        switch error.status {
+        case .notFound:
+            return APIError(.notFound, .notFound, "No route for \(request.method) \(request.uri.path).")
+        case .methodNotAllowed:
+            return APIError(.methodNotAllowed, .methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path).")
+        case .contentTooLarge:
+            return APIError(.contentTooLarge, .payloadTooLarge, "The request body is too large.")
+        case _ where error.status.kind == .clientError:
+            return APIError(error.status, .badRequest, error.body ?? error.status.reasonPhrase)
+        default:
+            return APIError(error.status, .internalError, error.status.reasonPhrase)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+extension FerryServer {
+    /// Builds the router: middleware outermost first, then every route group.
+    func makeRouter() -> Router<FerryRequestContext> {
+        let router = Router(context: FerryRequestContext.self)
+        router.add(middleware: RequestLoggingMiddleware())
+        router.add(middleware: MetricsMiddleware(registry: registry))
+        router.add(middleware: ErrorMiddleware())
+        OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
+            .register(on: router)
+        return router
+    }
+
+    /// Serves until SIGINT or SIGTERM (graceful shutdown: in-flight requests finish) or until the
+    /// calling task is cancelled. `onListening` runs once the socket is bound.
+    ///
+    /// Throws ``ServerStartupError`` when the address cannot be bound.
+    public func run(
+        gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint],
+        onListening: @escaping @Sendable (ListeningAddress) async -> Void = { _ in }
+    ) async throws {
+        let host = configuration.host
+        let application = Application(
+            router: makeRouter(),
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "Ferry"),
+            onServerRunning: { channel in
+                await onListening(ListeningAddress(host: host, port: channel.localAddress?.port ?? 0))
+            },
+            logger: logger
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) } + [
+                    .init(service: application, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
+                ],
+                gracefulShutdownSignals: gracefulShutdownSignals,
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw ServerStartupError(.addressInUse, "\(host):\(configuration.port) is already in use; stop the other process or pass --port")
+        } catch let error as IOError where [EADDRNOTAVAIL, EACCES].contains(error.errnoCode) {
+            throw ServerStartupError(.cannotListen, "cannot listen on \(host):\(configuration.port): \(error.description)")
+        }
+        try? await storage.close()
+    }
+}

@@ -1,0 +1,120 @@
+import FerryCore
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import UnixSignals
+
+/// The Ferry server: loads the schema, opens and migrates the database, and serves HTTP.
+///
+/// ```swift
+/// var configuration = ServerConfiguration()
+/// configuration.schemaFiles = ["Examples/tabletnotes.yaml"]
+/// let server = try await FerryServer.prepare(configuration, logger: logger)
+/// try await server.run { address in print("listening on \(address)") }
+/// ```
+public final class FerryServer: Sendable {
+    /// Where a running server listens.
+    public struct ListeningAddress: Sendable, CustomStringConvertible {
+        /// The host it was asked to bind.
+        public var host: String
+        /// The bound port (the real one when 0 was asked for).
+        public var port: Int
+        /// `http://host:port`.
+        public var baseURL: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+        public var description: String { baseURL }
+    }
+
+    public let configuration: ServerConfiguration
+    /// The open database.
+    public let storage: any DatabaseStorage
+    /// The loaded schema.
+    public let schema: Schema
+    /// What start-up changed in the collection tables.
+    public let appliedSchemaChanges: [SchemaChange]
+    let services: [any Service]
+    let logger: Logger
+    let registry = PrometheusCollectorRegistry()
+
+    private init(
+        configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema,
+        appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
+    ) {
+        self.configuration = configuration
+        self.storage = storage
+        self.schema = schema
+        self.appliedSchemaChanges = appliedSchemaChanges
+        self.services = services
+        self.logger = logger
+    }
+
+    /// One line for the start-up banner: which store the server uses.
+    public var storeDescription: String { configuration.resolvedDatabase.description }
+
+    /// Loads the schema, opens the database, applies migrations and schema changes.
+    ///
+    /// Every failure is a ``ServerStartupError`` with a one-line message.
+    public static func prepare(_ configuration: ServerConfiguration, logger: Logger) async throws(ServerStartupError) -> FerryServer {
+        let schema: Schema
+        do {
+            schema = try SchemaParser.load(files: configuration.schemaFiles)
+        } catch {
+            throw .invalidSchema(error)
+        }
+        let (storage, services) = try await openStorage(configuration, logger: logger)
+        let changes: [SchemaChange]
+        do {
+            try await storage.migrate(Migration.server)
+            changes = try await storage.apply(schema)
+        } catch let error as ServerStartupError {
+            await shutdown(storage, services)
+            throw error
+        } catch let error as DestructiveSchemaChangeError {
+            await shutdown(storage, services)
+            throw .destructive(error)
+        } catch {
+            await shutdown(storage, services)
+            throw ServerStartupError(.databaseUnreachable, "preparing the database failed: \(error)")
+        }
+        for change in changes {
+            logger.info("schema change applied", metadata: ["ferry.schema.change": "\(change.summary)"])
+        }
+        return FerryServer(
+            configuration: configuration, storage: storage, schema: schema,
+            appliedSchemaChanges: changes, services: services, logger: logger
+        )
+    }
+
+    private static func openStorage(
+        _ configuration: ServerConfiguration, logger: Logger
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, [any Service]) {
+        switch configuration.resolvedDatabase {
+        case .sqlite(let path):
+            return (try SQLiteStorage(path: path), [])
+        case .postgres(let url):
+            let storage = PostgresStorage(url: url, logger: logger)
+            try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
+            return (storage, [storage.client])
+        }
+    }
+
+    /// Runs the storage's services just long enough to undo a failed start.
+    private static func shutdown(_ storage: any DatabaseStorage, _ services: [any Service]) async {
+        try? await storage.close()
+    }
+}
+
+extension SchemaChange {
+    /// A short description for logs.
+    var summary: String {
+        switch self {
+        case .createCollection(let collection): "created collection \(collection.name)"
+        case .addField(let collection, let field): "added field \(collection.name).\(field.name)"
+        case .addUniqueKey(let collection, let key): "added unique key \(collection.name)(\(key.joined(separator: ", ")))"
+        case .dropUniqueKey(let collection, let key): "dropped unique key \(collection.name)(\(key.joined(separator: ", ")))"
+        case .updateDefinition(let collection): "updated definition of \(collection.name)"
+        }
+    }
+}

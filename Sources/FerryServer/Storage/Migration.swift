@@ -1,0 +1,70 @@
+import FerryCore
+
+/// One versioned change to the server's own tables, written once per engine.
+///
+/// Versions are applied in ascending order, each in a transaction with its bookkeeping row in
+/// `ferry_migrations`, so a crash leaves a migration either fully applied or not at all.
+public struct Migration: Sendable, Hashable {
+    /// Ascending, never reused.
+    public var version: Int
+    /// A short name for logs.
+    public var name: String
+    /// Statements for SQLite.
+    public var sqlite: [String]
+    /// Statements for PostgreSQL.
+    public var postgres: [String]
+
+    /// Creates a migration.
+    public init(version: Int, name: String, sqlite: [String], postgres: [String]) {
+        self.version = version
+        self.name = name
+        self.sqlite = sqlite
+        self.postgres = postgres
+    }
+
+    /// The statements for `dialect`.
+    public func statements(for dialect: SQLDialect) -> [String] {
+        dialect == .sqlite ? sqlite : postgres
+    }
+
+    /// The migrations pending after `applied`, or an error when the database is newer than this server.
+    static func pending(_ migrations: [Migration], applied: [Int]) throws(ServerStartupError) -> [Migration] {
+        let known = Set(migrations.map(\.version))
+        if let unknown = applied.first(where: { !known.contains($0) }) {
+            throw ServerStartupError(
+                .databaseTooNew,
+                "the database has migration \(unknown), which this ferry does not know; it was upgraded by a newer ferry, so run that version"
+            )
+        }
+        let done = Set(applied)
+        return migrations.filter { !done.contains($0.version) }.sorted { $0.version < $1.version }
+    }
+}
+
+extension Migration {
+    /// The server's migrations, in order. Later features append here; never edit a released one.
+    public static let server: [Migration] = [
+        Migration(
+            version: 1,
+            name: "collection catalog",
+            sqlite: [
+                """
+                CREATE TABLE ferry_collections (
+                  name TEXT PRIMARY KEY NOT NULL,
+                  definition TEXT NOT NULL,
+                  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                ) STRICT
+                """
+            ],
+            postgres: [
+                """
+                CREATE TABLE ferry_collections (
+                  name text PRIMARY KEY,
+                  definition text NOT NULL,
+                  updated_at timestamptz NOT NULL DEFAULT now()
+                )
+                """
+            ]
+        )
+    ]
+}

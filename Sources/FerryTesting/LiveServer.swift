@@ -1,0 +1,93 @@
+import FerryServer
+import Foundation
+import Logging
+
+/// A real `ferry serve` running in-process on a free loopback port, for end-to-end tests.
+///
+/// ```swift
+/// try await LiveServer.with(.postgres, schema: "collections: …") { server in
+///     let (_, response) = try await URLSession.shared.data(from: server.url("/health"))
+/// }
+/// ```
+public final class LiveServer: Sendable {
+    /// The running server.
+    public let server: FerryServer
+    /// `http://127.0.0.1:PORT`.
+    public let baseURL: URL
+    private let task: Task<Void, any Error>
+
+    private init(server: FerryServer, baseURL: URL, task: Task<Void, any Error>) {
+        self.server = server
+        self.baseURL = baseURL
+        self.task = task
+    }
+
+    /// The absolute URL of `path` on this server.
+    public func url(_ path: String) -> URL {
+        URL(string: baseURL.absoluteString + path)!
+    }
+
+    /// Starts a server with `configuration` (its port is replaced by a free one) and waits until it listens.
+    public static func start(_ configuration: ServerConfiguration, logger: Logger = .testing) async throws -> LiveServer {
+        var configuration = configuration
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        let server = try await FerryServer.prepare(configuration, logger: logger)
+        let (addresses, continuation) = AsyncStream<FerryServer.ListeningAddress>.makeStream()
+        let task = Task {
+            defer { continuation.finish() }
+            try await server.run(gracefulShutdownSignals: []) { address in continuation.yield(address) }
+        }
+        for await address in addresses {
+            return LiveServer(server: server, baseURL: URL(string: address.baseURL)!, task: task)
+        }
+        try await task.value
+        throw TestSupportError("the server stopped before it listened")
+    }
+
+    /// Stops the server and waits until it has.
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+
+    /// Runs `body` against a server on a fresh database of `engine`, then stops it and deletes the database.
+    ///
+    /// `schema` is the text of a schema file (YAML or JSON); `configure` may change anything else.
+    public static func with<Result>(
+        _ engine: TestEngine,
+        schema: String? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (LiveServer) async throws -> Result
+    ) async throws -> Result {
+        try await TestDatabase.with(engine) { database in
+            var configuration = ServerConfiguration()
+            configuration.dataDirectory = database.folder
+            configuration.database = database.location
+            if let schema {
+                let file = database.folder + "/schema.yaml"
+                try schema.write(toFile: file, atomically: true, encoding: .utf8)
+                configuration.schemaFiles = [file]
+            }
+            configure(&configuration)
+            let server = try await start(configuration)
+            do {
+                let result = try await body(server)
+                await server.stop()
+                return result
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
+    }
+}
+
+extension Logger {
+    /// A logger for tests: warnings and worse, unless `FERRY_TEST_LOG_LEVEL` says otherwise.
+    public static var testing: Logger {
+        var logger = Logger(label: "ferry.test")
+        logger.logLevel = ProcessInfo.processInfo.environment["FERRY_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
+        return logger
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import FerryServer
+import Foundation
+import Logging
+
+/// `ferry serve`: runs the server on the embedded SQLite database or on PostgreSQL.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Ferry server.",
+        discussion: """
+            Every option can also come from the environment: FERRY_HOST, FERRY_PORT, FERRY_DATA_DIR,
+            FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL.
+            A flag wins over the environment.
+            """
+    )
+
+    @Option(help: "Address to listen on. [default: 127.0.0.1]")
+    var host: String?
+
+    @Option(help: "Port to listen on; 0 picks a free one. [default: 8080]")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Folder for the embedded database and keys. [default: ./ferry-data]")
+    var dataDirectory: String?
+
+    @Option(help: "postgres://user:password@host:5432/db, or sqlite:PATH. [default: SQLite in the data dir]")
+    var database: String?
+
+    @Option(name: .customLong("schema"), help: "A schema file (YAML or JSON); repeat for several.")
+    var schemaFiles: [String] = []
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [default: info]")
+    var logLevel: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let settings = try ServeSettings(command: self, environment: environment)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = settings.logLevel
+            return handler
+        }
+        let logger = Logger(label: "ferry")
+        let server = try await FerryServer.prepare(settings.configuration, logger: logger)
+        let store = server.storeDescription
+        try await server.run { address in
+            // Written unbuffered, so a supervisor or script reading the pipe sees it at once.
+            FileHandle.standardOutput.write(Data("Ferry listening on \(address.baseURL) (\(store))\n".utf8))
+        }
+    }
+}
+
+/// The options of `ferry serve` after applying the environment and the defaults, validated.
+struct ServeSettings {
+    var configuration = ServerConfiguration()
+    var logLevel = Logger.Level.info
+
+    init(command: ServeCommand, environment: [String: String]) throws {
+        if let host = command.host ?? environment["FERRY_HOST"] {
+            guard !host.isEmpty else { throw CommandFailure(message: "--host cannot be empty", status: 64) }
+            configuration.host = host
+        }
+        if let port = try command.port ?? environment["FERRY_PORT"].map(Self.port) {
+            guard (0...65535).contains(port) else {
+                throw CommandFailure(message: "--port must be between 0 and 65535, not \(port)", status: 64)
+            }
+            configuration.port = port
+        }
+        if let folder = command.dataDirectory ?? environment["FERRY_DATA_DIR"] {
+            configuration.dataDirectory = folder
+        }
+        if let database = command.database ?? environment["FERRY_DATABASE"], !database.isEmpty {
+            configuration.database = try DatabaseLocation(parsing: database)
+        }
+        configuration.schemaFiles = command.schemaFiles.isEmpty
+            ? (environment["FERRY_SCHEMA"] ?? "").split(separator: ":").map(String.init)
+            : command.schemaFiles
+        if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
+            guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+                throw CommandFailure(
+                    message: "unknown log level '\(level)' (use trace, debug, info, notice, warning, error or critical)", status: 64
+                )
+            }
+            logLevel = parsed
+        }
+    }
+
+    private static func port(_ text: String) throws -> Int {
+        guard let port = Int(text) else { throw CommandFailure(message: "FERRY_PORT must be a number, not '\(text)'", status: 64) }
+        return port
+    }
+}

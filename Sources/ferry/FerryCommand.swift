@@ -1,0 +1,50 @@
+import ArgumentParser
+import FerryServer
+import Foundation
+
+/// `ferry`: the command-line face of Ferry. Each subcommand parses, calls the library, prints.
+struct FerryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ferry",
+        abstract: "Offline-first sync: the server, and a client that exercises it.",
+        version: "0.1.0",
+        subcommands: [ServeCommand.self]
+    )
+}
+
+/// Runs the command line; every failure ends with one line on standard error and a non-zero status.
+@main
+enum FerryMain {
+    static func main() async {
+        do {
+            var command = try FerryCommand.parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ServerStartupError {
+            fail(error.message)
+        } catch let error as CommandFailure {
+            fail(error.message, status: error.status)
+        } catch {
+            let status = FerryCommand.exitCode(for: error)
+            if status == .success || error is CleanExit {
+                FerryCommand.exit(withError: error)
+            }
+            let message = FerryCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
+            fail("\(message) (see 'ferry help')", status: status.rawValue)
+        }
+    }
+
+    static func fail(_ message: String, status: Int32 = 1) -> Never {
+        FileHandle.standardError.write(Data("ferry: error: \(message)\n".utf8))
+        exit(status)
+    }
+}
+
+/// A failure a command reports as one line with its own exit status.
+struct CommandFailure: Error {
+    var message: String
+    var status: Int32 = 1
+}
