@@ -92,6 +92,7 @@ let package = Package(
                 "FerryServer",
                 "FerryCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -120,7 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCoreTests",
-            dependencies: ["FerryCore"],
+            dependencies: ["FerryCore", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -129,14 +130,13 @@ let package = Package(
                 "FerryServer",
                 "FerryTesting",
                 "FerryCore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "FerryClientTests",
-            dependencies: ["FerryClient", "FerryTesting"],
+            name: "FerryCLITests",
+            dependencies: ["ferry", "FerryTesting", "FerryServer"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -47,7 +47,7 @@ public final class LiveServer: Sendable {
 
     /// Stops the server and waits until it has.
     public func stop() async {
-        task.cancel()
+        await server.shutdown()
         _ = await task.result
     }
 

@@ -25,7 +25,7 @@ public struct TestDatabase: Sendable {
         case .postgres:
             let admin = try adminURL()
             let name = "ferry_test_\(UUID().uuidString.prefix(12).lowercased())"
-            try await onAdminConnection(admin) { connection, logger in
+            try await withConnection(to: admin) { connection, logger in
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: logger)
             }
             var url = admin
@@ -38,7 +38,7 @@ public struct TestDatabase: Sendable {
     public func destroy() async throws {
         try? FileManager.default.removeItem(atPath: folder)
         if let postgresName {
-            try await Self.onAdminConnection(try Self.adminURL()) { connection, logger in
+            try await Self.withConnection(to: try Self.adminURL()) { connection, logger in
                 try await connection.query(
                     PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \"\(postgresName)\" WITH (FORCE)"), logger: logger
                 )
@@ -70,8 +70,9 @@ public struct TestDatabase: Sendable {
         return try PostgresURL(parsing: text)
     }
 
-    private static func onAdminConnection(
-        _ url: PostgresURL, _ body: (PostgresConnection, Logger) async throws -> Void
+    /// Runs `body` on a new connection to `url`, closed afterwards.
+    static func withConnection(
+        to url: PostgresURL, _ body: (PostgresConnection, Logger) async throws -> Void
     ) async throws {
         let logger = Logger(label: "ferry.testing")
         let configuration = PostgresConnection.Configuration(

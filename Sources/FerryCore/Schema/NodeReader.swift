@@ -12,13 +12,13 @@ struct NodeReader {
         path.isEmpty ? key : "\(path).\(key)"
     }
 
-    /// The pairs of a mapping, checking that every key is a string from `allowed`.
+    /// The pairs of a mapping, checking that every key is a string from `allowed`
+    /// (Yams has already refused duplicate keys).
     private func mapping(_ node: Node, _ path: String, allowed: Set<String>? = nil) throws(SchemaError) -> [(String, Node)] {
         guard let mapping = node.mapping else {
             throw error(node, path, "expected a mapping of keys to values")
         }
         var pairs: [(String, Node)] = []
-        var seen: Set<String> = []
         for (key, value) in mapping {
             guard let name = key.scalar?.string else {
                 throw error(key, path, "keys must be plain strings")
@@ -26,9 +26,6 @@ struct NodeReader {
             if let allowed, !allowed.contains(name) {
                 let expected = allowed.sorted().joined(separator: ", ")
                 throw error(key, join(path, name), "unknown key '\(name)' (expected one of: \(expected))")
-            }
-            guard seen.insert(name).inserted else {
-                throw error(key, join(path, name), "'\(name)' appears twice")
             }
             pairs.append((name, value))
         }

@@ -47,6 +47,9 @@ public enum SchemaParser {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
+        } catch let YamlError.duplicatedKeysInMapping(duplicates, context) {
+            let keys = duplicates.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw SchemaError(file: file, line: context.mark.line, path: "", message: "\(keys) appears twice in one mapping")
         } catch let error as YamlError {
             throw SchemaError(file: file, line: error.line, path: "", message: "not valid YAML or JSON (\(error.problem))")
         } catch {

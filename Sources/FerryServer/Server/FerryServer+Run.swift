@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 extension FerryServer {
@@ -45,6 +46,8 @@ extension FerryServer {
                 logger: logger
             )
         )
+        runningGroup.withLock { $0 = group }
+        defer { runningGroup.withLock { $0 = nil } }
         do {
             try await group.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
@@ -53,5 +56,10 @@ extension FerryServer {
             throw ServerStartupError(.cannotListen, "cannot listen on \(host):\(configuration.port): \(error.description)")
         }
         try? await storage.close()
+    }
+
+    /// Stops a running server as SIGTERM would: stop accepting, finish in-flight requests, return from ``run(gracefulShutdownSignals:onListening:)``.
+    public func shutdown() async {
+        await runningGroup.withLock { $0 }?.triggerGracefulShutdown()
     }
 }

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// The Ferry server: loads the schema, opens and migrates the database, and serves HTTP.
@@ -37,6 +38,8 @@ public final class FerryServer: Sendable {
     let services: [any Service]
     let logger: Logger
     let registry = PrometheusCollectorRegistry()
+    /// The running service group, so ``shutdown()`` can stop it gracefully.
+    let runningGroup = Mutex<ServiceGroup?>(nil)
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema,

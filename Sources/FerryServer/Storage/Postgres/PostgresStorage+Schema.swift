@@ -4,7 +4,7 @@ import PostgresNIO
 extension PostgresStorage {
     public func appliedMigrationVersions() async throws -> [Int] {
         try await withStandaloneConnection { connection in
-            try await connection.withTransaction(logger: self.logger) { connection in
+            try await self.transaction(on: connection) {
                 try await self.lockSchema(connection)
                 try await self.createMigrationTable(connection)
                 return try await self.appliedVersions(connection)
@@ -15,7 +15,7 @@ extension PostgresStorage {
     @discardableResult
     public func migrate(_ migrations: [Migration]) async throws -> [Migration] {
         try await withStandaloneConnection { connection in
-            try await connection.withTransaction(logger: self.logger) { connection in
+            try await self.transaction(on: connection) {
                 try await self.lockSchema(connection)
                 try await self.createMigrationTable(connection)
                 let pending = try Migration.pending(migrations, applied: try await self.appliedVersions(connection))
@@ -40,7 +40,7 @@ extension PostgresStorage {
     @discardableResult
     public func apply(_ schema: Schema) async throws -> [SchemaChange] {
         try await withStandaloneConnection { connection in
-            try await connection.withTransaction(logger: self.logger) { connection in
+            try await self.transaction(on: connection) {
                 try await self.lockSchema(connection)
                 let changes = try SchemaMigrationPlanner.plan(
                     from: try await self.storedCollections(connection), to: schema.collections
@@ -62,6 +62,22 @@ extension PostgresStorage {
                 }
                 return changes
             }
+        }
+    }
+
+    /// Runs `body` in a transaction on `connection`, rethrowing its own error (not PostgresNIO's wrapper),
+    /// so a refused schema change reaches the caller as ``DestructiveSchemaChangeError``.
+    private func transaction<Result: Sendable>(
+        on connection: PostgresConnection, _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            let result = try await body()
+            try await connection.query("COMMIT", logger: logger)
+            return result
+        } catch {
+            try? await connection.query("ROLLBACK", logger: logger)
+            throw error
         }
     }
 

@@ -1,0 +1,92 @@
+import FerryServer
+import Foundation
+import GRDB
+import Logging
+import PostgresNIO
+
+/// Direct access to a test database, bypassing the server, to check what it really holds.
+extension TestDatabase {
+    /// The columns of `table`, by name, with the engine's own type names (lowercased).
+    public func columns(of table: String) async throws -> [String: String] {
+        switch location {
+        case .sqlite(let path):
+            return try await DatabaseQueue(path: path).read { db in
+                var columns: [String: String] = [:]
+                for column in try db.columns(in: table) { columns[column.name] = column.type.lowercased() }
+                return columns
+            }
+        case .postgres:
+            var columns: [String: String] = [:]
+            try await onConnection { connection, logger in
+                let rows = try await connection.query(
+                    "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = \(table)", logger: logger
+                )
+                for try await (name, type) in rows.decode((String, String).self) { columns[name] = type.lowercased() }
+            }
+            return columns
+        }
+    }
+
+    /// The names of the tables in the database.
+    public func tableNames() async throws -> Set<String> {
+        switch location {
+        case .sqlite(let path):
+            return try await DatabaseQueue(path: path).read { db in
+                Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            }
+        case .postgres:
+            var names: Set<String> = []
+            try await onConnection { connection, logger in
+                let rows = try await connection.query(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'", logger: logger
+                )
+                for try await name in rows.decode(String.self) { names.insert(name) }
+            }
+            return names
+        }
+    }
+
+    /// Runs statements in one transaction; throws the engine's error when one fails.
+    public func execute(_ statements: [String]) async throws {
+        switch location {
+        case .sqlite(let path):
+            try await DatabaseQueue(path: path).write { db in
+                for statement in statements { try db.execute(sql: statement) }
+            }
+        case .postgres:
+            try await onConnection { connection, logger in
+                try await connection.withTransaction(logger: logger) { connection in
+                    for statement in statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+            }
+        }
+    }
+
+    private func onConnection(_ body: (PostgresConnection, Logger) async throws -> Void) async throws {
+        guard case .postgres(let url) = location else { return }
+        try await Self.withConnection(to: url, body)
+    }
+}
+
+extension TestDatabase {
+    /// Makes a PostgreSQL test database refuse new connections and drops the open ones (or lets
+    /// them back in), to test how the server behaves when its database goes away.
+    public func setRefusingConnections(_ isRefusing: Bool) async throws {
+        guard case .postgres(let url) = location else {
+            throw TestSupportError("only a PostgreSQL test database can refuse connections")
+        }
+        try await Self.withConnection(to: try Self.adminURL()) { connection, logger in
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "ALTER DATABASE \"\(url.database)\" ALLOW_CONNECTIONS \(isRefusing ? "false" : "true")"),
+                logger: logger
+            )
+            if isRefusing {
+                try await connection.query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(url.database)", logger: logger
+                )
+            }
+        }
+    }
+}

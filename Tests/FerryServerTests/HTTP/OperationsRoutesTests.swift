@@ -1,0 +1,114 @@
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+import Yams
+
+/// `/health`, `/metrics`, `/openapi.yaml` and unknown routes, on a live server over each engine.
+@Suite("Operations routes")
+struct OperationsRoutesTests {
+    @Test("HEAD and GET /health answer 200 while the database answers", arguments: TestEngine.available)
+    func healthy(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine) { server in
+            let head = try await HTTPClient.send("HEAD", server.url("/health"))
+            #expect(head.status == 200)
+            #expect(head.body.isEmpty)
+            let get = try await HTTPClient.send("GET", server.url("/health"))
+            #expect(get.status == 200)
+            #expect(try get.json()["database"] as? String == engine.dialect.rawValue)
+        }
+    }
+
+    @Test("/health answers 503 with a JSON error when PostgreSQL stops answering, and 200 once it is back")
+    func unhealthyPostgres() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        try await TestDatabase.with(.postgres) { database in
+            var configuration = ServerConfiguration()
+            configuration.dataDirectory = database.folder
+            configuration.database = database.location
+            configuration.healthTimeout = .seconds(1)
+            let server = try await LiveServer.start(configuration)
+            defer { Task { await server.stop() } }
+            #expect(try await HTTPClient.send("GET", server.url("/health")).status == 200)
+            try await database.setRefusingConnections(true)
+            let down = try await HTTPClient.send("GET", server.url("/health"))
+            #expect(down.status == 503)
+            #expect(try down.json()["error_code"] as? String == "service_unavailable")
+            #expect(down.header("Retry-After") == "5")
+            #expect(try await HTTPClient.send("HEAD", server.url("/health")).status == 503)
+            try await database.setRefusingConnections(false)
+            #expect(try await HTTPClient.send("GET", server.url("/health")).status == 200)
+            await server.stop()
+        }
+    }
+
+    @Test("/health answers 503 when the SQLite database is closed")
+    func unhealthySQLite() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            try await server.server.storage.close()
+            let down = try await HTTPClient.send("GET", server.url("/health"))
+            #expect(down.status == 503)
+            #expect(try down.json()["error_code"] as? String == "service_unavailable")
+        }
+    }
+
+    @Test("an unknown route is a 404 with a JSON error body and a request id")
+    func unknownRoute() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            let reply = try await HTTPClient.send("GET", server.url("/no/such/route?token=secret"))
+            #expect(reply.status == 404)
+            #expect(reply.header("Content-Type")?.hasPrefix("application/json") == true)
+            let body = try reply.json()
+            #expect(body["code"] as? Int == 404)
+            #expect(body["error_code"] as? String == "not_found")
+            #expect((body["msg"] as? String)?.contains("/no/such/route") == true)
+            #expect((body["msg"] as? String)?.contains("secret") == false)
+            #expect(reply.header("X-Request-Id")?.isEmpty == false)
+        }
+    }
+
+    @Test("a caller's X-Request-Id is echoed; a malformed one is replaced")
+    func requestIDs() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            let kept = try await HTTPClient.send("GET", server.url("/health"), headers: ["X-Request-Id": "launch-42"])
+            #expect(kept.header("X-Request-Id") == "launch-42")
+            for malformed in ["forged id\\n", String(repeating: "x", count: 65)] {
+                let replaced = try await HTTPClient.send("GET", server.url("/health"), headers: ["X-Request-Id": malformed])
+                #expect(replaced.header("X-Request-Id") != malformed)
+                #expect(replaced.header("X-Request-Id")?.isEmpty == false)
+            }
+        }
+    }
+
+    @Test("/metrics counts requests by method, route and status")
+    func metrics() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            for _ in 0..<3 { _ = try await HTTPClient.send("GET", server.url("/health")) }
+            _ = try await HTTPClient.send("GET", server.url("/missing-\(UUID())"))
+            let reply = try await HTTPClient.send("GET", server.url("/metrics"))
+            #expect(reply.status == 200)
+            #expect(reply.header("Content-Type")?.hasPrefix("text/plain") == true)
+            #expect(reply.text.contains(#"ferry_http_requests_total{method="GET",route="/health",status="200"} 3"#))
+            #expect(reply.text.contains(#"ferry_http_requests_total{method="GET",route="NotFound",status="404"} 1"#))
+            #expect(reply.text.contains("ferry_http_request_duration_seconds_bucket"))
+            #expect(!reply.text.contains("missing-"), "unknown paths do not become labels")
+        }
+    }
+
+    @Test("/openapi.yaml serves docs/openapi.yaml, an OpenAPI 3.1 document naming every route")
+    func openAPI() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            let reply = try await HTTPClient.send("GET", server.url("/openapi.yaml"))
+            #expect(reply.status == 200)
+            let docs = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent().appending(path: "docs/openapi.yaml")
+            let expected = try String(contentsOf: docs, encoding: .utf8)
+            #expect(reply.text == expected)
+            let document = try #require(try Yams.load(yaml: reply.text) as? [String: Any])
+            #expect(document["openapi"] as? String == "3.1.0")
+            let paths = try #require(document["paths"] as? [String: Any])
+            #expect(Set(paths.keys).isSuperset(of: ["/health", "/metrics", "/openapi.yaml"]))
+        }
+    }
+}

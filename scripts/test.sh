@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs Ferry's tests: installs what is missing, starts a throwaway PostgreSQL cluster on a free
+# loopback port (stopped and deleted on exit), exports its URL, and runs `swift test`.
+# Arguments go to `swift test` (e.g. --filter Schema).
+# Without PostgreSQL the PostgreSQL tests skip with a printed reason; FERRY_REQUIRE_POSTGRES=1 makes that a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/ensure-packages.sh
+ferry_ensure_packages libsqlite3-dev postgresql || echo "ferry: continuing without some packages" >&2
+
+start_postgres() {
+    local bin
+    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+        echo "ferry: PostgreSQL server programs not found; PostgreSQL tests will skip" >&2
+        return 1
+    fi
+    PG_DIR=$(mktemp -d /tmp/ferry-pg.XXXXXX)
+    local run=()
+    if [ "$(id -u)" -eq 0 ]; then
+        # initdb refuses to run as root: the cluster belongs to the postgres system user.
+        chown postgres "$PG_DIR"
+        run=(runuser -u postgres --)
+    fi
+    PG_RUN=("${run[@]}")
+    PG_BIN=$bin
+    local port
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "${run[@]}" "$bin/initdb" -D "$PG_DIR/data" -U ferry --auth=trust -E UTF8 --no-sync >"$PG_DIR/initdb.log" 2>&1 \
+        || { cat "$PG_DIR/initdb.log" >&2; return 1; }
+    "${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
+        -o "-p $port -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+        start >/dev/null || { cat "$PG_DIR/server.log" >&2; return 1; }
+    export FERRY_TEST_POSTGRES_URL="postgres://ferry@127.0.0.1:$port/postgres?sslmode=disable"
+    echo "ferry: test PostgreSQL cluster on 127.0.0.1:$port" >&2
+}
+
+stop_postgres() {
+    if [ -n "${PG_DIR:-}" ]; then
+        "${PG_RUN[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
+        rm -rf "$PG_DIR"
+    fi
+}
+trap stop_postgres EXIT
+
+if [ -z "${FERRY_TEST_POSTGRES_URL:-}" ]; then
+    if ! start_postgres; then
+        if [ "${FERRY_REQUIRE_POSTGRES:-0}" = "1" ]; then
+            echo "ferry: FERRY_REQUIRE_POSTGRES=1 but no PostgreSQL cluster could be started" >&2
+            exit 1
+        fi
+    fi
+fi
+
+swift build --build-tests
+swift test --skip-build "$@"
