@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The built `ferry` executable, run as a child process the way a person or a supervisor runs it.
+///
+/// Output arrives as events on one stream, so a test waits on what it expects (a line, the exit)
+/// with a deadline instead of sleeping.
+final class FerryProcess: Sendable {
+    struct Exit {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    private enum Event {
+        case line(String)
+        case stdoutClosed
+        case stderrClosed
+        case exited
+    }
+
+    private let process: Process
+    private let stdoutText = Mutex("")
+    private let stderrText = Mutex("")
+    private let events: AsyncStream<Event>
+
+    /// The `ferry` binary beside the test bundle (SwiftPM builds both into one folder).
+    static var executable: URL {
+        get throws {
+            let beside = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "ferry")
+            if FileManager.default.isExecutableFile(atPath: beside.path()) { return beside }
+            let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let fallback = root.appending(path: ".build/debug/ferry")
+            try #require(FileManager.default.isExecutableFile(atPath: fallback.path()), "build the ferry executable first")
+            return fallback
+        }
+    }
+
+    /// Starts `ferry ARGUMENTS` with the test's environment minus any `FERRY_` settings, plus `environment`.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process = Process()
+        process.executableURL = try Self.executable
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
+        merged.merge(environment) { $1 }
+        process.environment = merged
+        let (events, continuation) = AsyncStream<Event>.makeStream()
+        self.events = events
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        // Blocking reads on their own threads: Foundation's readabilityHandler can miss EOF on Linux.
+        let stdoutHandle = out.fileHandleForReading, stderrHandle = err.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while case let data = stdoutHandle.availableData, !data.isEmpty {
+                let text = String(decoding: data, as: UTF8.self)
+                stdoutText.withLock { $0 += text }
+                for line in text.split(separator: "\n") { continuation.yield(.line(String(line))) }
+            }
+            continuation.yield(.stdoutClosed)
+        }
+        Thread.detachNewThread { [self] in
+            let data = stderrHandle.readDataToEndOfFile()
+            stderrText.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            continuation.yield(.stderrClosed)
+        }
+        process.terminationHandler = { _ in continuation.yield(.exited) }
+        try process.run()
+    }
+
+    /// Waits for a standard-output line starting with `prefix`; `nil` if the process ends or the deadline passes first.
+    func waitForLine(startingWith prefix: String, timeout: Duration = .seconds(30)) async -> String? {
+        await withDeadline(timeout) { events in
+            for await event in events {
+                if case .line(let line) = event, line.hasPrefix(prefix) { return line }
+                if case .exited = event { return nil }
+            }
+            return nil
+        } ?? nil
+    }
+
+    /// Sends `signal` (SIGTERM by default).
+    func signal(_ signal: Int32 = SIGTERM) {
+        kill(process.processIdentifier, signal)
+    }
+
+    /// Waits until the process has exited and closed its output (killing it past the deadline).
+    func waitForExit(timeout: Duration = .seconds(30)) async -> Exit {
+        let finished: Bool? = await withDeadline(timeout) { events in
+            var pending = 3
+            for await event in events {
+                switch event {
+                case .stdoutClosed, .stderrClosed, .exited: pending -= 1
+                case .line: break
+                }
+                if pending == 0 { return true }
+            }
+            return false
+        }
+        if finished != true { process.terminate() }
+        process.waitUntilExit()
+        return Exit(status: process.terminationStatus, stdout: stdoutText.withLock { $0 }, stderr: stderrText.withLock { $0 })
+    }
+
+    private func withDeadline<Value: Sendable>(
+        _ timeout: Duration, _ body: @escaping @Sendable (AsyncStream<Event>) async -> Value
+    ) async -> Value? {
+        let events = self.events
+        return await withTaskGroup(of: Value?.self) { group in
+            group.addTask { await body(events) }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Runs `ferry` to completion.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Exit {
+        try await FerryProcess(arguments, environment: environment).waitForExit()
+    }
+}

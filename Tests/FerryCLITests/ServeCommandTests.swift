@@ -1,0 +1,163 @@
+import FerryServer
+import FerryTesting
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// `ferry serve` as a person runs it: flags, environment, start-up failures, schema changes, signals.
+@Suite("ferry serve")
+struct ServeCommandTests {
+    static let schemaV1 = """
+        collections:
+          sermons:
+            fields:
+              title: { type: text, required: true }
+              audio: blob
+          notes:
+            parent: { collection: sermons, field: sermon_id }
+            fields:
+              body: text
+        """
+
+    /// A start-up failure is one error line (the last on standard error, after any log lines),
+    /// a non-zero status and no stack trace.
+    func expectOneLineFailure(_ exit: FerryProcess.Exit, containing fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(exit.status != 0, sourceLocation: sourceLocation)
+        let lines = exit.stderr.split(separator: "\n", omittingEmptySubsequences: true)
+        #expect(lines.filter { $0.hasPrefix("ferry: error: ") }.count == 1, "stderr: \(exit.stderr)", sourceLocation: sourceLocation)
+        #expect(lines.last?.hasPrefix("ferry: error: ") == true, "stderr: \(exit.stderr)", sourceLocation: sourceLocation)
+        #expect(lines.dropLast().allSatisfy { $0.contains(" info ferry: ") }, "only log lines precede it", sourceLocation: sourceLocation)
+        #expect(exit.stderr.contains(fragment), "stderr: \(exit.stderr)", sourceLocation: sourceLocation)
+        #expect(!exit.stderr.contains("Fatal error") && !exit.stderr.contains("Stack dump"), sourceLocation: sourceLocation)
+    }
+
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test("bad flags and settings end with one line", arguments: [
+        (["serve", "--bogus"], "--bogus"),
+        (["serve", "--port", "70000"], "between 0 and 65535"),
+        (["serve", "--port", "eighty"], "eighty"),
+        (["serve", "--log-level", "loud"], "unknown log level 'loud'"),
+        (["serve", "--database", "mysql://x@y/z"], "unsupported database URL scheme"),
+        (["serve", "--database", "postgres://localhost/db"], "needs a user name"),
+        (["serve", "--database", "postgres://u:hunter2@localhost"], "needs a database name"),
+        (["serve", "--schema", "/nonexistent/schema.yaml"], "/nonexistent/schema.yaml: cannot read the file"),
+    ])
+    func badFlags(_ arguments: [String], _ fragment: String) async throws {
+        let exit = try await FerryProcess.run(arguments + ["--data-dir", NSTemporaryDirectory() + "ferry-cli-\(UUID())"])
+        expectOneLineFailure(exit, containing: fragment)
+        #expect(!exit.stderr.contains("hunter2"), "passwords never appear in errors")
+    }
+
+    @Test("a bad setting in the environment ends with one line")
+    func badEnvironment() async throws {
+        let exit = try await FerryProcess.run(["serve"], environment: ["FERRY_PORT": "abc"])
+        expectOneLineFailure(exit, containing: "FERRY_PORT must be a number")
+    }
+
+    @Test("an invalid schema file names the file, line and path")
+    func invalidSchema() async throws {
+        let folder = NSTemporaryDirectory() + "ferry-cli-\(UUID())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let schema = folder + "/bad.yaml"
+        try "collections:\n  notes:\n    fields:\n      body: strng\n".write(toFile: schema, atomically: true, encoding: .utf8)
+        let exit = try await FerryProcess.run(["serve", "--data-dir", folder, "--schema", schema])
+        expectOneLineFailure(exit, containing: "\(schema):4: collections.notes.fields.body: unknown type 'strng'")
+    }
+
+    @Test("an unreachable PostgreSQL ends start-up with one line, without the password")
+    func unreachablePostgres() async throws {
+        let port = try Self.freePort()
+        let exit = try await FerryProcess.run([
+            "serve", "--port", "0", "--database", "postgres://ferry:hunter2@127.0.0.1:\(port)/ferry?sslmode=disable",
+        ])
+        expectOneLineFailure(exit, containing: "cannot reach PostgreSQL at ferry@127.0.0.1:\(port)/ferry")
+        #expect(!exit.stderr.contains("hunter2"))
+    }
+
+    @Test("a port in use ends start-up with one line")
+    func portInUse() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            let port = try #require(server.baseURL.port)
+            let folder = NSTemporaryDirectory() + "ferry-cli-\(UUID())"
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let exit = try await FerryProcess.run(["serve", "--port", "\(port)", "--data-dir", folder])
+            expectOneLineFailure(exit, containing: "127.0.0.1:\(port) is already in use")
+        }
+    }
+
+    @Test("serve prints where it listens, answers /health, migrates additively, refuses a removed field, stops on SIGTERM",
+          arguments: TestEngine.available)
+    func lifecycle(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(engine) { database in
+            let schema = database.folder + "/app.yaml"
+            var arguments = ["serve", "--port", "0", "--data-dir", database.folder, "--schema", schema]
+            if case .postgres(let url) = database.location {
+                arguments += ["--database", "postgres://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"]
+            }
+
+            try Self.schemaV1.write(toFile: schema, atomically: true, encoding: .utf8)
+            try await serveOnce(arguments, expectingStore: engine == .sqlite ? "SQLite at" : "PostgreSQL at")
+            #expect(try await database.columns(of: "notes")["body"] != nil)
+
+            let v2 = Self.schemaV1.replacingOccurrences(of: "audio: blob", with: "audio: blob\n      speaker: text")
+            try v2.write(toFile: schema, atomically: true, encoding: .utf8)
+            try await serveOnce(arguments, expectingStore: nil)
+            #expect(try await database.columns(of: "sermons")["speaker"] != nil)
+
+            let v3 = v2.replacingOccurrences(of: "      audio: blob\n", with: "")
+            try v3.write(toFile: schema, atomically: true, encoding: .utf8)
+            let refused = try await FerryProcess.run(arguments)
+            expectOneLineFailure(refused, containing: "sermons.audio: the field was removed")
+            #expect(try await database.columns(of: "sermons")["audio"] != nil)
+        }
+    }
+
+    /// Starts the server, checks the banner and `/health`, then stops it with SIGTERM and expects a clean exit.
+    func serveOnce(_ arguments: [String], expectingStore store: String?) async throws {
+        let process = try FerryProcess(arguments)
+        let prefix = "Ferry listening on http://127.0.0.1:"
+        let banner = try #require(await process.waitForLine(startingWith: prefix))
+        if let store { #expect(banner.contains(store)) }
+        let port = try #require(Int(banner.dropFirst(prefix.count).prefix { $0.isNumber }))
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/health")!)
+        request.httpMethod = "HEAD"
+        let (_, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        process.signal(SIGTERM)
+        let exit = await process.waitForExit()
+        #expect(exit.status == 0, "stderr: \(exit.stderr)")
+    }
+
+    @Test("settings come from FERRY_ variables when no flag is given")
+    func environmentSettings() async throws {
+        let folder = NSTemporaryDirectory() + "ferry-cli-\(UUID())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.schemaV1.write(toFile: folder + "/app.yaml", atomically: true, encoding: .utf8)
+        let process = try FerryProcess(["serve"], environment: [
+            "FERRY_PORT": "0", "FERRY_DATA_DIR": folder, "FERRY_SCHEMA": folder + "/app.yaml", "FERRY_LOG_LEVEL": "warning",
+        ])
+        let banner = try #require(await process.waitForLine(startingWith: "Ferry listening on"))
+        #expect(banner.contains("SQLite at \(folder)/ferry.sqlite"))
+        process.signal(SIGINT)
+        let exit = await process.waitForExit()
+        #expect(exit.status == 0)
+        #expect(FileManager.default.fileExists(atPath: folder + "/ferry.sqlite"))
+        #expect(!exit.stderr.contains(" info "), "FERRY_LOG_LEVEL=warning silences info lines")
+    }
+}
