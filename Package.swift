@@ -135,6 +135,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "FerrySecurityTests",
+            dependencies: ["FerrySecurity"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryClientTests",
+            dependencies: ["FerryClient", "FerryTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "FerryCLITests",
             dependencies: ["ferry", "FerryTesting", "FerryServer"],
             swiftSettings: swiftSettings

@@ -21,11 +21,17 @@ public struct APIError: HTTPResponseError, Sendable {
         self.headers = headers
     }
 
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         let body = ErrorBody(code: Int(status.code), errorCode: code, msg: message)
-        let data = (try? JSONEncoder().encode(body)) ?? Data(#"{"code":500,"error_code":"unexpected_failure","msg":"error"}"#.utf8)
+        let data = (try? Self.encoder.encode(body)) ?? Data(#"{"code":500,"error_code":"unexpected_failure","msg":"error"}"#.utf8)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
