@@ -102,6 +102,8 @@ let package = Package(
             name: "ferry",
             dependencies: [
                 "FerryServer",
+                "FerryClient",
+                "FerrySecurity",
                 "FerryCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -146,7 +148,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCLITests",
-            dependencies: ["ferry", "FerryTesting", "FerryServer"],
+            dependencies: ["ferry", "FerryTesting", "FerryServer", "FerryCore"],
             swiftSettings: swiftSettings
         ),
     ]

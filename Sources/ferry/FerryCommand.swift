@@ -1,4 +1,5 @@
 import ArgumentParser
+import FerryClient
 import FerryServer
 import Foundation
 
@@ -8,7 +9,10 @@ struct FerryCommand: AsyncParsableCommand {
         commandName: "ferry",
         abstract: "Offline-first sync: the server, and a client that exercises it.",
         version: "0.1.0",
-        subcommands: [ServeCommand.self]
+        subcommands: [
+            ServeCommand.self, SignUpCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self,
+            // PENDING StatusCommand.self, ProfileCommand.self, ResetCommand.self,
+        ]
     )
 }
 
@@ -25,6 +29,8 @@ enum FerryMain {
             }
         } catch let error as ServerStartupError {
             fail(error.message)
+        } catch let error as AuthError {
+            fail("\(error.message) (\(error.code))")
         } catch let error as CommandFailure {
             fail(error.message, status: error.status)
         } catch {

@@ -49,3 +49,38 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, Expressi
     /// The server failed; the request id in the logs tells what happened.
     public static let internalError: ErrorCode = "unexpected_failure"
 }
+
+extension ErrorCode {
+    // Supabase Auth's codes, spelled as GoTrue spells them.
+
+    /// Wrong email or password.
+    public static let invalidCredentials: ErrorCode = "invalid_credentials"
+    /// An account with this email exists.
+    public static let userAlreadyExists: ErrorCode = "user_already_exists"
+    /// The password is too weak; the body's `weak_password.reasons` says why.
+    public static let weakPassword: ErrorCode = "weak_password"
+    /// The email address is not valid.
+    public static let emailAddressInvalid: ErrorCode = "email_address_invalid"
+    /// A required parameter is missing or malformed.
+    public static let validationFailed: ErrorCode = "validation_failed"
+    /// Too many attempts; retry after `Retry-After` seconds.
+    public static let overRequestRateLimit: ErrorCode = "over_request_rate_limit"
+    /// No `Authorization: Bearer` token.
+    public static let noAuthorization: ErrorCode = "no_authorization"
+    /// The access token is malformed, expired, or not signed by this server.
+    public static let badJWT: ErrorCode = "bad_jwt"
+    /// The `apikey` header is missing or wrong.
+    public static let invalidAPIKey: ErrorCode = "invalid_api_key"
+    /// The session was signed out or revoked.
+    public static let sessionNotFound: ErrorCode = "session_not_found"
+    /// The session passed its time box or inactivity timeout.
+    public static let sessionExpired: ErrorCode = "session_expired"
+    /// The refresh token does not exist.
+    public static let refreshTokenNotFound: ErrorCode = "refresh_token_not_found"
+    /// The refresh token was used before, outside the reuse interval: the session is revoked.
+    public static let refreshTokenAlreadyUsed: ErrorCode = "refresh_token_already_used"
+    /// The user of the token no longer exists.
+    public static let userNotFound: ErrorCode = "user_not_found"
+    /// The grant type is not supported.
+    public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
+}

@@ -17,6 +17,9 @@ public struct ServerConfiguration: Sendable {
     /// How long start-up waits for PostgreSQL to accept a connection.
     public var databaseConnectTimeout: Duration = .seconds(10)
 
+    /// Accounts, sessions and tokens.
+    public var auth = AuthConfiguration()
+
     /// Creates a configuration with the defaults.
     public init() {}
 

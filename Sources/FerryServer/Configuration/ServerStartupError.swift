@@ -12,6 +12,7 @@ public struct ServerStartupError: Error, Sendable, CustomStringConvertible {
         case dataDirectoryUnusable = "data_directory_unusable"
         case addressInUse = "address_in_use"
         case cannotListen = "cannot_listen"
+        case invalidConfiguration = "invalid_configuration"
     }
 
     /// What went wrong, as a stable code.

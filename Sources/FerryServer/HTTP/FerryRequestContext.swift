@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 
 /// The per-request context every Ferry route receives.
 public struct FerryRequestContext: RequestContext {
@@ -6,9 +7,12 @@ public struct FerryRequestContext: RequestContext {
 
     /// The id that ties this request's log lines and its `X-Request-Id` response header together.
     public var requestID: String
+    /// The client's IP address as the socket sees it, for per-address rate limits.
+    public var clientAddress: String
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.requestID = ""
+        self.clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 }

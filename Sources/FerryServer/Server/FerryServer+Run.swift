@@ -17,6 +17,7 @@ extension FerryServer {
         router.add(middleware: ErrorMiddleware())
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
             .register(on: router)
+        AuthRoutes(service: auth).register(on: router)
         return router
     }
 

@@ -35,6 +35,9 @@ public final class FerryServer: Sendable {
     public let schema: Schema
     /// What start-up changed in the collection tables.
     public let appliedSchemaChanges: [SchemaChange]
+    /// The signing secret and the anon key.
+    public let keys: ServerKeys
+    let auth: AuthService
     let services: [any Service]
     let logger: Logger
     let registry = PrometheusCollectorRegistry()
@@ -42,9 +45,11 @@ public final class FerryServer: Sendable {
     let runningGroup = Mutex<ServiceGroup?>(nil)
 
     private init(
-        configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema,
+        configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
         appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
+        self.keys = keys
+        self.auth = auth
         self.configuration = configuration
         self.storage = storage
         self.schema = schema
@@ -66,6 +71,9 @@ public final class FerryServer: Sendable {
         } catch {
             throw .invalidSchema(error)
         }
+        let keys = try await ServerKeys.loadOrCreate(
+            dataDirectory: configuration.dataDirectory, configuredSecret: configuration.auth.jwtSecret, issuer: configuration.auth.issuer
+        )
         let (storage, services) = try await openStorage(configuration, logger: logger)
         let changes: [SchemaChange]
         do {
@@ -84,8 +92,9 @@ public final class FerryServer: Sendable {
         for change in changes {
             logger.info("schema change applied", metadata: ["ferry.schema.change": "\(change.summary)"])
         }
+        let auth = await AuthService(storage: storage, keys: keys, schema: schema, configuration: configuration.auth)
         return FerryServer(
-            configuration: configuration, storage: storage, schema: schema,
+            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth,
             appliedSchemaChanges: changes, services: services, logger: logger
         )
     }

@@ -65,6 +65,92 @@ extension Migration {
                 )
                 """
             ]
-        )
+        ),
+        Migration(
+            version: 2,
+            name: "accounts, sessions, refresh tokens, spaces",
+            sqlite: [
+                """
+                CREATE TABLE ferry_users (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  email TEXT NOT NULL UNIQUE,
+                  password_hash TEXT NOT NULL,
+                  user_metadata TEXT NOT NULL DEFAULT '{}',
+                  created_at TEXT NOT NULL,
+                  updated_at TEXT NOT NULL,
+                  last_sign_in_at TEXT
+                ) STRICT
+                """,
+                """
+                CREATE TABLE ferry_sessions (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  user_id TEXT NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  created_at TEXT NOT NULL,
+                  refreshed_at TEXT NOT NULL
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_sessions_user ON ferry_sessions (user_id)",
+                """
+                CREATE TABLE ferry_refresh_tokens (
+                  token_hash TEXT PRIMARY KEY NOT NULL,
+                  session_id TEXT NOT NULL REFERENCES ferry_sessions (id) ON DELETE CASCADE,
+                  parent_hash TEXT,
+                  created_at TEXT NOT NULL,
+                  revoked_at TEXT
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_refresh_tokens_session ON ferry_refresh_tokens (session_id)",
+                """
+                CREATE TABLE ferry_spaces (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  seq INTEGER NOT NULL DEFAULT 0,
+                  owner_id TEXT REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  is_personal INTEGER NOT NULL DEFAULT 0,
+                  created_at TEXT NOT NULL
+                ) STRICT
+                """,
+            ],
+            postgres: [
+                """
+                CREATE TABLE ferry_users (
+                  id uuid PRIMARY KEY,
+                  email text NOT NULL UNIQUE,
+                  password_hash text NOT NULL,
+                  user_metadata jsonb NOT NULL DEFAULT '{}',
+                  created_at timestamptz NOT NULL,
+                  updated_at timestamptz NOT NULL,
+                  last_sign_in_at timestamptz
+                )
+                """,
+                """
+                CREATE TABLE ferry_sessions (
+                  id uuid PRIMARY KEY,
+                  user_id uuid NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  created_at timestamptz NOT NULL,
+                  refreshed_at timestamptz NOT NULL
+                )
+                """,
+                "CREATE INDEX ferry_sessions_user ON ferry_sessions (user_id)",
+                """
+                CREATE TABLE ferry_refresh_tokens (
+                  token_hash text PRIMARY KEY,
+                  session_id uuid NOT NULL REFERENCES ferry_sessions (id) ON DELETE CASCADE,
+                  parent_hash text,
+                  created_at timestamptz NOT NULL,
+                  revoked_at timestamptz
+                )
+                """,
+                "CREATE INDEX ferry_refresh_tokens_session ON ferry_refresh_tokens (session_id)",
+                """
+                CREATE TABLE ferry_spaces (
+                  id uuid PRIMARY KEY,
+                  seq bigint NOT NULL DEFAULT 0,
+                  owner_id uuid REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  is_personal boolean NOT NULL DEFAULT false,
+                  created_at timestamptz NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 }

@@ -10,7 +10,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Ferry server.",
         discussion: """
             Every option can also come from the environment: FERRY_HOST, FERRY_PORT, FERRY_DATA_DIR,
-            FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL.
+            FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL, FERRY_JWT_SECRET.
             A flag wins over the environment.
             """
     )
@@ -33,6 +33,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical. [default: info]")
     var logLevel: String?
 
+    @Option(name: .customLong("jwt-secret"), help: "A fixed JWT signing secret (32+ characters) shared by every instance. [default: generated in the data dir]")
+    var jwtSecret: String?
+
+    @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey', then exit.")
+    var printKeys = false
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let settings = try ServeSettings(command: self, environment: environment)
@@ -43,6 +49,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "ferry")
         let server = try await FerryServer.prepare(settings.configuration, logger: logger)
+        if printKeys {
+            print("anon key: \(server.keys.anonKey)")
+            try? await server.storage.close()
+            return
+        }
         let store = server.storeDescription
         try await server.run { address in
             // Written unbuffered, so a supervisor or script reading the pipe sees it at once.
@@ -76,6 +87,12 @@ struct ServeSettings {
         configuration.schemaFiles = command.schemaFiles.isEmpty
             ? (environment["FERRY_SCHEMA"] ?? "").split(separator: ":").map(String.init)
             : command.schemaFiles
+        if let secret = command.jwtSecret ?? environment["FERRY_JWT_SECRET"] {
+            guard secret.utf8.count >= 32 else {
+                throw CommandFailure(message: "the JWT secret must be at least 32 characters", status: 64)
+            }
+            configuration.auth.jwtSecret = secret
+        }
         if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw CommandFailure(

@@ -1,0 +1,90 @@
+import Foundation
+
+/// A signed-in session as Supabase Auth (GoTrue) returns it from `/auth/v1/signup` and `/auth/v1/token`.
+public struct AuthSession: Sendable, Hashable, Codable {
+    /// The JWT to send as `Authorization: Bearer …`.
+    public var accessToken: String
+    /// Always `bearer`.
+    public var tokenType: String
+    /// Seconds the access token lives from issue.
+    public var expiresIn: Int
+    /// When the access token expires, in seconds since 1970.
+    public var expiresAt: Int
+    /// The opaque token that buys the next access token; it changes on every refresh.
+    public var refreshToken: String
+    /// The signed-in user.
+    public var user: AuthUser
+
+    /// Creates a session.
+    public init(accessToken: String, tokenType: String = "bearer", expiresIn: Int, expiresAt: Int, refreshToken: String, user: AuthUser) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+        self.expiresAt = expiresAt
+        self.refreshToken = refreshToken
+        self.user = user
+    }
+
+    /// When the access token expires.
+    public var expiryDate: Date { Date(timeIntervalSince1970: TimeInterval(expiresAt)) }
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case expiresAt = "expires_at"
+        case refreshToken = "refresh_token"
+        case user
+    }
+}
+
+/// A user as Supabase Auth returns it (`GET /auth/v1/user`, and inside every session).
+public struct AuthUser: Sendable, Hashable, Codable {
+    public var id: UUID
+    /// Always `authenticated`.
+    public var aud: String
+    /// Always `authenticated`.
+    public var role: String
+    public var email: String
+    public var emailConfirmedAt: String?
+    public var confirmedAt: String?
+    public var lastSignInAt: String?
+    /// Server-controlled metadata (`provider`, `providers`).
+    public var appMetadata: JSONValue
+    /// The `data` given at sign-up or by `PUT /auth/v1/user`.
+    public var userMetadata: JSONValue
+    public var createdAt: String
+    public var updatedAt: String
+    public var isAnonymous: Bool
+
+    /// Creates a user.
+    public init(
+        id: UUID, email: String, emailConfirmedAt: String?, lastSignInAt: String?, userMetadata: JSONValue,
+        createdAt: String, updatedAt: String
+    ) {
+        self.id = id
+        self.aud = "authenticated"
+        self.role = "authenticated"
+        self.email = email
+        self.emailConfirmedAt = emailConfirmedAt
+        self.confirmedAt = emailConfirmedAt
+        self.lastSignInAt = lastSignInAt
+        self.appMetadata = .object(["provider": .string("email"), "providers": .array([.string("email")])])
+        self.userMetadata = userMetadata
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.isAnonymous = false
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, aud, role, email
+        case emailConfirmedAt = "email_confirmed_at"
+        case confirmedAt = "confirmed_at"
+        case lastSignInAt = "last_sign_in_at"
+        case appMetadata = "app_metadata"
+        case userMetadata = "user_metadata"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case isAnonymous = "is_anonymous"
+    }
+}

@@ -1,0 +1,28 @@
+/// Token lifetimes, session limits, password cost and rate limits for `/auth/v1`.
+public struct AuthConfiguration: Sendable {
+    /// How long an access token lives.
+    public var accessTokenLifetime: Duration = .seconds(3600)
+    /// How long after a refresh token is used a second use still returns the same successor
+    /// (several requests of one device refreshing at once must not sign it out).
+    public var refreshTokenReuseInterval: Duration = .seconds(10)
+    /// The longest a session may live, whatever its activity; `nil` for no limit.
+    public var sessionTimebox: Duration?
+    /// How long a session may go without a refresh before it expires; `nil` for no limit.
+    public var sessionInactivityTimeout: Duration?
+    /// The scrypt cost of new password hashes.
+    public var passwordHashing: PasswordHasher.Parameters = .owasp
+    /// Sign-in attempts allowed per email in ``rateLimitWindow``.
+    public var signInAttemptsPerEmail = 10
+    /// Sign-in and sign-up attempts allowed per client address in ``rateLimitWindow``.
+    public var signInAttemptsPerAddress = 30
+    /// The window the attempt limits count over.
+    public var rateLimitWindow: Duration = .seconds(300)
+    /// A fixed JWT signing secret (at least 32 bytes), shared by every instance on one database;
+    /// `nil` generates one in the data folder on first start.
+    public var jwtSecret: String?
+    /// The `iss` claim of issued tokens.
+    public var issuer = "ferry"
+
+    /// Creates the defaults.
+    public init() {}
+}

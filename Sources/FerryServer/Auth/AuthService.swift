@@ -1,0 +1,289 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import JWTKit
+import Logging
+
+/// Accounts and sessions, Supabase Auth's rules: sign-up, sign-in, refresh-token rotation, user, sign-out.
+///
+/// Engine-agnostic: storage carries out each decision in one transaction; the rules live here.
+struct AuthService: Sendable {
+    typealias Storage = AuthStorage & ProfileStorage
+
+    let storage: any Storage
+    let issuer: TokenIssuer
+    let keys: ServerKeys
+    let hasher: PasswordHasher
+    let configuration: AuthConfiguration
+    let profileCollection: CollectionDefinition
+    let requiredProfileFields: [String]
+    let emailLimiter: RateLimiter
+    let addressLimiter: RateLimiter
+    let now: @Sendable () -> Date
+
+    init(storage: any Storage, keys: ServerKeys, schema: Schema, configuration: AuthConfiguration, now: @escaping @Sendable () -> Date = Date.init) async {
+        self.storage = storage
+        self.keys = keys
+        self.issuer = await TokenIssuer(secret: keys.secret, issuer: configuration.issuer)
+        self.hasher = PasswordHasher(parameters: configuration.passwordHashing)
+        self.configuration = configuration
+        self.profileCollection = schema.collection(named: "profiles") ?? CollectionDefinition(name: "profiles", fields: [], isSystem: true)
+        self.requiredProfileFields = schema.requiredProfileFields
+        self.emailLimiter = RateLimiter(limit: configuration.signInAttemptsPerEmail, window: configuration.rateLimitWindow)
+        self.addressLimiter = RateLimiter(limit: configuration.signInAttemptsPerAddress, window: configuration.rateLimitWindow)
+        self.now = now
+    }
+
+    // MARK: Sign-up and sign-in
+
+    func signUp(email rawEmail: String, password: String, data: JSONValue?, clientAddress: String) async throws -> AuthSession {
+        try await limit(addressLimiter, "address:\(clientAddress)")
+        let email = try Self.validEmail(rawEmail)
+        let weaknesses = PasswordPolicy.weaknesses(of: password)
+        guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
+        if let data, data.objectValue == nil {
+            throw APIError(.badRequest, .validationFailed, "data must be a JSON object.")
+        }
+        let time = now()
+        let user = UserRecord(
+            id: UUID(), email: email, passwordHash: try await hasher.hash(password),
+            userMetadata: (data ?? .object([:])).jsonText, createdAt: time, updatedAt: time, lastSignInAt: nil
+        )
+        do {
+            try await storage.createUser(user)
+        } catch AuthStorageError.emailTaken {
+            throw APIError(.unprocessableContent, .userAlreadyExists, "User already registered")
+        }
+        return try await startSession(for: user)
+    }
+
+    func signIn(email rawEmail: String, password: String, clientAddress: String) async throws -> AuthSession {
+        let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
+        try await limit(addressLimiter, "address:\(clientAddress)")
+        try await limit(emailLimiter, "email:\(email)")
+        let user = email.isEmpty ? nil : try await storage.user(email: email)
+        // An unknown email runs the same scrypt work as a wrong password, so timing tells nothing.
+        guard await hasher.verify(password, against: user?.passwordHash), let user else {
+            throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials")
+        }
+        return try await startSession(for: user)
+    }
+
+    private func startSession(for user: UserRecord) async throws -> AuthSession {
+        let time = now()
+        let session = SessionRecord(id: UUID(), userID: user.id, createdAt: time, refreshedAt: time)
+        let refreshToken = TokenIssuer.makeRefreshToken()
+        try await storage.createSession(session, refreshTokenHash: TokenIssuer.storageHash(of: refreshToken))
+        var signedIn = user
+        signedIn.lastSignInAt = time
+        return try await makeSession(user: signedIn, sessionID: session.id, refreshToken: refreshToken)
+    }
+
+    private func makeSession(user: UserRecord, sessionID: UUID, refreshToken: String) async throws -> AuthSession {
+        let (token, expiresAt) = try await issuer.makeAccessToken(
+            userID: user.id, email: user.email, sessionID: sessionID, now: now(), lifetime: configuration.accessTokenLifetime
+        )
+        return AuthSession(
+            accessToken: token, expiresIn: Int(configuration.accessTokenLifetime.components.seconds),
+            expiresAt: Int(expiresAt.timeIntervalSince1970), refreshToken: refreshToken, user: Self.wireUser(user)
+        )
+    }
+
+    // MARK: Refresh
+
+    /// Rotates a refresh token (see docs/auth.md for the rules).
+    func refresh(token: String) async throws -> AuthSession {
+        let time = now()
+        let presentedHash = TokenIssuer.storageHash(of: token)
+        let successor = issuer.successor(of: token)
+        let successorHash = TokenIssuer.storageHash(of: successor)
+        let reuseInterval = TimeInterval(configuration.refreshTokenReuseInterval.components.seconds)
+        let configuration = self.configuration
+        let outcome = try await storage.refresh(tokenHash: presentedHash, now: time) { context in
+            Self.decide(context, successorHash: successorHash, now: time, reuseInterval: reuseInterval, configuration: configuration)
+        }
+        guard let (context, decision) = outcome else {
+            throw APIError(.badRequest, .refreshTokenNotFound, "Invalid Refresh Token: Refresh Token Not Found")
+        }
+        let handedOut: String
+        switch decision {
+        case .revokeSession(let code):
+            throw APIError(.badRequest, code, code == .sessionExpired
+                ? "Session expired: sign in again."
+                : "Invalid Refresh Token: Already Used. The session was revoked; sign in again.")
+        case .rotate:
+            handedOut = successor
+        case .reuseActiveToken:
+            guard let active = context.activeToken, let found = descendant(of: token, hashing: active.tokenHash) else {
+                throw APIError(.badRequest, .refreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used")
+            }
+            handedOut = found
+        }
+        guard let user = try await storage.user(id: context.session.userID) else {
+            throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
+        }
+        return try await makeSession(user: user, sessionID: context.session.id, refreshToken: handedOut)
+    }
+
+    /// The rotation rules, applied inside the storage's transaction.
+    static func decide(
+        _ context: RefreshContext, successorHash: String, now: Date, reuseInterval: TimeInterval, configuration: AuthConfiguration
+    ) -> RefreshDecision {
+        let session = context.session
+        if let timebox = configuration.sessionTimebox,
+           now.timeIntervalSince(session.createdAt) > TimeInterval(timebox.components.seconds) {
+            return .revokeSession(.sessionExpired)
+        }
+        if let inactivity = configuration.sessionInactivityTimeout,
+           now.timeIntervalSince(session.refreshedAt) > TimeInterval(inactivity.components.seconds) {
+            return .revokeSession(.sessionExpired)
+        }
+        guard let revokedAt = context.token.revokedAt else { return .rotate(successorHash: successorHash) }
+        // The parent of the active token: the client lost the answer to its last refresh.
+        if context.activeToken?.parentHash == context.token.tokenHash { return .reuseActiveToken }
+        // Several requests of one device refreshing at once.
+        if now.timeIntervalSince(revokedAt) <= reuseInterval { return .reuseActiveToken }
+        return .revokeSession(.refreshTokenAlreadyUsed)
+    }
+
+    /// The token `hash` stands for, found among the next few successors of `token`.
+    private func descendant(of token: String, hashing hash: String) -> String? {
+        var candidate = token
+        for _ in 0..<10 {
+            candidate = issuer.successor(of: candidate)
+            if TokenIssuer.storageHash(of: candidate) == hash { return candidate }
+        }
+        return nil
+    }
+
+    // MARK: Signed-in requests
+
+    /// The verified caller of a request with `Authorization: Bearer <access token>`.
+    struct Caller {
+        var claims: AccessTokenClaims
+        var userID: UUID
+        var sessionID: UUID
+    }
+
+    func authenticate(authorization: String?) async throws -> Caller {
+        guard let authorization, authorization.lowercased().hasPrefix("bearer "),
+              case let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces), !token.isEmpty
+        else {
+            throw APIError(.unauthorized, .noAuthorization, "This endpoint requires a valid Bearer token")
+        }
+        guard let claims = try? await issuer.verifyAccessToken(token),
+              let userID = UUID(uuidString: claims.sub.value), let sessionID = UUID(uuidString: claims.sessionID)
+        else {
+            throw APIError(.unauthorized, .badJWT, "invalid JWT: unable to parse or verify signature, or the token is expired")
+        }
+        guard try await storage.session(id: sessionID) != nil else {
+            throw APIError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
+        }
+        return Caller(claims: claims, userID: userID, sessionID: sessionID)
+    }
+
+    func user(_ caller: Caller) async throws -> AuthUser {
+        guard let user = try await storage.user(id: caller.userID) else {
+            throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
+        }
+        return Self.wireUser(user)
+    }
+
+    func updateUser(_ caller: Caller, password: String?, data: JSONValue?) async throws -> AuthUser {
+        var passwordHash: String?
+        if let password {
+            let weaknesses = PasswordPolicy.weaknesses(of: password)
+            guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
+            passwordHash = try await hasher.hash(password)
+        }
+        var metadata: String?
+        if let data {
+            guard let changes = data.objectValue else { throw APIError(.badRequest, .validationFailed, "data must be a JSON object.") }
+            let current = try await storage.user(id: caller.userID).flatMap { JSONValue(jsonText: $0.userMetadata)?.objectValue } ?? [:]
+            metadata = JSONValue.object(current.merging(changes) { $1 }).jsonText
+        }
+        guard let user = try await storage.updateUser(id: caller.userID, passwordHash: passwordHash, userMetadata: metadata, now: now()) else {
+            throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
+        }
+        return Self.wireUser(user)
+    }
+
+    enum SignOutScope: String {
+        case global, local, others
+    }
+
+    func signOut(_ caller: Caller, scope: SignOutScope) async throws {
+        switch scope {
+        case .local: try await storage.deleteSession(id: caller.sessionID)
+        case .global: try await storage.deleteSessions(userID: caller.userID, keeping: nil)
+        case .others: try await storage.deleteSessions(userID: caller.userID, keeping: caller.sessionID)
+        }
+    }
+
+    // MARK: Profile
+
+    func profile(_ caller: Caller) async throws -> ProfileState {
+        let fields = try await storage.profile(userID: caller.userID, collection: profileCollection)
+        let missing = requiredProfileFields.filter { (fields?[$0] ?? .null).isNull }
+        return ProfileState(fields: fields, missing: fields == nil ? requiredProfileFields : missing)
+    }
+
+    func updateProfile(_ caller: Caller, fields: [String: JSONValue]) async throws -> ProfileState {
+        var normalized: [String: JSONValue] = [:]
+        for (name, value) in fields {
+            guard let field = profileCollection.field(named: name) else {
+                let known = profileCollection.fields.map(\.name).joined(separator: ", ")
+                throw APIError(.unprocessableContent, .validationFailed, "'\(name)' is not a profile field (the schema's profile has: \(known.isEmpty ? "no fields" : known)).")
+            }
+            do {
+                normalized[name] = try FieldValue.normalized(value, for: field)
+            } catch {
+                throw APIError(.unprocessableContent, .validationFailed, error.description)
+            }
+        }
+        try await storage.saveProfile(userID: caller.userID, collection: profileCollection, fields: normalized, now: now())
+        return try await profile(caller)
+    }
+
+    // MARK: Helpers
+
+    private func limit(_ limiter: RateLimiter, _ key: String) async throws {
+        if let wait = await limiter.attempt(key) {
+            let seconds = max(1, Int(wait.components.seconds) + 1)
+            throw APIError(
+                .tooManyRequests, .overRequestRateLimit, "Too many attempts; retry in \(seconds) seconds.",
+                headers: [.retryAfter: String(seconds)]
+            )
+        }
+    }
+
+    static func validEmail(_ raw: String) throws -> String {
+        let email = raw.trimmingCharacters(in: .whitespaces).lowercased()
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
+              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace })
+        else {
+            throw APIError(.badRequest, .emailAddressInvalid, "Unable to validate email address: invalid format")
+        }
+        return email
+    }
+
+    static func wireUser(_ user: UserRecord) -> AuthUser {
+        AuthUser(
+            id: user.id, email: user.email, emailConfirmedAt: Timestamp.format(user.createdAt),
+            lastSignInAt: user.lastSignInAt.map(Timestamp.format),
+            userMetadata: JSONValue(jsonText: user.userMetadata) ?? .object([:]),
+            createdAt: Timestamp.format(user.createdAt), updatedAt: Timestamp.format(user.updatedAt)
+        )
+    }
+}
+
+extension APIError {
+    /// Supabase's 422 `weak_password`, whose reasons the body also carries.
+    static func weakPassword(_ reasons: [String]) -> APIError {
+        APIError(
+            .unprocessableContent, .weakPassword,
+            "Password should be at least \(PasswordPolicy.minimumLength) characters and mix letters with digits or symbols (\(reasons.joined(separator: ", ")))."
+        )
+    }
+}

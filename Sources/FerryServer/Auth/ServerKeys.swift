@@ -1,0 +1,51 @@
+import FerrySecurity
+import Foundation
+
+/// The server's signing secret and the anon key derived from it, kept in `<data-dir>/keys/` (mode 0600).
+///
+/// Every instance sharing a PostgreSQL database must share the secret: pass it with `--jwt-secret`
+/// (`FERRY_JWT_SECRET`) or copy the data folder's `keys/` between instances.
+public struct ServerKeys: Sendable {
+    /// The HMAC secret that signs access tokens and the anon key, and derives refresh-token successors.
+    let secret: [UInt8]
+    /// The anon key clients send as `apikey`: a JWT with role `anon`.
+    public let anonKey: String
+
+    static let secretFile = "keys/jwt-secret"
+    static let anonKeyFile = "keys/anon-key"
+
+    /// Loads the keys from `dataDirectory`, creating them on first start; `configuredSecret` wins over the file.
+    static func loadOrCreate(
+        dataDirectory: String, configuredSecret: String?, issuer: String
+    ) async throws(ServerStartupError) -> ServerKeys {
+        let folder = URL(filePath: dataDirectory)
+        do {
+            try FileManager.default.createDirectory(at: folder.appending(path: "keys"), withIntermediateDirectories: true)
+            let secret: [UInt8]
+            if let configuredSecret {
+                guard configuredSecret.utf8.count >= 32 else {
+                    throw ServerStartupError(.invalidConfiguration, "the JWT secret must be at least 32 characters")
+                }
+                secret = Array(configuredSecret.utf8)
+            } else if let stored = try? Data(contentsOf: folder.appending(path: secretFile)), stored.count >= 32 {
+                secret = Array(stored)
+            } else {
+                secret = SecureRandom.bytes(64)
+                try OwnerOnlyFile.write(Data(secret), to: folder.appending(path: secretFile))
+            }
+            let issuer = await TokenIssuer(secret: secret, issuer: issuer)
+            let anonFile = folder.appending(path: anonKeyFile)
+            if let stored = try? String(contentsOf: anonFile, encoding: .utf8),
+               await issuer.verifyAPIKey(stored.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                return ServerKeys(secret: secret, anonKey: stored.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            let anonKey = try await issuer.makeAnonKey()
+            try OwnerOnlyFile.write(Data(anonKey.utf8), to: anonFile)
+            return ServerKeys(secret: secret, anonKey: anonKey)
+        } catch let error as ServerStartupError {
+            throw error
+        } catch {
+            throw ServerStartupError(.dataDirectoryUnusable, "cannot create the server keys in \(dataDirectory)/keys: \(error.localizedDescription)")
+        }
+    }
+}

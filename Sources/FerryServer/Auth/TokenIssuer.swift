@@ -1,0 +1,103 @@
+import Crypto
+import FerryCore
+import FerrySecurity
+import Foundation
+import JWTKit
+
+/// The claims of a Ferry access token, the ones Supabase clients read.
+struct AccessTokenClaims: JWTPayload {
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var iss: IssuerClaim
+    var email: String
+    var role: String
+    var sessionID: String
+
+    enum CodingKeys: String, CodingKey {
+        case sub, aud, exp, iat, iss, email, role
+        case sessionID = "session_id"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+        guard aud.value.contains("authenticated") else { throw JWTError.claimVerificationFailure(failedClaim: aud, reason: "audience") }
+    }
+}
+
+/// The claims of an API key (`apikey` header): a long-lived JWT naming a role.
+struct APIKeyClaims: JWTPayload {
+    var iss: IssuerClaim
+    var role: String
+    var iat: IssuedAtClaim
+    var exp: ExpirationClaim
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}
+
+/// Signs and verifies JWTs with the server's HMAC secret, and derives refresh tokens.
+///
+/// A refresh token's successor is `HMAC(secret, token)`: only hashes are stored, yet the server can hand
+/// the same successor to every concurrent refresh that presents the same token.
+struct TokenIssuer: Sendable {
+    private let keys: JWTKeyCollection
+    private let refreshKey: SymmetricKey
+    let issuer: String
+
+    init(secret: [UInt8], issuer: String) async {
+        keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
+        // A separate key for refresh tokens, so the JWT key never signs anything but JWTs.
+        refreshKey = SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array("ferry refresh tokens".utf8), using: SymmetricKey(data: secret)))
+        self.issuer = issuer
+    }
+
+    /// An access token for `user` in `sessionID`, valid for `lifetime` from `now`.
+    func makeAccessToken(userID: UUID, email: String, sessionID: UUID, now: Date, lifetime: Duration) async throws -> (token: String, expiresAt: Date) {
+        let expiresAt = now.addingTimeInterval(TimeInterval(lifetime.components.seconds))
+        let claims = AccessTokenClaims(
+            sub: .init(value: userID.uuidString.lowercased()), aud: .init(value: ["authenticated"]),
+            exp: .init(value: expiresAt), iat: .init(value: now), iss: .init(value: issuer),
+            email: email, role: "authenticated", sessionID: sessionID.uuidString.lowercased()
+        )
+        return (try await keys.sign(claims), expiresAt)
+    }
+
+    /// The verified claims of an access token; throws for a malformed, expired or foreign token.
+    func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
+        try await keys.verify(token, as: AccessTokenClaims.self)
+    }
+
+    /// A new anon key, valid for ten years.
+    func makeAnonKey(now: Date = Date()) async throws -> String {
+        try await keys.sign(APIKeyClaims(
+            iss: .init(value: issuer), role: "anon", iat: .init(value: now),
+            exp: .init(value: now.addingTimeInterval(10 * 365 * 24 * 3600))
+        ))
+    }
+
+    /// Whether `key` is an API key this server signed.
+    func verifyAPIKey(_ key: String) async -> Bool {
+        guard let claims = try? await keys.verify(key, as: APIKeyClaims.self) else { return false }
+        return claims.role == "anon" || claims.role == "service_role"
+    }
+
+    /// A fresh refresh token: 256 random bits.
+    static func makeRefreshToken() -> String {
+        SecureRandom.token()
+    }
+
+    /// The token that replaces `token` when it is used.
+    func successor(of token: String) -> String {
+        Data(HMAC<SHA256>.authenticationCode(for: Array(token.utf8), using: refreshKey)).base64URLEncodedString()
+    }
+
+    /// What the database stores for a refresh token: its SHA-256, hex. Tokens carry 256 bits of
+    /// entropy, so a fast hash is enough; a leaked table yields no usable token.
+    static func storageHash(of token: String) -> String {
+        SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}

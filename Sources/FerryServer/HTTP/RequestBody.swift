@@ -1,0 +1,43 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+extension Request {
+    /// The JSON body decoded as `Body`, at most `limit` bytes; a clear 400 or 413 otherwise.
+    mutating func decodeJSON<Body: Decodable>(_ type: Body.Type, limit: Int = 64 * 1024) async throws -> Body {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await collectBody(upTo: limit)
+        } catch {
+            throw APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
+        }
+        do {
+            return try JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: \(error.summary).")
+        } catch {
+            throw APIError(.badRequest, .badRequest, "The request body is not valid JSON.")
+        }
+    }
+}
+
+extension DecodingError {
+    /// Which key is missing or mistyped, without echoing the body (it may hold a password).
+    var summary: String {
+        func path(_ context: Context) -> String {
+            context.codingPath.map(\.stringValue).joined(separator: ".")
+        }
+        switch self {
+        case .keyNotFound(let key, let context):
+            let parent = path(context)
+            return "missing \(parent.isEmpty ? key.stringValue : parent + "." + key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type for \(path(context).isEmpty ? "the body" : path(context))"
+        case .dataCorrupted(let context):
+            return path(context).isEmpty ? "not valid JSON" : "invalid value for \(path(context))"
+        @unknown default:
+            return "unreadable"
+        }
+    }
+}

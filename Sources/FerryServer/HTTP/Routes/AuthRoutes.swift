@@ -1,0 +1,105 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// `/auth/v1`: Supabase Auth's endpoints for email and password accounts, and `/sync/v1/profile`.
+struct AuthRoutes {
+    let service: AuthService
+
+    struct Credentials: Decodable {
+        var email: String
+        var password: String
+        var data: JSONValue?
+    }
+
+    struct RefreshRequest: Decodable {
+        var refreshToken: String
+        enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+    }
+
+    struct UserUpdate: Decodable {
+        var password: String?
+        var data: JSONValue?
+        var email: String?
+    }
+
+    struct ProfileUpdate: Decodable {
+        var fields: [String: JSONValue]
+    }
+
+    func register(on router: Router<FerryRequestContext>) {
+        let auth = router.group("auth/v1").add(middleware: APIKeyMiddleware(anonKey: service.keys.anonKey))
+        auth.post("signup") { request, context in
+            var request = request
+            let body = try await request.decodeJSON(Credentials.self)
+            return try await JSONResponse(service.signUp(email: body.email, password: body.password, data: body.data, clientAddress: context.clientAddress))
+        }
+        auth.post("token") { request, context in
+            var request = request
+            switch request.uri.queryParameters.get("grant_type") {
+            case "password":
+                let body = try await request.decodeJSON(Credentials.self)
+                return try await JSONResponse(service.signIn(email: body.email, password: body.password, clientAddress: context.clientAddress))
+            case "refresh_token":
+                let body = try await request.decodeJSON(RefreshRequest.self)
+                return try await JSONResponse(service.refresh(token: body.refreshToken))
+            case let other:
+                throw APIError(.badRequest, .unsupportedGrantType, "Unsupported grant_type '\(other ?? "")': use password or refresh_token.")
+            }
+        }
+        auth.get("user") { request, _ in
+            let caller = try await service.authenticate(authorization: request.headers[.authorization])
+            return try await JSONResponse(service.user(caller))
+        }
+        auth.put("user") { request, _ in
+            var request = request
+            let caller = try await service.authenticate(authorization: request.headers[.authorization])
+            let body = try await request.decodeJSON(UserUpdate.self)
+            if body.email != nil {
+                throw APIError(.unprocessableContent, .validationFailed, "Changing the email address is not supported yet.")
+            }
+            return try await JSONResponse(service.updateUser(caller, password: body.password, data: body.data))
+        }
+        auth.post("logout") { request, _ -> HTTPResponse.Status in
+            let raw = request.uri.queryParameters.get("scope") ?? "global"
+            guard let scope = AuthService.SignOutScope(rawValue: raw) else {
+                throw APIError(.badRequest, .validationFailed, "scope must be global, local or others, not '\(raw)'.")
+            }
+            let caller = try await service.authenticate(authorization: request.headers[.authorization])
+            try await service.signOut(caller, scope: scope)
+            return .noContent
+        }
+
+        let profile = router.group("sync/v1/profile").add(middleware: APIKeyMiddleware(anonKey: service.keys.anonKey))
+        profile.get { request, _ in
+            let caller = try await service.authenticate(authorization: request.headers[.authorization])
+            return try await JSONResponse(service.profile(caller))
+        }
+        profile.patch { request, _ in
+            var request = request
+            let caller = try await service.authenticate(authorization: request.headers[.authorization])
+            let body = try await request.decodeJSON(ProfileUpdate.self)
+            return try await JSONResponse(service.updateProfile(caller, fields: body.fields))
+        }
+    }
+}
+
+/// A `200` JSON response of any `Encodable` value.
+struct JSONResponse<Value: Encodable & Sendable>: ResponseGenerator {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
+        )
+    }
+}

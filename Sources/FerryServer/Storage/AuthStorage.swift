@@ -1,0 +1,88 @@
+import FerryCore
+import Foundation
+
+/// An account as the server stores it.
+public struct UserRecord: Sendable, Hashable {
+    public var id: UUID
+    /// Lowercased.
+    public var email: String
+    public var passwordHash: String
+    /// JSON object text.
+    public var userMetadata: String
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var lastSignInAt: Date?
+}
+
+/// A signed-in session: one device's sign-in, ended by sign-out, revocation or expiry.
+public struct SessionRecord: Sendable, Hashable {
+    public var id: UUID
+    public var userID: UUID
+    public var createdAt: Date
+    /// The last refresh (or the sign-in), for the inactivity timeout.
+    public var refreshedAt: Date
+}
+
+/// A refresh token's stored form: its hash, never the token.
+public struct RefreshTokenRecord: Sendable, Hashable {
+    public var tokenHash: String
+    public var sessionID: UUID
+    /// The hash of the token this one replaced.
+    public var parentHash: String?
+    public var createdAt: Date
+    /// When it was used (and replaced); `nil` while it is the session's active token.
+    public var revokedAt: Date?
+}
+
+/// What a refresh found, read and locked inside the refresh transaction.
+public struct RefreshContext: Sendable {
+    /// The presented token's record.
+    public var token: RefreshTokenRecord
+    /// Its session.
+    public var session: SessionRecord
+    /// The session's active (newest unrevoked) token, if any.
+    public var activeToken: RefreshTokenRecord?
+}
+
+/// What the auth service decided a refresh should do; the storage carries it out in the same transaction.
+public enum RefreshDecision: Sendable {
+    /// Revoke the presented token and store its successor as the active token.
+    case rotate(successorHash: String)
+    /// Change nothing; the caller hands out the existing active token again.
+    case reuseActiveToken
+    /// Delete the session and its tokens, then fail with `code`.
+    case revokeSession(ErrorCode)
+}
+
+/// Accounts, sessions and refresh tokens.
+public protocol AuthStorage: Sendable {
+    /// Creates a user and their personal space; throws ``AuthStorageError/emailTaken`` when the email exists.
+    func createUser(_ user: UserRecord) async throws
+    /// The user with this (lowercased) email.
+    func user(email: String) async throws -> UserRecord?
+    /// The user with this id.
+    func user(id: UUID) async throws -> UserRecord?
+    /// Changes a user's password hash and/or metadata; returns the updated user, or `nil` if none.
+    func updateUser(id: UUID, passwordHash: String?, userMetadata: String?, now: Date) async throws -> UserRecord?
+    /// Deletes a user with their sessions and tokens.
+    func deleteUser(id: UUID) async throws
+    /// Creates a session with its first refresh token and records the sign-in.
+    func createSession(_ session: SessionRecord, refreshTokenHash: String) async throws
+    /// The session with this id, if it still exists.
+    func session(id: UUID) async throws -> SessionRecord?
+    /// Looks up the token by hash and, in one transaction with the session locked, applies what `decide` returns.
+    /// Returns `nil` when no such token exists.
+    func refresh(
+        tokenHash: String, now: Date, decide: @Sendable (RefreshContext) -> RefreshDecision
+    ) async throws -> (context: RefreshContext, decision: RefreshDecision)?
+    /// Deletes one session.
+    func deleteSession(id: UUID) async throws
+    /// Deletes every session of a user, except `keeping` when given.
+    func deleteSessions(userID: UUID, keeping: UUID?) async throws
+}
+
+/// Storage-level failures the auth service turns into API errors.
+public enum AuthStorageError: Error, Sendable {
+    /// Another account has this email.
+    case emailTaken
+}

@@ -1,0 +1,104 @@
+import FerryCore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+extension PostgresStorage {
+    public func profile(userID: UUID, collection: CollectionDefinition) async throws -> [String: JSONValue]? {
+        // jsonb_build_object turns every column into JSON in one round trip; types are then put in wire form.
+        let pairs = collection.fields.map { "'\($0.name)', \(SQLDialect.postgres.quote($0.name))" }.joined(separator: ", ")
+        let rows = try await client.query(
+            "SELECT jsonb_build_object(\(unescaped: pairs))::text FROM profiles WHERE id = \(userID) AND NOT _deleted",
+            logger: logger
+        )
+        for try await text in rows.decode(String.self) {
+            let object = JSONValue(jsonText: text)?.objectValue ?? [:]
+            var fields: [String: JSONValue] = [:]
+            for field in collection.fields {
+                fields[field.name] = Self.wireValue(object[field.name] ?? .null, type: field.type)
+            }
+            return fields
+        }
+        return nil
+    }
+
+    public func saveProfile(userID: UUID, collection: CollectionDefinition, fields: [String: JSONValue], now: Date) async throws {
+        let names = fields.keys.filter { collection.field(named: $0) != nil }.sorted()
+        let quoted = names.map { SQLDialect.postgres.quote($0) }
+        var bindings = PostgresBindings()
+        bindings.append(userID)
+        var placeholders: [String] = []
+        for name in names {
+            guard let field = collection.field(named: name), let value = fields[name] else { continue }
+            placeholders.append(try Self.bind(value, type: field.type, into: &bindings))
+        }
+        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = false"]
+            + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
+        let sql = """
+            WITH space AS (UPDATE ferry_spaces SET seq = seq + 1 WHERE id = $1 RETURNING seq)
+            INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at)
+            SELECT $1, $1, \(placeholders.map { $0 + ", " }.joined())space.seq, now() FROM space
+            ON CONFLICT (id) DO UPDATE SET \(updates)
+            """
+        try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+    }
+
+    public func deleteProfile(userID: UUID, now: Date) async throws {
+        try await client.query(
+            """
+            WITH space AS (UPDATE ferry_spaces SET seq = seq + 1 WHERE id = \(userID) RETURNING seq)
+            UPDATE profiles SET _deleted = true, _seq = space.seq, _updated_at = \(now) FROM space WHERE profiles.id = \(userID)
+            """,
+            logger: logger
+        )
+    }
+
+    /// Appends `value` as its column type and returns its placeholder (with a cast where the type needs one).
+    static func bind(_ value: JSONValue, type: FieldType, into bindings: inout PostgresBindings) throws -> String {
+        let placeholder = "$\(bindings.count + 1)"
+        switch (type, value) {
+        case (_, .null):
+            bindings.appendNull()
+            return "\(placeholder)::\(SQLDialect.postgres.columnType(for: type))"
+        case (.json, _):
+            bindings.append(value.jsonText)
+            return "\(placeholder)::jsonb"
+        case (.integer, .number(let number)):
+            bindings.append(Int64(number))
+        case (.real, .number(let number)):
+            bindings.append(number)
+        case (.bool, .bool(let flag)):
+            bindings.append(flag)
+        case (.timestamp, .string(let text)):
+            bindings.append(Timestamp.parse(text) ?? Date(timeIntervalSince1970: 0))
+        case (.uuid, .string(let text)):
+            bindings.append(UUID(uuidString: text) ?? UUID())
+        case (.blob, .string(let text)):
+            bindings.append(ByteBuffer(bytes: Data(base64Encoded: text) ?? Data()))
+        case (_, .string(let text)):
+            bindings.append(text)
+        default:
+            bindings.appendNull()
+        }
+        return placeholder
+    }
+
+    /// PostgreSQL's JSON rendering of a column, in Ferry's wire form.
+    static func wireValue(_ value: JSONValue, type: FieldType) -> JSONValue {
+        switch (type, value) {
+        case (.timestamp, .string(let text)):
+            return Timestamp.parse(text).map { .string(Timestamp.format($0)) } ?? value
+        case (.blob, .string(let text)) where text.hasPrefix("\\x"):
+            var bytes: [UInt8] = []
+            var index = text.index(text.startIndex, offsetBy: 2)
+            while index < text.endIndex, let next = text.index(index, offsetBy: 2, limitedBy: text.endIndex),
+                  let byte = UInt8(text[index..<next], radix: 16) {
+                bytes.append(byte)
+                index = next
+            }
+            return .string(Data(bytes).base64EncodedString())
+        default:
+            return value
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import FerryCore
+import Foundation
+
+/// The `profiles` system collection: one record per user, id = user id, in the user's personal space.
+public protocol ProfileStorage: Sendable {
+    /// The user's profile fields, or `nil` when there is no live profile record.
+    func profile(userID: UUID, collection: CollectionDefinition) async throws -> [String: JSONValue]?
+    /// Creates or updates the profile with `fields` (already normalized; absent fields are kept),
+    /// bumping the personal space's sequence number in the same transaction.
+    func saveProfile(userID: UUID, collection: CollectionDefinition, fields: [String: JSONValue], now: Date) async throws
+    /// Tombstones the profile (as a sync delete would).
+    func deleteProfile(userID: UUID, now: Date) async throws
+}
+
+extension JSONValue {
+    /// JSON text of this value.
+    var jsonText: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
+    }
+
+    /// Parses JSON text; `nil` when it is not JSON.
+    init?(jsonText: String) {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(jsonText.utf8)) else { return nil }
+        self = value
+    }
+}

@@ -1,0 +1,168 @@
+import FerryCore
+import Foundation
+import GRDB
+
+extension SQLiteStorage {
+    public func createUser(_ user: UserRecord) async throws {
+        do {
+            try await pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO ferry_users (id, email, password_hash, user_metadata, created_at, updated_at)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [user.id.databaseText, user.email, user.passwordHash, user.userMetadata, user.createdAt, user.updatedAt]
+                )
+                // Every user has a personal space whose id is the user's id.
+                try db.execute(
+                    sql: "INSERT INTO ferry_spaces (id, owner_id, is_personal, created_at) VALUES (?, ?, 1, ?)",
+                    arguments: [user.id.databaseText, user.id.databaseText, user.createdAt]
+                )
+            }
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            throw AuthStorageError.emailTaken
+        }
+    }
+
+    public func user(email: String) async throws -> UserRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM ferry_users WHERE email = ?", arguments: [email]).map(UserRecord.init(row:))
+        }
+    }
+
+    public func user(id: UUID) async throws -> UserRecord? {
+        try await pool.read { db in try Self.user(db, id: id) }
+    }
+
+    public func updateUser(id: UUID, passwordHash: String?, userMetadata: String?, now: Date) async throws -> UserRecord? {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE ferry_users SET password_hash = coalesce(?, password_hash),
+                      user_metadata = coalesce(?, user_metadata), updated_at = ? WHERE id = ?
+                    """,
+                arguments: [passwordHash, userMetadata, now, id.databaseText]
+            )
+            return try Self.user(db, id: id)
+        }
+    }
+
+    public func deleteUser(id: UUID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM ferry_users WHERE id = ?", arguments: [id.databaseText])
+        }
+    }
+
+    public func createSession(_ session: SessionRecord, refreshTokenHash: String) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT INTO ferry_sessions (id, user_id, created_at, refreshed_at) VALUES (?, ?, ?, ?)",
+                arguments: [session.id.databaseText, session.userID.databaseText, session.createdAt, session.refreshedAt]
+            )
+            try db.execute(
+                sql: "INSERT INTO ferry_refresh_tokens (token_hash, session_id, created_at) VALUES (?, ?, ?)",
+                arguments: [refreshTokenHash, session.id.databaseText, session.createdAt]
+            )
+            try db.execute(
+                sql: "UPDATE ferry_users SET last_sign_in_at = ? WHERE id = ?",
+                arguments: [session.createdAt, session.userID.databaseText]
+            )
+        }
+    }
+
+    public func session(id: UUID) async throws -> SessionRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM ferry_sessions WHERE id = ?", arguments: [id.databaseText])
+                .map(SessionRecord.init(row:))
+        }
+    }
+
+    public func refresh(
+        tokenHash: String, now: Date, decide: @Sendable (RefreshContext) -> RefreshDecision
+    ) async throws -> (context: RefreshContext, decision: RefreshDecision)? {
+        // The pool's single writer serialises refreshes, which is the lock the decision needs.
+        try await pool.write { db in
+            guard let token = try Row.fetchOne(
+                db, sql: "SELECT * FROM ferry_refresh_tokens WHERE token_hash = ?", arguments: [tokenHash]
+            ).map(RefreshTokenRecord.init(row:)),
+                let session = try Row.fetchOne(
+                    db, sql: "SELECT * FROM ferry_sessions WHERE id = ?", arguments: [token.sessionID.databaseText]
+                ).map(SessionRecord.init(row:))
+            else { return nil }
+            let active = try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM ferry_refresh_tokens WHERE session_id = ? AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1",
+                arguments: [session.id.databaseText]
+            ).map(RefreshTokenRecord.init(row:))
+            let context = RefreshContext(token: token, session: session, activeToken: active)
+            let decision = decide(context)
+            switch decision {
+            case .rotate(let successorHash):
+                try db.execute(
+                    sql: "UPDATE ferry_refresh_tokens SET revoked_at = ? WHERE token_hash = ?", arguments: [now, tokenHash]
+                )
+                try db.execute(
+                    sql: "INSERT INTO ferry_refresh_tokens (token_hash, session_id, parent_hash, created_at) VALUES (?, ?, ?, ?)",
+                    arguments: [successorHash, session.id.databaseText, tokenHash, now]
+                )
+                try db.execute(
+                    sql: "UPDATE ferry_sessions SET refreshed_at = ? WHERE id = ?", arguments: [now, session.id.databaseText]
+                )
+            case .reuseActiveToken:
+                break
+            case .revokeSession:
+                try db.execute(sql: "DELETE FROM ferry_sessions WHERE id = ?", arguments: [session.id.databaseText])
+            }
+            return (context, decision)
+        }
+    }
+
+    public func deleteSession(id: UUID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM ferry_sessions WHERE id = ?", arguments: [id.databaseText])
+        }
+    }
+
+    public func deleteSessions(userID: UUID, keeping: UUID?) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM ferry_sessions WHERE user_id = ? AND id IS NOT ?",
+                arguments: [userID.databaseText, keeping?.databaseText]
+            )
+        }
+    }
+
+    private static func user(_ db: Database, id: UUID) throws -> UserRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM ferry_users WHERE id = ?", arguments: [id.databaseText]).map(UserRecord.init(row:))
+    }
+}
+
+extension UUID {
+    /// The lowercase canonical form Ferry stores in SQLite text columns (GRDB's default is 16 bytes).
+    var databaseText: String { uuidString.lowercased() }
+}
+
+extension UserRecord {
+    init(row: Row) {
+        self.init(
+            id: UUID(uuidString: row["id"])!, email: row["email"], passwordHash: row["password_hash"],
+            userMetadata: row["user_metadata"], createdAt: row["created_at"], updatedAt: row["updated_at"],
+            lastSignInAt: row["last_sign_in_at"]
+        )
+    }
+}
+
+extension SessionRecord {
+    init(row: Row) {
+        self.init(id: UUID(uuidString: row["id"])!, userID: UUID(uuidString: row["user_id"])!, createdAt: row["created_at"], refreshedAt: row["refreshed_at"])
+    }
+}
+
+extension RefreshTokenRecord {
+    init(row: Row) {
+        self.init(
+            tokenHash: row["token_hash"], sessionID: UUID(uuidString: row["session_id"])!, parentHash: row["parent_hash"],
+            createdAt: row["created_at"], revokedAt: row["revoked_at"]
+        )
+    }
+}

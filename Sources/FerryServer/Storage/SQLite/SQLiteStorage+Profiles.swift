@@ -1,0 +1,82 @@
+import FerryCore
+import Foundation
+import GRDB
+
+extension SQLiteStorage {
+    public func profile(userID: UUID, collection: CollectionDefinition) async throws -> [String: JSONValue]? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT * FROM profiles WHERE id = ? AND _deleted = 0", arguments: [userID.databaseText]
+            ) else { return nil }
+            var fields: [String: JSONValue] = [:]
+            for field in collection.fields {
+                fields[field.name] = Self.jsonValue(row[field.name] as DatabaseValue, type: field.type)
+            }
+            return fields
+        }
+    }
+
+    public func saveProfile(userID: UUID, collection: CollectionDefinition, fields: [String: JSONValue], now: Date) async throws {
+        let names = fields.keys.filter { collection.field(named: $0) != nil }.sorted()
+        let quoted = names.map { SQLDialect.sqlite.quote($0) }
+        var fieldArguments: StatementArguments = [userID.databaseText, userID.databaseText]
+        for name in names {
+            guard let field = collection.field(named: name), let value = fields[name] else { continue }
+            fieldArguments += [Self.databaseValue(value, type: field.type)]
+        }
+        let leadingArguments = fieldArguments
+        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = 0"]
+            + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
+        try await pool.write { db in
+            let seq = try Int64.fetchOne(
+                db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [userID.databaseText]
+            ) ?? 0
+            let arguments = leadingArguments + [seq, Timestamp.format(now)]
+            try db.execute(
+                sql: """
+                    INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at)
+                    VALUES (?, ?, \(names.map { _ in "?, " }.joined())?, ?)
+                    ON CONFLICT (id) DO UPDATE SET \(updates)
+                    """,
+                arguments: arguments
+            )
+        }
+    }
+
+    public func deleteProfile(userID: UUID, now: Date) async throws {
+        try await pool.write { db in
+            let seq = try Int64.fetchOne(
+                db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [userID.databaseText]
+            ) ?? 0
+            try db.execute(
+                sql: "UPDATE profiles SET _deleted = 1, _seq = ?, _updated_at = ? WHERE id = ?",
+                arguments: [seq, Timestamp.format(now), userID.databaseText]
+            )
+        }
+    }
+
+    /// A column value in wire form.
+    static func jsonValue(_ value: DatabaseValue, type: FieldType) -> JSONValue {
+        switch value.storage {
+        case .null: return .null
+        case .int64(let number): return type == .bool ? .bool(number != 0) : .number(Double(number))
+        case .double(let number): return .number(number)
+        case .string(let text): return type == .json ? (JSONValue(jsonText: text) ?? .null) : .string(text)
+        case .blob(let data): return .string(data.base64EncodedString())
+        }
+    }
+
+    /// A normalized wire value as the column stores it.
+    static func databaseValue(_ value: JSONValue, type: FieldType) -> DatabaseValue {
+        switch (type, value) {
+        case (_, .null): .null
+        case (.json, _): value.jsonText.databaseValue
+        case (.integer, .number(let number)): Int64(number).databaseValue
+        case (.real, .number(let number)): number.databaseValue
+        case (.bool, .bool(let flag)): flag.databaseValue
+        case (.blob, .string(let text)): (Data(base64Encoded: text) ?? Data()).databaseValue
+        case (_, .string(let text)): text.databaseValue
+        default: .null
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import FerryClient
+import FerryCore
+import Foundation
+
+/// `ferry signup EMAIL`: creates an account and signs this profile in.
+struct SignUpCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "signup", abstract: "Create an account and sign in.")
+
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The account's email address.") var email: String
+    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input.") var passwordFromStandardInput = false
+
+    func run() async throws {
+        let profile = try ClientProfile(options)
+        let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Choose a password: ")
+        let session = try await profile.makeAuthClient().signUp(email: email, password: password)
+        Output.emit(json: options.json, human: "Signed up and signed in as \(session.user.email).", [
+            "user_id": session.user.id.uuidString.lowercased(), "email": session.user.email, "profile": options.profileName,
+        ])
+    }
+}
+
+/// `ferry login EMAIL`: signs this profile in.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "login", abstract: "Sign in.")
+
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The account's email address.") var email: String
+    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input.") var passwordFromStandardInput = false
+
+    func run() async throws {
+        let profile = try ClientProfile(options)
+        let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Password: ")
+        let session = try await profile.makeAuthClient().signIn(email: email, password: password)
+        Output.emit(json: options.json, human: "Signed in as \(session.user.email).", [
+            "user_id": session.user.id.uuidString.lowercased(), "email": session.user.email, "profile": options.profileName,
+        ])
+    }
+}
+
+/// `ferry logout [--all]`: signs this profile out (every device with `--all`).
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "logout", abstract: "Sign out this profile, or every device with --all.")
+
+    @OptionGroup var options: ClientOptions
+    @Flag(help: "Sign out every device of this account.") var all = false
+
+    func run() async throws {
+        let auth = try ClientProfile(options).makeAuthClient()
+        try await auth.signOut(scope: all ? .global : .local)
+        Output.emit(json: options.json, human: all ? "Signed out on every device." : "Signed out.", ["signed_out": true, "all": all])
+    }
+}
+
+/// `ferry whoami`: the signed-in user, confirmed by the server.
+struct WhoAmICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the signed-in user.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let auth = try ClientProfile(options).makeAuthClient()
+        guard try await auth.session != nil else {
+            throw CommandFailure(message: "not signed in: run 'ferry login EMAIL'")
+        }
+        let user = try await auth.user()
+        Output.emit(json: options.json, human: "\(user.email) (\(user.id.uuidString.lowercased()))", [
+            "user_id": user.id.uuidString.lowercased(), "email": user.email,
+        ])
+    }
+}

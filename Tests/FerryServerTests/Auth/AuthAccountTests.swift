@@ -1,0 +1,193 @@
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// Sign-up, sign-in, user, bad input: Supabase Auth's wire behaviour on both engines.
+@Suite("Auth: accounts")
+struct AuthAccountTests {
+    @Test("sign-up returns a Supabase session with the documented claims; sign-in works with the default scrypt cost",
+          arguments: TestEngine.available)
+    func signUpAndIn(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine) { server in
+            let auth = AuthHarness(server: server)
+            let email = uniqueEmail()
+            let session = try await auth.signUp(email, data: ["first_name": "Ada"])
+            #expect(session.tokenType == "bearer")
+            #expect(session.expiresIn == 3600)
+            #expect(session.user.email == email)
+            #expect(session.user.userMetadata.objectValue?["first_name"] == .string("Ada"))
+            #expect(session.refreshToken.count >= 22, "at least 128 random bits")
+            let claims = try jwtClaims(session.accessToken)
+            #expect(claims["sub"] as? String == session.user.id.uuidString.lowercased())
+            #expect(claims["aud"] as? String == "authenticated" || (claims["aud"] as? [String]) == ["authenticated"])
+            #expect(claims["role"] as? String == "authenticated")
+            #expect(claims["email"] as? String == email)
+            #expect(claims["iss"] as? String == "ferry")
+            #expect(claims["session_id"] is String)
+            let exp = try #require(claims["exp"] as? Double), iat = try #require(claims["iat"] as? Double)
+            #expect(Int(exp - iat) == 3600)
+
+            let again = try await auth.signIn(email.uppercased())
+            #expect(again.user.id == session.user.id)
+            #expect(again.user.lastSignInAt != nil)
+            let user = try await auth.decode(try await auth.send("GET", "/auth/v1/user", token: again.accessToken), as: AuthUser.self)
+            #expect(user.email == email)
+        }
+    }
+
+    @Test("a wrong password and an unknown email get the same 400 invalid_credentials", arguments: TestEngine.available)
+    func wrongCredentials(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let email = uniqueEmail()
+            _ = try await auth.signUp(email)
+            for (who, password) in [(email, "wrong horse 1"), (uniqueEmail("nobody"), "correct horse 1")] {
+                let reply = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": who, "password": password])
+                #expect(reply.status == 400)
+                #expect(reply.errorCode == "invalid_credentials")
+                #expect(try reply.json()["msg"] as? String == "Invalid login credentials")
+            }
+        }
+    }
+
+    @Test("duplicate email, weak password and invalid email are refused with Supabase's codes", arguments: TestEngine.available)
+    func signUpRefusals(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let email = uniqueEmail()
+            _ = try await auth.signUp(email)
+            let duplicate = try await auth.send("POST", "/auth/v1/signup", json: ["email": email.uppercased(), "password": "another pass 2"])
+            #expect(duplicate.status == 422)
+            #expect(duplicate.errorCode == "user_already_exists")
+            for weak in ["short1", "alllowercaseletters", "password123"] {
+                let reply = try await auth.send("POST", "/auth/v1/signup", json: ["email": uniqueEmail(), "password": weak])
+                #expect(reply.status == 422, "\(weak)")
+                #expect(reply.errorCode == "weak_password", "\(weak)")
+            }
+            let invalid = try await auth.send("POST", "/auth/v1/signup", json: ["email": "not-an-email", "password": "correct horse 1"])
+            #expect(invalid.status == 400)
+            #expect(invalid.errorCode == "email_address_invalid")
+        }
+    }
+
+    @Test("malformed, oversized and keyless requests get clear errors, never a 500")
+    func badInput() async throws {
+        try await LiveServer.with(.sqlite, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let notJSON = try await auth.send("POST", "/auth/v1/signup", body: Data("{not json".utf8))
+            #expect(notJSON.status == 400)
+            #expect(notJSON.errorCode == "bad_request")
+            let missing = try await auth.send("POST", "/auth/v1/signup", json: ["email": uniqueEmail()])
+            #expect(missing.status == 400)
+            #expect((try missing.json()["msg"] as? String)?.contains("missing password") == true)
+            let wrongType = try await auth.send("POST", "/auth/v1/signup", json: ["email": 42, "password": "x"])
+            #expect(wrongType.status == 400)
+            let huge = try await auth.send("POST", "/auth/v1/signup", body: Data(repeating: UInt8(ascii: "a"), count: 200_000))
+            #expect(huge.status == 413)
+            #expect(huge.errorCode == "payload_too_large")
+            let noKey = try await auth.send("POST", "/auth/v1/signup", json: ["email": uniqueEmail(), "password": "correct horse 1"], omitAPIKey: true)
+            #expect(noKey.status == 401)
+            #expect(noKey.errorCode == "invalid_api_key")
+            let wrongKey = try await auth.send("GET", "/auth/v1/user", apiKey: "eyJhbGciOiJIUzI1NiJ9.e30.wrong")
+            #expect(wrongKey.status == 401)
+            #expect(wrongKey.errorCode == "invalid_api_key")
+            let grant = try await auth.send("POST", "/auth/v1/token?grant_type=magic", json: [:])
+            #expect(grant.status == 400)
+            #expect(grant.errorCode == "unsupported_grant_type")
+            let scope = try await auth.send("POST", "/auth/v1/logout?scope=everywhere")
+            #expect(scope.status == 400)
+        }
+    }
+
+    @Test("missing, expired, tampered and foreign JWTs get 401, never a 500", arguments: TestEngine.available)
+    func badTokens(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.auth.accessTokenLifetime = .seconds(1)
+        }) { server in
+            let auth = AuthHarness(server: server)
+            let session = try await auth.signUp(uniqueEmail())
+            let none = try await auth.send("GET", "/auth/v1/user")
+            #expect(none.status == 401)
+            #expect(none.errorCode == "no_authorization")
+            var parts = session.accessToken.split(separator: ".").map(String.init)
+            parts[1] = parts[1].replacingOccurrences(of: parts[1].prefix(4), with: "eyJz")
+            let foreignKey = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIiwiYXVkIjoiYXV0aGVudGljYXRlZCIsImV4cCI6NDEwMjQ0NDgwMCwiaWF0IjoxLCJpc3MiOiJmZXJyeSIsImVtYWlsIjoiYUBiLmMiLCJyb2xlIjoiYXV0aGVudGljYXRlZCIsInNlc3Npb25faWQiOiIxIn0.bm90LXRoZS1yaWdodC1zaWduYXR1cmUtYXQtYWxsLW5vcGU"
+            for token in [parts.joined(separator: "."), foreignKey, "garbage", "a.b.c", String(repeating: "x", count: 5000)] {
+                let reply = try await auth.send("GET", "/auth/v1/user", token: token)
+                #expect(reply.status == 401, "\(token.prefix(20))")
+                #expect(reply.errorCode == "bad_jwt")
+            }
+            // Wait on the expiry itself (the token lives one second), not on a guess.
+            let expiry = Date(timeIntervalSince1970: TimeInterval(session.expiresAt + 1))
+            try await Task.sleep(for: .milliseconds(max(0, Int(expiry.timeIntervalSinceNow * 1000)) + 50))
+            let expired = try await auth.send("GET", "/auth/v1/user", token: session.accessToken)
+            #expect(expired.status == 401)
+            #expect(expired.errorCode == "bad_jwt")
+        }
+    }
+
+    @Test("PUT /user changes metadata and password", arguments: TestEngine.available)
+    func updateUser(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let email = uniqueEmail()
+            let session = try await auth.signUp(email, data: ["first_name": "Ada"])
+            let updated = try await auth.decode(
+                try await auth.send("PUT", "/auth/v1/user", json: ["password": "new horse 22", "data": ["city": "Leeds"]], token: session.accessToken),
+                as: AuthUser.self
+            )
+            #expect(updated.userMetadata.objectValue == ["first_name": .string("Ada"), "city": .string("Leeds")])
+            _ = try await auth.signIn(email, password: "new horse 22")
+            let old = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": email, "password": "correct horse 1"])
+            #expect(old.errorCode == "invalid_credentials")
+            let weak = try await auth.send("PUT", "/auth/v1/user", json: ["password": "abc"], token: session.accessToken)
+            #expect(weak.errorCode == "weak_password")
+        }
+    }
+
+    @Test("sign-in attempts are limited per email with 429 and Retry-After")
+    func rateLimit() async throws {
+        try await LiveServer.with(.sqlite, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.auth.signInAttemptsPerEmail = 3
+        }) { server in
+            let auth = AuthHarness(server: server)
+            let email = uniqueEmail()
+            _ = try await auth.signUp(email)
+            for _ in 0..<3 {
+                let reply = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": email, "password": "wrong horse 1"])
+                #expect(reply.status == 400)
+            }
+            let limited = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": email, "password": "correct horse 1"])
+            #expect(limited.status == 429)
+            #expect(limited.errorCode == "over_request_rate_limit")
+            #expect(Int(limited.header("Retry-After") ?? "") ?? 0 > 0)
+            // Another email from the same address is not limited by this one's count.
+            let other = uniqueEmail()
+            _ = try await auth.signUp(other)
+            _ = try await auth.signIn(other)
+        }
+    }
+
+    @Test("the signing secret and anon key are kept in the data folder with mode 0600 and reused on restart")
+    func keysOnDisk() async throws {
+        try await TestDatabase.with(.sqlite) { database in
+            var configuration = ServerConfiguration()
+            configuration.dataDirectory = database.folder
+            configuration.database = database.location
+            let first = try await LiveServer.start(configuration)
+            let anonKey = first.server.keys.anonKey
+            await first.stop()
+            for file in ["keys/jwt-secret", "keys/anon-key"] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: database.folder + "/" + file)
+                #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(file)")
+            }
+            let second = try await LiveServer.start(configuration)
+            #expect(second.server.keys.anonKey == anonKey)
+            await second.stop()
+        }
+    }
+}
