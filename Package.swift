@@ -143,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryClientTests",
-            dependencies: ["FerryClient", "FerryTesting"],
+            dependencies: ["FerryClient", "FerryTesting", "FerryCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

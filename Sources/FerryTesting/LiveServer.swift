@@ -27,11 +27,12 @@ public final class LiveServer: Sendable {
         URL(string: baseURL.absoluteString + path)!
     }
 
-    /// Starts a server with `configuration` (its port is replaced by a free one) and waits until it listens.
-    public static func start(_ configuration: ServerConfiguration, logger: Logger = .testing) async throws -> LiveServer {
+    /// Starts a server with `configuration` on loopback and waits until it listens: on `port`, or on a free
+    /// port when it is 0 (restart a stopped server on its old port to test clients that remember it).
+    public static func start(_ configuration: ServerConfiguration, port: Int = 0, logger: Logger = .testing) async throws -> LiveServer {
         var configuration = configuration
         configuration.host = "127.0.0.1"
-        configuration.port = 0
+        configuration.port = port
         let server = try await FerryServer.prepare(configuration, logger: logger)
         let (addresses, continuation) = AsyncStream<FerryServer.ListeningAddress>.makeStream()
         let task = Task {

@@ -38,7 +38,7 @@ final class FerryProcess: Sendable {
     }
 
     /// Starts `ferry ARGUMENTS` with the test's environment minus any `FERRY_` settings, plus `environment`.
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
         process = Process()
         process.executableURL = try Self.executable
         process.arguments = arguments
@@ -50,7 +50,8 @@ final class FerryProcess: Sendable {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let stdin = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         // Blocking reads on their own threads: Foundation's readabilityHandler can miss EOF on Linux.
         let stdoutHandle = out.fileHandleForReading, stderrHandle = err.fileHandleForReading
         Thread.detachNewThread { [self] in
@@ -68,6 +69,15 @@ final class FerryProcess: Sendable {
         }
         process.terminationHandler = { _ in continuation.yield(.exited) }
         try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
+    }
+
+    /// A test that fails or is interrupted must not leave a server running.
+    deinit {
+        if process.isRunning { process.terminate() }
     }
 
     /// Waits for a standard-output line starting with `prefix`; `nil` if the process ends or the deadline passes first.
@@ -121,7 +131,7 @@ final class FerryProcess: Sendable {
     }
 
     /// Runs `ferry` to completion.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Exit {
-        try await FerryProcess(arguments, environment: environment).waitForExit()
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) async throws -> Exit {
+        try await FerryProcess(arguments, environment: environment, input: input).waitForExit()
     }
 }

@@ -21,6 +21,7 @@ public struct HealthProbe: ConnectivityProbe {
         self.transport = URLSessionTransport(timeout: timeout)
     }
 
+    /// Sends `HEAD /health` and reports reachable only on a 2xx answer within ``timeout``.
     public func check() async -> Reachability {
         var request = URLRequest(url: server.appending(path: "health"))
         request.httpMethod = "HEAD"

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Lets at most `limit` operations run at once; the others wait in order.
 actor AsyncGate {
     private let limit: Int
@@ -8,7 +10,8 @@ actor AsyncGate {
         self.limit = limit
     }
 
-    /// Runs `work` on a background thread once a slot is free (scrypt blocks its thread for a long time).
+    /// Runs `work` on a thread outside Swift's cooperative pool once a slot is free: scrypt blocks its thread
+    /// for a long time, and on the cooperative pool (one thread per core) it would stall every request.
     func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
         if running >= limit {
             await withCheckedContinuation { waiting.append($0) }
@@ -18,6 +21,10 @@ actor AsyncGate {
         defer {
             if waiting.isEmpty { running -= 1 } else { waiting.removeFirst().resume() }
         }
-        return try await Task.detached(priority: .userInitiated) { try work() }.value
+        return try await withCheckedThrowingContinuation { continuation in
+            Self.queue.async { continuation.resume(with: Swift.Result { try work() }) }
+        }
     }
+
+    private static let queue = DispatchQueue(label: "ferry.blocking-work", qos: .userInitiated, attributes: .concurrent)
 }

@@ -11,18 +11,3 @@ public protocol ProfileStorage: Sendable {
     /// Tombstones the profile (as a sync delete would).
     func deleteProfile(userID: UUID, now: Date) async throws
 }
-
-extension JSONValue {
-    /// JSON text of this value.
-    var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
-    }
-
-    /// Parses JSON text; `nil` when it is not JSON.
-    init?(jsonText: String) {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(jsonText.utf8)) else { return nil }
-        self = value
-    }
-}

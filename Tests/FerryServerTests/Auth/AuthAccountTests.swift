@@ -7,10 +7,10 @@ import Testing
 /// Sign-up, sign-in, user, bad input: Supabase Auth's wire behaviour on both engines.
 @Suite("Auth: accounts")
 struct AuthAccountTests {
-    @Test("sign-up returns a Supabase session with the documented claims; sign-in works with the default scrypt cost",
-          arguments: TestEngine.available)
+    @Test("sign-up returns a Supabase session with the documented claims; sign-in finds the account", arguments: TestEngine.available)
     func signUpAndIn(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine) { server in
+        #expect(AuthConfiguration().passwordHashing == .owasp, "servers hash at OWASP's cost unless told otherwise")
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let email = uniqueEmail()
             let session = try await auth.signUp(email, data: ["first_name": "Ada"])

@@ -108,7 +108,10 @@ struct OperationsRoutesTests {
             let document = try #require(try Yams.load(yaml: reply.text) as? [String: Any])
             #expect(document["openapi"] as? String == "3.1.0")
             let paths = try #require(document["paths"] as? [String: Any])
-            #expect(Set(paths.keys).isSuperset(of: ["/health", "/metrics", "/openapi.yaml"]))
+            #expect(Set(paths.keys).isSuperset(of: [
+                "/health", "/metrics", "/openapi.yaml", "/auth/v1/signup", "/auth/v1/token", "/auth/v1/user", "/auth/v1/logout",
+                "/sync/v1/profile",
+            ]))
         }
     }
 }

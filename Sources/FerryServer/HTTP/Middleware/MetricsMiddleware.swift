@@ -10,6 +10,20 @@ import Prometheus
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let registry: PrometheusCollectorRegistry
 
+    static var requests: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "ferry", subsystem: "http", metricName: "requests", unitName: "total",
+            helpText: "HTTP requests by method, matched route and status."
+        )
+    }
+
+    static var durations: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "ferry", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+            helpText: "HTTP request durations by method, matched route and status."
+        )
+    }
+
     static var durationBuckets: [Duration] {
         [.milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
          .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10)]
@@ -23,10 +37,9 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             ("route", context.endpointPath ?? "unmatched"),
             ("status", String(response.status.code)),
         ]
-        registry.makeCounter(name: "ferry_http_requests_total", labels: labels).increment()
-        registry.makeDurationHistogram(
-            name: "ferry_http_request_duration_seconds", labels: labels, buckets: Self.durationBuckets
-        ).record(ContinuousClock.now - start)
+        registry.makeCounter(descriptor: Self.requests, labels: labels).increment()
+        registry.makeDurationHistogram(descriptor: Self.durations, labels: labels, buckets: Self.durationBuckets)
+            .record(ContinuousClock.now - start)
         return response
     }
 }

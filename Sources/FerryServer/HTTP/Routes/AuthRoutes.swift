@@ -95,7 +95,7 @@ struct JSONResponse<Value: Encodable & Sendable>: ResponseGenerator {
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Response(
             status: .ok,
             headers: [.contentType: "application/json; charset=utf-8"],

@@ -10,13 +10,13 @@ struct OperationsRoutes {
     let registry: PrometheusCollectorRegistry
     let healthTimeout: Duration
 
-    struct HealthReport: ResponseEncodable {
+    struct HealthReport: Encodable, Sendable {
         var status: String
         var database: String
     }
 
     func register(on router: Router<FerryRequestContext>) {
-        router.get("/health") { _, _ in try await self.health() }
+        router.get("/health") { _, _ in JSONResponse(try await self.health()) }
         router.head("/health") { _, _ -> HTTPResponse.Status in
             _ = try await self.health()
             return .ok

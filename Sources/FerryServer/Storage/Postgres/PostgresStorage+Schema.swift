@@ -76,7 +76,7 @@ extension PostgresStorage {
             try await connection.query("COMMIT", logger: logger)
             return result
         } catch {
-            try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
     }

@@ -57,7 +57,7 @@ extension PostgresStorage {
         do {
             try await withThrowingTimeout(timeout) { [self] in
                 try await withStandaloneConnection(connectTimeout: timeout) { connection in
-                    try await connection.query("SELECT 1", logger: self.logger)
+                    _ = try await connection.query("SELECT 1", logger: self.logger)
                 }
             }
         } catch {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Any JSON value, for metadata and `json` fields whose shape the app owns.
 public enum JSONValue: Sendable, Hashable, Codable {
     case null
@@ -50,4 +52,19 @@ public enum JSONValue: Sendable, Hashable, Codable {
 
     /// Whether this is `null`.
     public var isNull: Bool { self == .null }
+}
+
+extension JSONValue {
+    /// Compact JSON text of this value, keys sorted.
+    public var jsonText: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
+    }
+
+    /// Parses JSON text (any value, including bare strings and numbers); `nil` when it is not JSON.
+    public init?(jsonText: String) {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(jsonText.utf8)) else { return nil }
+        self = value
+    }
 }

@@ -1,0 +1,38 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs `operation`, cancelling it and throwing `URLError(.timedOut)` if it has not finished within `timeout`.
+///
+/// URLSession on Linux rounds its timeouts to whole seconds (0.5 s fires at once), so the SDK races its
+/// requests against a timer instead and leaves URLSession only a whole-second backstop
+/// (`URLSessionConfiguration.makeEphemeral(backstopFor:)`).
+func withRequestTimeout<Result: Sendable>(
+    _ timeout: Duration,
+    _ operation: @escaping @Sendable () async throws -> Result
+) async throws -> Result {
+    try await withThrowingTaskGroup(of: Result.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw URLError(.timedOut)
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw URLError(.timedOut) }
+        return first
+    }
+}
+
+extension URLSessionConfiguration {
+    /// An ephemeral, cache-free configuration whose own timeouts fire a little after `timeout`, as a backstop
+    /// behind ``withRequestTimeout(_:_:)``.
+    static func makeEphemeral(backstopFor timeout: Duration) -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        configuration.timeoutIntervalForRequest = max(1, seconds.rounded(.up)) + 1
+        configuration.timeoutIntervalForResource = max(1, seconds.rounded(.up)) + 1
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends requests with an ephemeral `URLSession` and gives up after its own timeout, to the millisecond.
+public struct URLSessionTransport: HTTPTransport {
+    /// How long one request may take, from sending to the last byte of the answer.
+    public let timeout: Duration
+
+    private let session: URLSession
+
+    /// Creates a transport whose requests give up after `timeout` (default 10 s).
+    public init(timeout: Duration = .seconds(10)) {
+        self.timeout = timeout
+        self.session = URLSession(configuration: .makeEphemeral(backstopFor: timeout))
+    }
+
+    /// Sends `request`, throwing `URLError(.timedOut)` once ``timeout`` has passed without a complete answer.
+    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        try await send(request, timeout: timeout)
+    }
+
+    /// Sends `request`, giving up after `timeout` instead of the transport's own.
+    func send(_ request: URLRequest, timeout: Duration) async throws -> (Data, HTTPURLResponse) {
+        let session = self.session
+        return try await withRequestTimeout(timeout) {
+            let (data, response) = try await session.data(for: request)
+            guard let response = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+            return (data, response)
+        }
+    }
+}

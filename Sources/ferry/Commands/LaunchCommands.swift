@@ -1,0 +1,104 @@
+import ArgumentParser
+import FerryClient
+import FerryCore
+import Foundation
+
+extension ClientProfile {
+    func makeLaunchRouter(auth: AuthClient) -> LaunchRouter {
+        LaunchRouter(
+            probe: HealthProbe(server: endpoint.baseURL, timeout: .seconds(3)), auth: auth,
+            profiles: ProfileClient(auth: auth), history: FileLaunchHistory(folder: folder)
+        )
+    }
+}
+
+/// `ferry status`: where a cold launch of this profile would go, and why.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show where a cold launch goes (offline, welcome, signIn, onboarding, main) and why."
+    )
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let profile = try ClientProfile(options)
+        let auth = profile.makeAuthClient()
+        let decision = await profile.makeLaunchRouter(auth: auth).coldLaunch()
+        let user = try? await auth.session?.user
+        let (name, missing): (String, [String]?) = switch decision.route {
+        case .offline: ("offline", nil)
+        case .welcome: ("welcome", nil)
+        case .signIn: ("signIn", nil)
+        case .onboarding(let fields): ("onboarding", fields)
+        case .main: ("main", nil)
+        }
+        Output.emit(json: options.json, human: "\(name): \(decision.reason)", [
+            "route": name, "reason": decision.reason, "missing": missing, "email": user?.email,
+        ])
+    }
+}
+
+/// `ferry profile set FIELD=VALUE…`: writes fields of the signed-in user's profile.
+struct ProfileCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile", abstract: "Read or change the signed-in user's profile.", subcommands: [Set.self, Show.self]
+    )
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set profile fields.",
+            discussion: "VALUE is read as JSON when it parses (42, true, [\"fr\",\"de\"], null), else as text."
+        )
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "FIELD=VALUE pairs.") var assignments: [String]
+
+        func run() async throws {
+            var fields: [String: JSONValue] = [:]
+            for assignment in assignments {
+                guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                    throw CommandFailure(message: "'\(assignment)' is not FIELD=VALUE", status: 64)
+                }
+                let raw = String(assignment[assignment.index(after: equals)...])
+                fields[String(assignment[..<equals])] = JSONValue(jsonText: raw) ?? .string(raw)
+            }
+            let auth = try ClientProfile(options).makeAuthClient()
+            let state = try await ProfileClient(auth: auth).update(fields: fields)
+            printState(state, json: options.json)
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the profile and what it lacks.")
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let auth = try ClientProfile(options).makeAuthClient()
+            printState(try await ProfileClient(auth: auth).profile(), json: options.json)
+        }
+    }
+
+    static func printState(_ state: ProfileState, json: Bool) {
+        let fields = (state.fields ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.jsonText)" }
+        let human = state.isComplete
+            ? "Profile complete: \(fields.joined(separator: " "))"
+            : "Profile incomplete (missing \(state.missing.joined(separator: ", "))): \(fields.joined(separator: " "))"
+        let object = try? JSONSerialization.jsonObject(with: JSONEncoder().encode(state))
+        Output.emit(json: json, human: human, ["profile": object])
+    }
+}
+
+/// `ferry reset`: the debug reset — forgets this profile's launch history and signs it out.
+struct ResetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "reset", abstract: "Debug reset: clear local state and sign out.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let profile = try ClientProfile(options)
+        let auth = profile.makeAuthClient()
+        try await profile.makeLaunchRouter(auth: auth).debugReset()
+        Output.emit(json: options.json, human: "Reset: signed out, the next launch starts as a first launch.", ["reset": true])
+    }
+}
