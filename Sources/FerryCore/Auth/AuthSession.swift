@@ -46,6 +46,8 @@ public struct AuthUser: Sendable, Hashable, Codable {
     /// Always `authenticated`.
     public var role: String
     public var email: String
+    /// Always empty: Ferry has no phone sign-in. Present because Supabase clients expect it.
+    public var phone: String
     public var emailConfirmedAt: String?
     public var confirmedAt: String?
     public var lastSignInAt: String?
@@ -53,6 +55,8 @@ public struct AuthUser: Sendable, Hashable, Codable {
     public var appMetadata: JSONValue
     /// The `data` given at sign-up or by `PUT /auth/v1/user`.
     public var userMetadata: JSONValue
+    /// The sign-in methods of the user: one `email` identity, in GoTrue's shape.
+    public var identities: [JSONValue]
     public var createdAt: String
     public var updatedAt: String
     public var isAnonymous: Bool
@@ -66,18 +70,26 @@ public struct AuthUser: Sendable, Hashable, Codable {
         self.aud = "authenticated"
         self.role = "authenticated"
         self.email = email
+        self.phone = ""
         self.emailConfirmedAt = emailConfirmedAt
         self.confirmedAt = emailConfirmedAt
         self.lastSignInAt = lastSignInAt
         self.appMetadata = .object(["provider": .string("email"), "providers": .array([.string("email")])])
         self.userMetadata = userMetadata
+        let userID = JSONValue.string(id.uuidString.lowercased())
+        self.identities = [.object([
+            "identity_id": userID, "id": userID, "user_id": userID, "provider": .string("email"), "email": .string(email),
+            "identity_data": .object(["sub": userID, "email": .string(email), "email_verified": .bool(true)]),
+            "last_sign_in_at": lastSignInAt.map(JSONValue.string) ?? .null,
+            "created_at": .string(createdAt), "updated_at": .string(updatedAt),
+        ])]
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.isAnonymous = false
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, aud, role, email
+        case id, aud, role, email, phone, identities
         case emailConfirmedAt = "email_confirmed_at"
         case confirmedAt = "confirmed_at"
         case lastSignInAt = "last_sign_in_at"

@@ -32,7 +32,7 @@ struct AuthAccountTests {
             let again = try await auth.signIn(email.uppercased())
             #expect(again.user.id == session.user.id)
             #expect(again.user.lastSignInAt != nil)
-            let user = try await auth.decode(try await auth.send("GET", "/auth/v1/user", token: again.accessToken), as: AuthUser.self)
+            let user = try auth.decode(try await auth.send("GET", "/auth/v1/user", token: again.accessToken), as: AuthUser.self)
             #expect(user.email == email)
         }
     }
@@ -112,8 +112,12 @@ struct AuthAccountTests {
             let none = try await auth.send("GET", "/auth/v1/user")
             #expect(none.status == 401)
             #expect(none.errorCode == "no_authorization")
+            // Tampered: the payload claims another role, the signature is the original one.
             var parts = session.accessToken.split(separator: ".").map(String.init)
-            parts[1] = parts[1].replacingOccurrences(of: parts[1].prefix(4), with: "eyJz")
+            var claims = try jwtClaims(session.accessToken)
+            claims["role"] = "service_role"
+            parts[1] = try JSONSerialization.data(withJSONObject: claims).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             let foreignKey = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIiwiYXVkIjoiYXV0aGVudGljYXRlZCIsImV4cCI6NDEwMjQ0NDgwMCwiaWF0IjoxLCJpc3MiOiJmZXJyeSIsImVtYWlsIjoiYUBiLmMiLCJyb2xlIjoiYXV0aGVudGljYXRlZCIsInNlc3Npb25faWQiOiIxIn0.bm90LXRoZS1yaWdodC1zaWduYXR1cmUtYXQtYWxsLW5vcGU"
             for token in [parts.joined(separator: "."), foreignKey, "garbage", "a.b.c", String(repeating: "x", count: 5000)] {
                 let reply = try await auth.send("GET", "/auth/v1/user", token: token)
@@ -135,7 +139,7 @@ struct AuthAccountTests {
             let auth = AuthHarness(server: server)
             let email = uniqueEmail()
             let session = try await auth.signUp(email, data: ["first_name": "Ada"])
-            let updated = try await auth.decode(
+            let updated = try auth.decode(
                 try await auth.send("PUT", "/auth/v1/user", json: ["password": "new horse 22", "data": ["city": "Leeds"]], token: session.accessToken),
                 as: AuthUser.self
             )
