@@ -7,15 +7,6 @@ import Testing
 /// The client commands as a person uses them: sign-up, launch routes, profile, offline, sign-out, reset.
 @Suite("ferry client commands")
 struct ClientCommandTests {
-    static let lingo = """
-        profile:
-          fields:
-            first_name: text
-            native_language: text
-            learning_languages: json
-          required: [first_name, native_language, learning_languages]
-        """
-
     struct Client {
         var server: URL
         var apiKey: String
@@ -41,9 +32,8 @@ struct ClientCommandTests {
             var configuration = ServerConfiguration()
             configuration.dataDirectory = database.folder
             configuration.database = database.location
-            configuration.schemaFiles = [database.folder + "/lingo.yaml"]
-            configuration.auth.passwordHashing = .init(logN: 10, blockSize: 8, parallelism: 1)
-            try Self.lingo.write(toFile: configuration.schemaFiles[0], atomically: true, encoding: .utf8)
+            configuration.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
+            configuration.useFastPasswordHashing()
             var server = try await LiveServer.start(configuration)
             let port = try #require(server.baseURL.port)
             let client = Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/home")
@@ -97,7 +87,7 @@ struct ClientCommandTests {
 
     @Test("wrong passwords, missing passwords and missing settings end with one line")
     func failures() async throws {
-        try await LiveServer.with(.sqlite, configure: { $0.auth.passwordHashing = .init(logN: 10, blockSize: 8, parallelism: 1) }) { server in
+        try await LiveServer.with(.sqlite, configure: { $0.useFastPasswordHashing() }) { server in
             let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
             defer { try? FileManager.default.removeItem(atPath: home) }
             let client = Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home)

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,16 +13,7 @@ func withRequestTimeout<Result: Sendable>(
     _ timeout: Duration,
     _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw URLError(.timedOut)
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw URLError(.timedOut) }
-        return first
-    }
+    try await withTimeout(timeout, throwing: { URLError(.timedOut) }, operation)
 }
 
 extension URLSessionConfiguration {

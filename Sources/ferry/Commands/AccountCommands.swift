@@ -3,6 +3,13 @@ import FerryClient
 import FerryCore
 import Foundation
 
+/// Prints who is now signed in; never the tokens.
+private func reportSignIn(_ session: AuthSession, options: ClientOptions, human: String) {
+    Output.emit(json: options.json, human: human, [
+        "user_id": session.user.id.uuidString.lowercased(), "email": session.user.email, "profile": options.profileName,
+    ])
+}
+
 /// `ferry signup EMAIL`: creates an account and signs this profile in.
 struct SignUpCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "signup", abstract: "Create an account and sign in.")
@@ -15,9 +22,7 @@ struct SignUpCommand: AsyncParsableCommand {
         let profile = try ClientProfile(options)
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Choose a password: ")
         let session = try await profile.makeAuthClient().signUp(email: email, password: password)
-        Output.emit(json: options.json, human: "Signed up and signed in as \(session.user.email).", [
-            "user_id": session.user.id.uuidString.lowercased(), "email": session.user.email, "profile": options.profileName,
-        ])
+        reportSignIn(session, options: options, human: "Signed up and signed in as \(session.user.email).")
     }
 }
 
@@ -33,9 +38,7 @@ struct LoginCommand: AsyncParsableCommand {
         let profile = try ClientProfile(options)
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Password: ")
         let session = try await profile.makeAuthClient().signIn(email: email, password: password)
-        Output.emit(json: options.json, human: "Signed in as \(session.user.email).", [
-            "user_id": session.user.id.uuidString.lowercased(), "email": session.user.email, "profile": options.profileName,
-        ])
+        reportSignIn(session, options: options, human: "Signed in as \(session.user.email).")
     }
 }
 

@@ -12,14 +12,9 @@ import Testing
 /// AuthClient, ProfileClient, HealthProbe and file-backed session store and launch history.
 @Suite("Launch, end to end")
 struct LaunchEndToEndTests {
-    static let lingo = """
-        profile:
-          fields:
-            first_name: text
-            native_language: text
-            learning_languages: json
-          required: [first_name, native_language, learning_languages]
-        """
+    static var lingo: String {
+        get throws { try ExampleSchemas.text("lingo.yaml") }
+    }
 
     /// One app install: its own folder (session file, launch history) talking to `server`.
     struct Device {
@@ -43,7 +38,7 @@ struct LaunchEndToEndTests {
     }
 
     static func fastHashing(_ configuration: inout ServerConfiguration) {
-        configuration.auth.passwordHashing = .init(logN: 10, blockSize: 8, parallelism: 1)
+        configuration.useFastPasswordHashing()
     }
 
     static func email() -> String { "lingo-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
@@ -55,7 +50,7 @@ struct LaunchEndToEndTests {
     @Test("first launch → welcome; returning signed-out → signIn; sign-up then quit during onboarding → onboarding; complete → main",
           arguments: TestEngine.available)
     func routes(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.lingo, configure: Self.fastHashing) { server in
+        try await LiveServer.with(engine, schema: try Self.lingo, configure: Self.fastHashing) { server in
             let folder = try TemporaryFolder()
             defer { folder.remove() }
             let device = Device(server: server, folder: folder.url)
@@ -79,9 +74,8 @@ struct LaunchEndToEndTests {
             var configuration = ServerConfiguration()
             configuration.dataDirectory = database.folder
             configuration.database = database.location
-            configuration.schemaFiles = [database.folder + "/lingo.yaml"]
-            Self.fastHashing(&configuration)
-            try Self.lingo.write(toFile: configuration.schemaFiles[0], atomically: true, encoding: .utf8)
+            configuration.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
+            configuration.useFastPasswordHashing()
             var server = try await LiveServer.start(configuration)
             let port = try #require(server.baseURL.port)
             let phoneFolder = try TemporaryFolder(), macFolder = try TemporaryFolder()
@@ -128,7 +122,7 @@ struct LaunchEndToEndTests {
 
     @Test("an expired access token is refreshed at launch by ONE request, however many callers ask", arguments: TestEngine.available)
     func singleFlightRefresh(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.lingo, configure: { configuration in
+        try await LiveServer.with(engine, schema: try Self.lingo, configure: { configuration in
             Self.fastHashing(&configuration)
             configuration.auth.accessTokenLifetime = .seconds(20)  // inside the 30 s margin: every token counts as expiring
         }) { server in

@@ -11,7 +11,7 @@ struct AuthHarness {
 
     /// A light scrypt cost for tests that sign in many times; one test keeps the OWASP default.
     static func fastHashing(_ configuration: inout ServerConfiguration) {
-        configuration.auth.passwordHashing = .init(logN: 10, blockSize: 8, parallelism: 1)
+        configuration.useFastPasswordHashing()
     }
 
     func send(

@@ -44,7 +44,7 @@ struct OperationsRoutes {
     func health() async throws -> HealthReport {
         let storage = self.storage
         do {
-            try await withThrowingTimeout(healthTimeout) { try await storage.ping() }
+            try await withTimeout(healthTimeout) { try await storage.ping() }
         } catch {
             throw APIError(
                 .serviceUnavailable, .unavailable, "The database is not answering; retry shortly.",

@@ -55,7 +55,7 @@ extension PostgresStorage {
     /// database name ends start-up with PostgreSQL's own reason instead of a pool retrying forever.
     public func checkReachable(timeout: Duration) async throws(ServerStartupError) {
         do {
-            try await withThrowingTimeout(timeout) { [self] in
+            try await withTimeout(timeout) { [self] in
                 try await withStandaloneConnection(connectTimeout: timeout) { connection in
                     _ = try await connection.query("SELECT 1", logger: self.logger)
                 }
