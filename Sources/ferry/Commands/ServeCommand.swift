@@ -10,7 +10,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Ferry server.",
         discussion: """
             Every option can also come from the environment: FERRY_HOST, FERRY_PORT, FERRY_DATA_DIR,
-            FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL, FERRY_JWT_SECRET.
+            FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL, FERRY_JWT_SECRET,
+            FERRY_ACCESS_TOKEN_LIFETIME, FERRY_SESSION_TIMEBOX, FERRY_SESSION_INACTIVITY_TIMEOUT (seconds).
             A flag wins over the environment.
             """
     )
@@ -35,6 +36,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("jwt-secret"), help: "A fixed JWT signing secret (32+ characters) shared by every instance. [default: generated in the data dir]")
     var jwtSecret: String?
+
+    @Option(name: .customLong("access-token-lifetime"), help: "Seconds an access token lives. [default: 3600]")
+    var accessTokenLifetime: Int?
+
+    @Option(name: .customLong("session-timebox"), help: "Seconds a session may live at most. [default: no limit]")
+    var sessionTimebox: Int?
+
+    @Option(name: .customLong("session-inactivity-timeout"), help: "Seconds a session may go without a refresh. [default: no limit]")
+    var sessionInactivityTimeout: Int?
 
     @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey', then exit.")
     var printKeys = false
@@ -93,6 +103,13 @@ struct ServeSettings {
             }
             configuration.auth.jwtSecret = secret
         }
+        if let seconds = try Self.seconds(command.accessTokenLifetime, environment, "FERRY_ACCESS_TOKEN_LIFETIME", flag: "--access-token-lifetime") {
+            configuration.auth.accessTokenLifetime = seconds
+        }
+        configuration.auth.sessionTimebox = try Self.seconds(command.sessionTimebox, environment, "FERRY_SESSION_TIMEBOX", flag: "--session-timebox")
+        configuration.auth.sessionInactivityTimeout = try Self.seconds(
+            command.sessionInactivityTimeout, environment, "FERRY_SESSION_INACTIVITY_TIMEOUT", flag: "--session-inactivity-timeout"
+        )
         if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw CommandFailure(
@@ -101,6 +118,16 @@ struct ServeSettings {
             }
             logLevel = parsed
         }
+    }
+
+    /// A positive number of seconds from the flag or its variable, or `nil` when neither is set.
+    private static func seconds(_ flag: Int?, _ environment: [String: String], _ variable: String, flag name: String) throws -> Duration? {
+        guard let value = try flag ?? environment[variable].map({ text in
+            guard let number = Int(text) else { throw CommandFailure(message: "\(variable) must be a number of seconds, not '\(text)'", status: 64) }
+            return number
+        }) else { return nil }
+        guard value > 0 else { throw CommandFailure(message: "\(name) must be a positive number of seconds, not \(value)", status: 64) }
+        return .seconds(value)
     }
 
     private static func port(_ text: String) throws -> Int {

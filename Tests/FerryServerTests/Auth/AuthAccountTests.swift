@@ -176,6 +176,23 @@ struct AuthAccountTests {
         }
     }
 
+    @Test("sign-in and sign-up attempts are limited per client address")
+    func rateLimitPerAddress() async throws {
+        try await LiveServer.with(.sqlite, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.auth.signInAttemptsPerAddress = 3
+        }) { server in
+            let auth = AuthHarness(server: server)
+            for _ in 0..<3 {
+                let reply = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": uniqueEmail(), "password": "wrong horse 1"])
+                #expect(reply.status == 400)
+            }
+            let limited = try await auth.send("POST", "/auth/v1/signup", json: ["email": uniqueEmail(), "password": "correct horse 1"])
+            #expect(limited.status == 429, "a fourth attempt from 127.0.0.1, whatever the email")
+            #expect(limited.errorCode == "over_request_rate_limit")
+        }
+    }
+
     @Test("the signing secret and anon key are kept in the data folder with mode 0600 and reused on restart")
     func keysOnDisk() async throws {
         try await TestDatabase.with(.sqlite) { database in
