@@ -14,6 +14,8 @@ public struct ServerConfiguration: Sendable {
     public var schemaFiles: [String] = []
     /// How long `/health` waits for the database before answering 503.
     public var healthTimeout: Duration = .seconds(2)
+    /// How long a request may wait on the database before it fails with 503.
+    public var requestDeadline: Duration = .seconds(15)
     /// How long start-up waits for PostgreSQL to accept a connection.
     public var databaseConnectTimeout: Duration = .seconds(10)
 

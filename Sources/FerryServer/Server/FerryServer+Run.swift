@@ -17,7 +17,7 @@ extension FerryServer {
         router.add(middleware: ErrorMiddleware())
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
             .register(on: router)
-        AuthRoutes(service: auth).register(on: router)
+        AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
         return router
     }
 

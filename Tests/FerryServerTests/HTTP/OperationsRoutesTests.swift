@@ -28,6 +28,7 @@ struct OperationsRoutesTests {
             configuration.dataDirectory = database.folder
             configuration.database = database.location
             configuration.healthTimeout = .seconds(1)
+            configuration.requestDeadline = .seconds(2)
             let server = try await LiveServer.start(configuration)
             defer { Task { await server.stop() } }
             #expect(try await HTTPClient.send("GET", server.url("/health")).status == 200)
@@ -37,6 +38,13 @@ struct OperationsRoutesTests {
             #expect(try down.json()["error_code"] as? String == "service_unavailable")
             #expect(down.header("Retry-After") == "5")
             #expect(try await HTTPClient.send("HEAD", server.url("/health")).status == 503)
+            let signIn = try await HTTPClient.send(
+                "POST", server.url("/auth/v1/token?grant_type=password"),
+                headers: ["apikey": server.server.keys.anonKey, "Content-Type": "application/json"],
+                body: Data(#"{"email":"a@example.com","password":"correct horse 1"}"#.utf8)
+            )
+            #expect(signIn.status == 503, "a database outage is a 503 to retry, never a 500")
+            #expect(try signIn.json()["error_code"] as? String == "service_unavailable")
             try await database.setRefusingConnections(false)
             #expect(try await HTTPClient.send("GET", server.url("/health")).status == 200)
             await server.stop()

@@ -4,7 +4,8 @@ import Hummingbird
 import Logging
 
 /// Turns every error into an ``ErrorBody`` JSON response, so no client ever sees a bare status or
-/// a stack trace. Errors the server did not expect become 500 and are logged with the request id.
+/// a stack trace. A database that is down answers 503 (retry); errors the server did not expect become 500,
+/// logged with the request id.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -13,6 +14,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try error.response(from: request, context: context)
         } catch let error as HTTPError {
             return try Self.translate(error, request).response(from: request, context: context)
+        } catch where StorageAvailability.isUnavailable(error) {
+            context.logger.warning("database unavailable", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
+            return try APIError(
+                .serviceUnavailable, .unavailable, "The database is not answering; retry shortly.", headers: [.retryAfter: "5"]
+            ).response(from: request, context: context)
         } catch {
             context.logger.error("unexpected failure", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
             return try APIError(.internalServerError, .internalError, "The server failed; quote the X-Request-Id header when reporting it.")

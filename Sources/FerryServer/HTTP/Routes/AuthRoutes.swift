@@ -6,6 +6,13 @@ import Hummingbird
 /// `/auth/v1`: Supabase Auth's endpoints for email and password accounts, and `/sync/v1/profile`.
 struct AuthRoutes {
     let service: AuthService
+    /// How long a request may wait on the database (a pool waits for a lost database indefinitely).
+    let deadline: Duration
+
+    /// Runs `work` within the deadline; past it the request fails with 503, as when the database is down.
+    private func withinDeadline<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await withTimeout(deadline, work)
+    }
 
     struct Credentials: Decodable {
         var email: String
@@ -33,54 +40,67 @@ struct AuthRoutes {
         auth.post("signup") { request, context in
             var request = request
             let body = try await request.decodeJSON(Credentials.self)
-            return try await JSONResponse(service.signUp(email: body.email, password: body.password, data: body.data, clientAddress: context.clientAddress))
+            let address = context.clientAddress
+            return JSONResponse(try await withinDeadline {
+                try await service.signUp(email: body.email, password: body.password, data: body.data, clientAddress: address)
+            })
         }
         auth.post("token") { request, context in
             var request = request
             switch request.uri.queryParameters.get("grant_type") {
             case "password":
                 let body = try await request.decodeJSON(Credentials.self)
-                return try await JSONResponse(service.signIn(email: body.email, password: body.password, clientAddress: context.clientAddress))
+                let address = context.clientAddress
+                return JSONResponse(try await withinDeadline {
+                    try await service.signIn(email: body.email, password: body.password, clientAddress: address)
+                })
             case "refresh_token":
                 let body = try await request.decodeJSON(RefreshRequest.self)
-                return try await JSONResponse(service.refresh(token: body.refreshToken))
+                return JSONResponse(try await withinDeadline { try await service.refresh(token: body.refreshToken) })
             case let other:
                 throw APIError(.badRequest, .unsupportedGrantType, "Unsupported grant_type '\(other ?? "")': use password or refresh_token.")
             }
         }
         auth.get("user") { request, _ in
-            let caller = try await service.authenticate(authorization: request.headers[.authorization])
-            return try await JSONResponse(service.user(caller))
+            let authorization = request.headers[.authorization]
+            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
+            return JSONResponse(try await withinDeadline { try await service.user(caller) })
         }
         auth.put("user") { request, _ in
             var request = request
-            let caller = try await service.authenticate(authorization: request.headers[.authorization])
+            let authorization = request.headers[.authorization]
+            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
             let body = try await request.decodeJSON(UserUpdate.self)
             if body.email != nil {
                 throw APIError(.unprocessableContent, .validationFailed, "Changing the email address is not supported yet.")
             }
-            return try await JSONResponse(service.updateUser(caller, password: body.password, data: body.data))
+            return JSONResponse(try await withinDeadline {
+                try await service.updateUser(caller, password: body.password, data: body.data)
+            })
         }
         auth.post("logout") { request, _ -> HTTPResponse.Status in
             let raw = request.uri.queryParameters.get("scope") ?? "global"
             guard let scope = AuthService.SignOutScope(rawValue: raw) else {
                 throw APIError(.badRequest, .validationFailed, "scope must be global, local or others, not '\(raw)'.")
             }
-            let caller = try await service.authenticate(authorization: request.headers[.authorization])
-            try await service.signOut(caller, scope: scope)
+            let authorization = request.headers[.authorization]
+            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
+            try await withinDeadline { try await service.signOut(caller, scope: scope) }
             return .noContent
         }
 
         let profile = router.group("sync/v1/profile").add(middleware: APIKeyMiddleware(anonKey: service.keys.anonKey))
         profile.get { request, _ in
-            let caller = try await service.authenticate(authorization: request.headers[.authorization])
-            return try await JSONResponse(service.profile(caller))
+            let authorization = request.headers[.authorization]
+            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
+            return JSONResponse(try await withinDeadline { try await service.profile(caller) })
         }
         profile.patch { request, _ in
             var request = request
-            let caller = try await service.authenticate(authorization: request.headers[.authorization])
+            let authorization = request.headers[.authorization]
+            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
             let body = try await request.decodeJSON(ProfileUpdate.self)
-            return try await JSONResponse(service.updateProfile(caller, fields: body.fields))
+            return JSONResponse(try await withinDeadline { try await service.updateProfile(caller, fields: body.fields) })
         }
     }
 }

@@ -1,0 +1,32 @@
+import FerryCore
+import GRDB
+import PostgresNIO
+
+/// Tells a database that is down or overloaded (retry later: 503) from a fault in the server (500).
+enum StorageAvailability {
+    static func isUnavailable(_ error: any Error) -> Bool {
+        switch error {
+        case let error as PostgresTransactionError:
+            let inner = [error.beginError, error.closureError, error.commitError].compactMap { $0 }
+            return inner.contains(where: isUnavailable)
+        case let error as PSQLError:
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown, .queryCancelled:
+                return true
+            case .server:
+                // Class 08: connection exception; 53: insufficient resources; 57: operator intervention;
+                // 55000: the database does not allow connections.
+                guard let state = error.serverInfo?[.sqlState] else { return false }
+                return state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57") || state == "55000"
+            default:
+                return false
+            }
+        case let error as DatabaseError:
+            return [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_MISUSE].contains(error.resultCode)
+        case is TimeoutError:
+            return true
+        default:
+            return String(reflecting: type(of: error)).contains("ConnectionPoolError")
+        }
+    }
+}
