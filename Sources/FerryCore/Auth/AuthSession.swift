@@ -40,16 +40,21 @@ public struct AuthSession: Sendable, Hashable, Codable {
 
 /// A user as Supabase Auth returns it (`GET /auth/v1/user`, and inside every session).
 public struct AuthUser: Sendable, Hashable, Codable {
+    /// The user id.
     public var id: UUID
     /// Always `authenticated`.
     public var aud: String
     /// Always `authenticated`.
     public var role: String
+    /// The email address, lowercased.
     public var email: String
     /// Always empty: Ferry has no phone sign-in. Present because Supabase clients expect it.
     public var phone: String
+    /// When the email was confirmed (at sign-up: Ferry sends no mail).
     public var emailConfirmedAt: String?
+    /// The same as ``emailConfirmedAt``, as GoTrue sends both.
     public var confirmedAt: String?
+    /// When the user last signed in.
     public var lastSignInAt: String?
     /// Server-controlled metadata (`provider`, `providers`).
     public var appMetadata: JSONValue
@@ -57,8 +62,11 @@ public struct AuthUser: Sendable, Hashable, Codable {
     public var userMetadata: JSONValue
     /// The sign-in methods of the user: one `email` identity, in GoTrue's shape.
     public var identities: [JSONValue]
+    /// When the account was created (ISO 8601).
     public var createdAt: String
+    /// When the account last changed (ISO 8601).
     public var updatedAt: String
+    /// Always `false`: Ferry has no anonymous sign-in.
     public var isAnonymous: Bool
 
     /// Creates a user.

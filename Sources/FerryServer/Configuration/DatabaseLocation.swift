@@ -43,11 +43,17 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         case require
     }
 
+    /// The server's host name or address.
     public var host: String
+    /// The server's port (5432 by default).
     public var port: Int
+    /// The role to connect as.
     public var username: String
+    /// The role's password, if any; never printed.
     public var password: String?
+    /// The database name.
     public var database: String
+    /// Whether to use TLS.
     public var tlsMode: TLSMode
 
     /// Parses a URL, naming the part that is wrong on failure.

@@ -3,21 +3,29 @@ import Foundation
 
 /// An account as the server stores it.
 public struct UserRecord: Sendable, Hashable {
+    /// The user id (also the id of their personal space and profile).
     public var id: UUID
     /// Lowercased.
     public var email: String
+    /// The scrypt hash in `$scrypt$…` form.
     public var passwordHash: String
     /// JSON object text.
     public var userMetadata: String
+    /// When the account was created.
     public var createdAt: Date
+    /// When the password or metadata last changed.
     public var updatedAt: Date
+    /// When the user last signed in, if ever.
     public var lastSignInAt: Date?
 }
 
 /// A signed-in session: one device's sign-in, ended by sign-out, revocation or expiry.
 public struct SessionRecord: Sendable, Hashable {
+    /// The session id (the `session_id` claim).
     public var id: UUID
+    /// Whose session it is.
     public var userID: UUID
+    /// When the session began (for the time box).
     public var createdAt: Date
     /// The last refresh (or the sign-in), for the inactivity timeout.
     public var refreshedAt: Date
@@ -25,10 +33,13 @@ public struct SessionRecord: Sendable, Hashable {
 
 /// A refresh token's stored form: its hash, never the token.
 public struct RefreshTokenRecord: Sendable, Hashable {
+    /// SHA-256 of the token, hex.
     public var tokenHash: String
+    /// The session the token renews.
     public var sessionID: UUID
     /// The hash of the token this one replaced.
     public var parentHash: String?
+    /// When the token was issued.
     public var createdAt: Date
     /// When it was used (and replaced); `nil` while it is the session's active token.
     public var revokedAt: Date?
