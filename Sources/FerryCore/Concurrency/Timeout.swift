@@ -1,26 +1,90 @@
+import Synchronization
+
 /// Thrown by ``withTimeout(_:throwing:_:)`` when the work does not finish in time.
 public struct TimeoutError: Error, Sendable, Hashable {
     /// Creates the error.
     public init() {}
 }
 
-/// Runs `operation`, cancelling it and throwing `timeoutError()` if it has not finished within `timeout`.
+/// Runs `operation`, and throws `timeoutError()` as soon as `timeout` passes without a result, cancelling it.
 ///
 /// A race against a timer rather than a library's own timeout: URLSession on Linux rounds its timeouts to
-/// whole seconds, and a database pool may wait for a connection far longer than a health check should.
+/// whole seconds, and a database pool may wait for a lost database indefinitely. The caller gets its answer
+/// at the deadline even if the operation ignores cancellation (it then finishes, unobserved, in the background).
 public func withTimeout<Result: Sendable>(
     _ timeout: Duration,
     throwing timeoutError: @escaping @Sendable () -> any Error = { TimeoutError() },
     _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw timeoutError()
+    let race = TimeoutRace<Result>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            race.start(continuation: continuation, timeout: timeout, timeoutError: timeoutError, operation: operation)
         }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw timeoutError() }
-        return first
+    } onCancel: {
+        race.cancel()
+    }
+}
+
+/// The state of one ``withTimeout(_:throwing:_:)`` call: whichever of the work, the timer or a cancellation
+/// comes first resumes the caller; the others are cancelled.
+private final class TimeoutRace<Result: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Result, any Error>?
+        var tasks: [Task<Void, Never>] = []
+        var isCancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    func start(
+        continuation: CheckedContinuation<Result, any Error>, timeout: Duration,
+        timeoutError: @escaping @Sendable () -> any Error, operation: @escaping @Sendable () async throws -> Result
+    ) {
+        let alreadyCancelled = state.withLock { state in
+            state.continuation = continuation
+            return state.isCancelled
+        }
+        if alreadyCancelled {
+            finish(.failure(CancellationError()))
+            return
+        }
+        let work = Task {
+            do {
+                self.finish(.success(try await operation()))
+            } catch {
+                self.finish(.failure(error))
+            }
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            self.finish(.failure(timeoutError()))
+        }
+        let isFinished = state.withLock { state in
+            state.tasks = [work, timer]
+            return state.continuation == nil
+        }
+        if isFinished {
+            work.cancel()
+            timer.cancel()
+        }
+    }
+
+    func cancel() {
+        let hasStarted = state.withLock { state in
+            state.isCancelled = true
+            return state.continuation != nil
+        }
+        if hasStarted { finish(.failure(CancellationError())) }
+    }
+
+    private func finish(_ result: Swift.Result<Result, any Error>) {
+        let (continuation, tasks) = state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, state.tasks)
+        }
+        guard let continuation else { return }
+        for task in tasks { task.cancel() }
+        continuation.resume(with: result)
     }
 }

@@ -19,6 +19,9 @@ public enum FieldValue {
             Mismatch(field: field.name, message: "expected \(expected) for a \(field.type.rawValue) field")
         }
         if value.isNull { return .null }
+        if value.containsNUL {
+            throw Mismatch(field: field.name, message: "text cannot contain the NUL character (U+0000)")
+        }
         switch (field.type, value) {
         case (.text, .string), (.json, _):
             return value

@@ -68,3 +68,15 @@ extension JSONValue {
         self = value
     }
 }
+
+extension JSONValue {
+    /// Whether any string or key inside contains U+0000, which PostgreSQL cannot store in text or jsonb.
+    public var containsNUL: Bool {
+        switch self {
+        case .string(let text): text.contains("\u{0}")
+        case .array(let items): items.contains { $0.containsNUL }
+        case .object(let members): members.contains { $0.key.contains("\u{0}") || $0.value.containsNUL }
+        case .null, .bool, .number: false
+        }
+    }
+}

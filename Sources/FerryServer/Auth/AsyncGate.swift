@@ -21,6 +21,8 @@ actor AsyncGate {
         defer {
             if waiting.isEmpty { running -= 1 } else { waiting.removeFirst().resume() }
         }
+        // A request whose deadline passed while it queued gives up its turn instead of hashing for nobody.
+        try Task.checkCancellation()
         return try await withCheckedThrowingContinuation { continuation in
             Self.queue.async { continuation.resume(with: Swift.Result { try work() }) }
         }

@@ -41,14 +41,13 @@ struct AuthService: Sendable {
         let email = try Self.validEmail(rawEmail)
         let weaknesses = PasswordPolicy.weaknesses(of: password)
         guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
-        if let data, data.objectValue == nil {
-            throw APIError(.badRequest, .validationFailed, "data must be a JSON object.")
-        }
+        try Self.validMetadata(data)
         let time = now()
         let user = UserRecord(
             id: UUID(), email: email, passwordHash: try await hasher.hash(password),
             userMetadata: (data ?? .object([:])).jsonText, createdAt: time, updatedAt: time, lastSignInAt: nil
         )
+        try Task.checkCancellation()
         do {
             try await storage.createUser(user)
         } catch AuthStorageError.emailTaken {
@@ -60,12 +59,15 @@ struct AuthService: Sendable {
     func signIn(email rawEmail: String, password: String, clientAddress: String) async throws -> AuthSession {
         let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
         try await limit(addressLimiter, "address:\(clientAddress)")
-        try await limit(emailLimiter, "email:\(email)")
-        let user = email.isEmpty ? nil : try await storage.user(email: email)
+        // Only failures count against an email, so nobody can lock a person out by guessing.
+        if let wait = await emailLimiter.wait("email:\(email)") { throw APIError.rateLimited(wait) }
+        let user = email.isEmpty || email.contains("\u{0}") ? nil : try await storage.user(email: email)
         // An unknown email runs the same scrypt work as a wrong password, so timing tells nothing.
         guard await hasher.verify(password, against: user?.passwordHash), let user else {
+            await emailLimiter.record("email:\(email)")
             throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials")
         }
+        try Task.checkCancellation()
         return try await startSession(for: user)
     }
 
@@ -197,13 +199,16 @@ struct AuthService: Sendable {
             passwordHash = try await hasher.hash(password)
         }
         var metadata: String?
+        try Self.validMetadata(data)
         if let data {
-            guard let changes = data.objectValue else { throw APIError(.badRequest, .validationFailed, "data must be a JSON object.") }
-            let current = try await storage.user(id: caller.userID).flatMap { JSONValue(jsonText: $0.userMetadata)?.objectValue } ?? [:]
-            metadata = JSONValue.object(current.merging(changes) { $1 }).jsonText
+            metadata = data.jsonText
         }
-        guard let user = try await storage.updateUser(id: caller.userID, passwordHash: passwordHash, userMetadata: metadata, now: now()) else {
+        guard let user = try await storage.updateUser(id: caller.userID, passwordHash: passwordHash, metadataPatch: metadata, now: now()) else {
             throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
+        }
+        if passwordHash != nil {
+            // As GoTrue does: a new password signs out every other device.
+            try await storage.deleteSessions(userID: caller.userID, keeping: caller.sessionID)
         }
         return Self.wireUser(user)
     }
@@ -224,7 +229,7 @@ struct AuthService: Sendable {
 
     func profile(_ caller: Caller) async throws -> ProfileState {
         let fields = try await storage.profile(userID: caller.userID, collection: profileCollection)
-        let missing = requiredProfileFields.filter { (fields?[$0] ?? .null).isNull }
+        let missing = requiredProfileFields.filter { Self.isBlank(fields?[$0] ?? .null) }
         return ProfileState(fields: fields, missing: fields == nil ? requiredProfileFields : missing)
     }
 
@@ -247,21 +252,34 @@ struct AuthService: Sendable {
 
     // MARK: Helpers
 
-    private func limit(_ limiter: RateLimiter, _ key: String) async throws {
-        if let wait = await limiter.attempt(key) {
-            let seconds = max(1, Int(wait.components.seconds) + 1)
-            throw APIError(
-                .tooManyRequests, .overRequestRateLimit, "Too many attempts; retry in \(seconds) seconds.",
-                headers: [.retryAfter: String(seconds)]
-            )
+    /// A required profile field counts as missing when null, an empty or blank string, or an empty list or object.
+    static func isBlank(_ value: JSONValue) -> Bool {
+        switch value {
+        case .null: true
+        case .string(let text): text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        case .array(let items): items.isEmpty
+        case .object(let members): members.isEmpty
+        case .bool, .number: false
         }
+    }
+
+    private func limit(_ limiter: RateLimiter, _ key: String) async throws {
+        if let wait = await limiter.attempt(key) { throw APIError.rateLimited(wait) }
+    }
+
+    /// `data` must be a JSON object without NUL characters (PostgreSQL's jsonb cannot hold them).
+    static func validMetadata(_ data: JSONValue?) throws {
+        guard let data else { return }
+        guard data.objectValue != nil else { throw APIError(.badRequest, .validationFailed, "data must be a JSON object.") }
+        guard !data.containsNUL else { throw APIError(.badRequest, .validationFailed, "data cannot contain the NUL character (U+0000).") }
     }
 
     static func validEmail(_ raw: String) throws -> String {
         let email = raw.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
-              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !email.contains(where: { $0.isWhitespace })
+              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              !email.contains(where: { $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } })
         else {
             throw APIError(.badRequest, .emailAddressInvalid, "Unable to validate email address: invalid format")
         }
@@ -279,11 +297,21 @@ struct AuthService: Sendable {
 }
 
 extension APIError {
+    /// 429 `over_request_rate_limit` with `Retry-After`.
+    static func rateLimited(_ wait: Duration) -> APIError {
+        let seconds = max(1, Int(wait.components.seconds) + 1)
+        return APIError(
+            .tooManyRequests, .overRequestRateLimit, "Too many attempts; retry in \(seconds) seconds.",
+            headers: [.retryAfter: String(seconds)]
+        )
+    }
+
     /// Supabase's 422 `weak_password`, whose reasons the body also carries.
     static func weakPassword(_ reasons: [String]) -> APIError {
         APIError(
             .unprocessableContent, .weakPassword,
-            "Password should be at least \(PasswordPolicy.minimumLength) characters and mix letters with digits or symbols (\(reasons.joined(separator: ", ")))."
+            "Password should be at least \(PasswordPolicy.minimumLength) characters and mix letters with digits or symbols (\(reasons.joined(separator: ", "))).",
+            details: ["weak_password": .object(["reasons": .array(reasons.map(JSONValue.string))])]
         )
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Counts attempts per key in fixed windows and says when a key has had too many.
 ///
 /// In memory, per instance: behind a load balancer each instance limits on its own, which bounds an
@@ -20,14 +18,26 @@ actor RateLimiter {
         self.window = window
     }
 
-    /// Records an attempt for `key`; returns how long to wait when the key is over its limit, else `nil`.
+    /// Counts an attempt for `key`; returns how long to wait when this attempt is over the limit, else `nil`.
     func attempt(_ key: String, now: ContinuousClock.Instant = .now) -> Duration? {
+        record(key, now: now)
+        guard let current = windows[key], current.count > limit else { return nil }
+        return window - (now - current.start)
+    }
+
+    /// How long `key` must wait because its counted attempts reached the limit, without counting one.
+    /// Used with ``record(_:now:)`` to count only failures.
+    func wait(_ key: String, now: ContinuousClock.Instant = .now) -> Duration? {
+        guard let current = windows[key], now - current.start < window, current.count >= limit else { return nil }
+        return window - (now - current.start)
+    }
+
+    /// Counts one attempt (or one failure) for `key`.
+    func record(_ key: String, now: ContinuousClock.Instant = .now) {
         sweep(now)
         var current = windows[key].flatMap { now - $0.start < window ? $0 : nil } ?? Window(start: now, count: 0)
         current.count += 1
         windows[key] = current
-        guard current.count > limit else { return nil }
-        return window - (now - current.start)
     }
 
     /// Drops expired windows now and then, so memory stays bounded by the keys seen in one window.

@@ -27,7 +27,14 @@ public struct ServerKeys: Sendable {
                     throw ServerStartupError(.invalidConfiguration, "the JWT secret must be at least 32 characters")
                 }
                 secret = Array(configuredSecret.utf8)
-            } else if let stored = try? Data(contentsOf: folder.appending(path: secretFile)), stored.count >= 32 {
+            } else if FileManager.default.fileExists(atPath: folder.appending(path: secretFile).path()) {
+                // Never replace an existing secret: that would sign everyone out and split instances.
+                guard let stored = try? Data(contentsOf: folder.appending(path: secretFile)), stored.count >= 32 else {
+                    throw ServerStartupError(
+                        .dataDirectoryUnusable,
+                        "\(dataDirectory)/\(secretFile) exists but cannot be read or is shorter than 32 bytes; fix its permissions or restore it"
+                    )
+                }
                 secret = Array(stored)
             } else {
                 secret = SecureRandom.bytes(64)

@@ -90,8 +90,12 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `text` with any password replaced, for error messages.
     static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.password != nil else { return text }
-        components.password = "***"
-        return components.string ?? "<url>"
+        // Whatever parses or not, anything between "//" and the last "@" may hold a password.
+        guard let scheme = text.range(of: "://"), let at = text.range(of: "@", options: .backwards),
+              scheme.upperBound <= at.lowerBound
+        else { return text }
+        let credentials = text[scheme.upperBound..<at.lowerBound]
+        let user = credentials.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        return text[..<scheme.upperBound] + (credentials.contains(":") ? "\(user):***" : user) + text[at.lowerBound...]
     }
 }

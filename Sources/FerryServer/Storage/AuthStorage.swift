@@ -73,8 +73,9 @@ public protocol AuthStorage: Sendable {
     func user(email: String) async throws -> UserRecord?
     /// The user with this id.
     func user(id: UUID) async throws -> UserRecord?
-    /// Changes a user's password hash and/or metadata; returns the updated user, or `nil` if none.
-    func updateUser(id: UUID, passwordHash: String?, userMetadata: String?, now: Date) async throws -> UserRecord?
+    /// Changes a user's password hash and/or merges `metadataPatch` (a JSON object's text) into their metadata,
+    /// in one statement so concurrent updates do not overwrite each other; returns the updated user, or `nil` if none.
+    func updateUser(id: UUID, passwordHash: String?, metadataPatch: String?, now: Date) async throws -> UserRecord?
     /// Deletes a user with their sessions and tokens.
     func deleteUser(id: UUID) async throws
     /// Creates a session with its first refresh token and records the sign-in.

@@ -2,8 +2,23 @@ import FerryCore
 import GRDB
 import PostgresNIO
 
-/// Tells a database that is down or overloaded (retry later: 503) from a fault in the server (500).
+/// Tells a database that is down or overloaded (retry later: 503), and data the database refuses
+/// (a client's mistake that validation missed: 400), from a fault in the server (500).
 enum StorageAvailability {
+    /// PostgreSQL's class 22 (data exception: invalid text, numeric overflow, …) or SQLite's type mismatch.
+    static func isInvalidData(_ error: any Error) -> Bool {
+        switch error {
+        case let error as PostgresTransactionError:
+            return [error.beginError, error.closureError, error.commitError].compactMap { $0 }.contains(where: isInvalidData)
+        case let error as PSQLError:
+            return error.code == .server && error.serverInfo?[.sqlState]?.hasPrefix("22") == true
+        case let error as DatabaseError:
+            return [.SQLITE_MISMATCH, .SQLITE_TOOBIG, .SQLITE_RANGE].contains(error.resultCode)
+        default:
+            return false
+        }
+    }
+
     static func isUnavailable(_ error: any Error) -> Bool {
         switch error {
         case let error as PostgresTransactionError:

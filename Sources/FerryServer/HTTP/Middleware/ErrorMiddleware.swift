@@ -14,6 +14,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try error.response(from: request, context: context)
         } catch let error as HTTPError {
             return try Self.translate(error, request).response(from: request, context: context)
+        } catch where StorageAvailability.isInvalidData(error) {
+            return try APIError(.badRequest, .validationFailed, "A value in the request cannot be stored (invalid text or number).")
+                .response(from: request, context: context)
         } catch where StorageAvailability.isUnavailable(error) {
             context.logger.warning("database unavailable", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
             return try APIError(

@@ -40,11 +40,11 @@ extension PostgresStorage {
         ))
     }
 
-    public func updateUser(id: UUID, passwordHash: String?, userMetadata: String?, now: Date) async throws -> UserRecord? {
+    public func updateUser(id: UUID, passwordHash: String?, metadataPatch: String?, now: Date) async throws -> UserRecord? {
         try await firstUser(try await client.query(
             """
             UPDATE ferry_users SET password_hash = coalesce(\(passwordHash)::text, password_hash),
-              user_metadata = coalesce(\(userMetadata)::jsonb, user_metadata), updated_at = \(now)
+              user_metadata = user_metadata || coalesce(\(metadataPatch)::jsonb, '{}'::jsonb), updated_at = \(now)
             WHERE id = \(id) RETURNING \(unescaped: Self.userColumns)
             """,
             logger: logger

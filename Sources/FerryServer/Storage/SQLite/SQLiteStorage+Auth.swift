@@ -34,14 +34,14 @@ extension SQLiteStorage {
         try await pool.read { db in try Self.user(db, id: id) }
     }
 
-    public func updateUser(id: UUID, passwordHash: String?, userMetadata: String?, now: Date) async throws -> UserRecord? {
+    public func updateUser(id: UUID, passwordHash: String?, metadataPatch: String?, now: Date) async throws -> UserRecord? {
         try await pool.write { db in
             try db.execute(
                 sql: """
                     UPDATE ferry_users SET password_hash = coalesce(?, password_hash),
-                      user_metadata = coalesce(?, user_metadata), updated_at = ? WHERE id = ?
+                      user_metadata = coalesce(json_patch(user_metadata, ?), user_metadata), updated_at = ? WHERE id = ?
                     """,
-                arguments: [passwordHash, userMetadata, now, id.databaseText]
+                arguments: [passwordHash, metadataPatch, now, id.databaseText]
             )
             return try Self.user(db, id: id)
         }

@@ -1,0 +1,79 @@
+import FerryCore
+import Foundation
+import Testing
+
+@Suite("withTimeout")
+struct TimeoutTests {
+    struct Boom: Error {}
+
+    @Test("returns the result, or the operation's own error, when it finishes in time")
+    func finishesInTime() async throws {
+        #expect(try await withTimeout(.seconds(5)) { 42 } == 42)
+        await #expect(throws: Boom.self) { try await withTimeout(.seconds(5)) { throw Boom() } }
+    }
+
+    @Test("answers at the deadline even when the operation ignores cancellation")
+    func answersAtTheDeadline() async throws {
+        let start = ContinuousClock.now
+        await #expect(throws: TimeoutError.self) {
+            try await withTimeout(.milliseconds(200)) {
+                // Blocks its thread like scrypt does, deaf to cancellation, for much longer than the deadline.
+                usleep(3_000_000)
+                return 1
+            }
+        }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    @Test("throws the caller's error on timeout, and cancels a cooperative operation")
+    func customErrorAndCancellation() async throws {
+        let sawCancellation = ManagedFlag()
+        await #expect(throws: Boom.self) {
+            try await withTimeout(.milliseconds(50), throwing: { Boom() }) {
+                do {
+                    try await Task.sleep(for: .seconds(30))
+                } catch {
+                    sawCancellation.set()
+                    throw error
+                }
+            }
+        }
+        try await sawCancellation.waitUntilSet()
+    }
+
+    @Test("cancelling the caller cancels the wait")
+    func callerCancellation() async throws {
+        let task = Task { try await withTimeout(.seconds(30)) { try await Task.sleep(for: .seconds(30)) } }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+}
+
+/// A flag set from another task, awaited with a deadline.
+final class ManagedFlag: @unchecked Sendable {  // guarded by `lock`
+    private let lock = NSLock()
+    private var isSet = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func set() {
+        let pending = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            isSet = true
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in pending { waiter.resume() }
+    }
+
+    func waitUntilSet() async throws {
+        try await withTimeout(.seconds(5)) {
+            await withCheckedContinuation { continuation in
+                let done = self.lock.withLock { () -> Bool in
+                    if self.isSet { return true }
+                    self.waiters.append(continuation)
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        }
+    }
+}
