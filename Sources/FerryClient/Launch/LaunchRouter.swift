@@ -65,14 +65,17 @@ public actor LaunchRouter {
     /// The session is removed from this device even when the server cannot be told; throws only when
     /// local state could not be cleared.
     public func debugReset() async throws {
-        try history.reset()
+        // Sign out first: a history that cannot be cleared must not leave the session behind.
+        var failure: (any Error)?
         do {
             try await auth.signOut(scope: .local)
         } catch let error as AuthError where error.code == .sessionStoreFailed {
-            throw error
+            failure = error
         } catch {
             logger.notice("debug reset: the server was not told of the sign-out", metadata: ["ferry.error": "\(error)"])
         }
+        try history.reset()
+        if let failure { throw failure }
     }
 
     private func decide() async -> LaunchDecision {

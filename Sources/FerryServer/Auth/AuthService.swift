@@ -99,7 +99,7 @@ struct AuthService: Sendable {
         let presentedHash = TokenIssuer.storageHash(of: token)
         let successor = issuer.successor(of: token)
         let successorHash = TokenIssuer.storageHash(of: successor)
-        let reuseInterval = TimeInterval(configuration.refreshTokenReuseInterval.components.seconds)
+        let reuseInterval = configuration.refreshTokenReuseInterval.timeInterval
         let configuration = self.configuration
         let outcome = try await storage.refresh(tokenHash: presentedHash, now: time) { context in
             Self.decide(context, successorHash: successorHash, now: time, reuseInterval: reuseInterval, configuration: configuration)
@@ -132,12 +132,10 @@ struct AuthService: Sendable {
         _ context: RefreshContext, successorHash: String, now: Date, reuseInterval: TimeInterval, configuration: AuthConfiguration
     ) -> RefreshDecision {
         let session = context.session
-        if let timebox = configuration.sessionTimebox,
-           now.timeIntervalSince(session.createdAt) > TimeInterval(timebox.components.seconds) {
+        if let timebox = configuration.sessionTimebox, now.timeIntervalSince(session.createdAt) > timebox.timeInterval {
             return .revokeSession(.sessionExpired)
         }
-        if let inactivity = configuration.sessionInactivityTimeout,
-           now.timeIntervalSince(session.refreshedAt) > TimeInterval(inactivity.components.seconds) {
+        if let inactivity = configuration.sessionInactivityTimeout, now.timeIntervalSince(session.refreshedAt) > inactivity.timeInterval {
             return .revokeSession(.sessionExpired)
         }
         guard let revokedAt = context.token.revokedAt else { return .rotate(successorHash: successorHash) }
@@ -293,6 +291,13 @@ struct AuthService: Sendable {
             userMetadata: JSONValue(jsonText: user.userMetadata) ?? .object([:]),
             createdAt: Timestamp.format(user.createdAt), updatedAt: Timestamp.format(user.updatedAt)
         )
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var timeInterval: TimeInterval {
+        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
     }
 }
 

@@ -13,6 +13,14 @@ extension FerryServer {
     func makeRouter() -> Router<FerryRequestContext> {
         let router = Router(context: FerryRequestContext.self)
         router.add(middleware: RequestLoggingMiddleware())
+        // Browsers running supabase-js send a preflight before every cross-origin call.
+        router.add(middleware: CORSMiddleware(
+            allowOrigin: .originBased,
+            allowHeaders: [.accept, .authorization, .contentType, .origin, .apiKey, .clientInfo, .supabaseAPIVersion, .requestID],
+            allowMethods: [.get, .post, .put, .patch, .delete, .head, .options],
+            exposedHeaders: ["X-Request-Id", "Retry-After", "X-Supabase-Api-Version"],
+            maxAge: .hours(1)
+        ))
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(middleware: ErrorMiddleware())
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)

@@ -42,6 +42,10 @@ struct ClientProfile {
             throw CommandFailure(message: "no API key for profile '\(name)': pass --api-key (the server shows it with 'ferry serve --print-keys')", status: 64)
         }
         settings = Settings(server: server, apiKey: apiKey)
+        if let stored, stored.server != server {
+            // A session belongs to the server that issued it; never send its refresh token to another.
+            try? FileManager.default.removeItem(at: folder.appending(path: "session.json"))
+        }
         if stored?.server != server || stored?.apiKey != apiKey {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let encoder = JSONEncoder()

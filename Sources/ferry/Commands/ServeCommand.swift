@@ -126,7 +126,10 @@ struct ServeSettings {
             guard let number = Int(text) else { throw CommandFailure(message: "\(variable) must be a number of seconds, not '\(text)'", status: 64) }
             return number
         }) else { return nil }
-        guard value > 0 else { throw CommandFailure(message: "\(name) must be a positive number of seconds, not \(value)", status: 64) }
+        let tenYears = 10 * 365 * 24 * 3600
+        guard (1...tenYears).contains(value) else {
+            throw CommandFailure(message: "\(name) must be between 1 and \(tenYears) seconds, not \(value)", status: 64)
+        }
         return .seconds(value)
     }
 

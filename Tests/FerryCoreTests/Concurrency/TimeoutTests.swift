@@ -14,15 +14,18 @@ struct TimeoutTests {
 
     @Test("answers at the deadline even when the operation ignores cancellation")
     func answersAtTheDeadline() async throws {
-        let start = ContinuousClock.now
+        // The operation waits on a flag nothing sets until the test ends, deaf to cancellation (as scrypt is):
+        // if withTimeout waited for it, the timeout below could not be observed while the flag is still unset.
+        let release = ManagedFlag(), finished = ManagedFlag()
         await #expect(throws: TimeoutError.self) {
-            try await withTimeout(.milliseconds(200)) {
-                // Blocks its thread like scrypt does, deaf to cancellation, for much longer than the deadline.
-                usleep(3_000_000)
-                return 1
+            try await withTimeout(.milliseconds(100)) {
+                await release.waitIgnoringCancellation()
+                finished.set()
             }
         }
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(!finished.isSetNow, "the caller got its answer while the operation was still running")
+        release.set()
+        try await finished.waitUntilSet()
     }
 
     @Test("throws the caller's error on timeout, and cancels a cooperative operation")
@@ -62,6 +65,20 @@ final class ManagedFlag: @unchecked Sendable {  // guarded by `lock`
             return waiters
         }
         for waiter in pending { waiter.resume() }
+    }
+
+    var isSetNow: Bool { lock.withLock { isSet } }
+
+    /// Waits until the flag is set, whatever happens to the waiting task.
+    func waitIgnoringCancellation() async {
+        await withCheckedContinuation { continuation in
+            let done = lock.withLock { () -> Bool in
+                if isSet { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
     }
 
     func waitUntilSet() async throws {

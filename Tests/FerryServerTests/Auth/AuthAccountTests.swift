@@ -72,9 +72,9 @@ struct AuthAccountTests {
         }
     }
 
-    @Test("malformed, oversized and keyless requests get clear errors, never a 500")
-    func badInput() async throws {
-        try await LiveServer.with(.sqlite, configure: AuthHarness.fastHashing) { server in
+    @Test("malformed, oversized, NUL-laden and keyless requests get clear errors, never a 500", arguments: TestEngine.available)
+    func badInput(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let notJSON = try await auth.send("POST", "/auth/v1/signup", body: Data("{not json".utf8))
             #expect(notJSON.status == 400)
@@ -98,6 +98,14 @@ struct AuthAccountTests {
             #expect(grant.errorCode == "unsupported_grant_type")
             let scope = try await auth.send("POST", "/auth/v1/logout?scope=everywhere")
             #expect(scope.status == 400)
+            // PostgreSQL cannot store U+0000 in text or jsonb: refused up front, on both engines alike.
+            let nulEmail = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": "a\u{0}@example.com", "password": "x"])
+            #expect(nulEmail.errorCode == "invalid_credentials")
+            let nulSignUp = try await auth.send("POST", "/auth/v1/signup", json: ["email": "a\u{0}b@example.com", "password": "correct horse 1"])
+            #expect(nulSignUp.errorCode == "email_address_invalid")
+            let nulData = try await auth.send("POST", "/auth/v1/signup", json: ["email": uniqueEmail(), "password": "correct horse 1", "data": ["name": "a\u{0}"]])
+            #expect(nulData.status == 400)
+            #expect(nulData.errorCode == "validation_failed")
         }
     }
 
@@ -152,9 +160,9 @@ struct AuthAccountTests {
         }
     }
 
-    @Test("sign-in attempts are limited per email with 429 and Retry-After")
-    func rateLimit() async throws {
-        try await LiveServer.with(.sqlite, configure: { configuration in
+    @Test("failed sign-ins are limited per email with 429 and Retry-After", arguments: TestEngine.available)
+    func rateLimit(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: { configuration in
             AuthHarness.fastHashing(&configuration)
             configuration.auth.signInAttemptsPerEmail = 3
         }) { server in
@@ -176,9 +184,48 @@ struct AuthAccountTests {
         }
     }
 
-    @Test("sign-in and sign-up attempts are limited per client address")
-    func rateLimitPerAddress() async throws {
-        try await LiveServer.with(.sqlite, configure: { configuration in
+    @Test("errors take GoTrue's newer shape for clients that send X-Supabase-Api-Version, as supabase-swift does")
+    func supabaseAPIVersion() async throws {
+        try await LiveServer.with(.sqlite, configure: AuthHarness.fastHashing) { server in
+            var headers = ["apikey": server.server.keys.anonKey, "Content-Type": "application/json", "X-Supabase-Api-Version": "2024-01-01"]
+            let wrong = try await HTTPClient.send(
+                "POST", server.url("/auth/v1/token?grant_type=password"), headers: headers,
+                body: Data(#"{"email":"nobody@example.com","password":"correct horse 1"}"#.utf8)
+            )
+            #expect(wrong.status == 400)
+            #expect(try wrong.json()["code"] as? String == "invalid_credentials")
+            #expect(try wrong.json()["message"] as? String == "Invalid login credentials")
+            #expect(wrong.header("X-Supabase-Api-Version") == "2024-01-01")
+            let weak = try await HTTPClient.send(
+                "POST", server.url("/auth/v1/signup"), headers: headers, body: Data(#"{"email":"a@example.com","password":"short"}"#.utf8)
+            )
+            #expect(try weak.json()["code"] as? String == "weak_password")
+            #expect((try weak.json()["weak_password"] as? [String: Any])?["reasons"] as? [String] == ["length", "characters"])
+            headers["X-Supabase-Api-Version"] = nil
+            let legacy = try await HTTPClient.send(
+                "POST", server.url("/auth/v1/signup"), headers: headers, body: Data(#"{"email":"a@example.com","password":"short"}"#.utf8)
+            )
+            #expect(try legacy.json()["code"] as? Int == 422)
+            #expect(try legacy.json()["error_code"] as? String == "weak_password")
+        }
+    }
+
+    @Test("browsers get CORS preflight answers, as supabase-js needs")
+    func corsPreflight() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            let reply = try await HTTPClient.send("OPTIONS", server.url("/auth/v1/token?grant_type=password"), headers: [
+                "Origin": "https://app.example.com", "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "apikey, content-type, x-client-info",
+            ])
+            #expect((200..<300).contains(reply.status))
+            #expect(reply.header("Access-Control-Allow-Origin") == "https://app.example.com")
+            #expect(reply.header("Access-Control-Allow-Headers")?.lowercased().contains("apikey") == true)
+        }
+    }
+
+    @Test("sign-in and sign-up attempts are limited per client address", arguments: TestEngine.available)
+    func rateLimitPerAddress(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: { configuration in
             AuthHarness.fastHashing(&configuration)
             configuration.auth.signInAttemptsPerAddress = 3
         }) { server in

@@ -22,4 +22,6 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
 extension HTTPField.Name {
     /// `apikey`, the header Supabase clients send.
     static let apiKey = Self("apikey")!
+    /// `X-Client-Info`, the client library and version Supabase clients send.
+    static let clientInfo = Self("X-Client-Info")!
 }

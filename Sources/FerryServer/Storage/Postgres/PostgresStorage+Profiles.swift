@@ -5,10 +5,11 @@ import PostgresNIO
 
 extension PostgresStorage {
     public func profile(userID: UUID, collection: CollectionDefinition) async throws -> [String: JSONValue]? {
-        // jsonb_build_object turns every column into JSON in one round trip; types are then put in wire form.
-        let pairs = collection.fields.map { "'\($0.name)', \(SQLDialect.postgres.quote($0.name))" }.joined(separator: ", ")
+        // row_to_json turns every column into JSON in one round trip (with no limit on the number of fields);
+        // types are then put in wire form.
+        let columns = (["id"] + collection.fields.map { SQLDialect.postgres.quote($0.name) }).joined(separator: ", ")
         let rows = try await client.query(
-            "SELECT jsonb_build_object(\(unescaped: pairs))::text FROM profiles WHERE id = \(userID) AND NOT _deleted",
+            "SELECT row_to_json(p)::text FROM (SELECT \(unescaped: columns) FROM profiles WHERE id = \(userID) AND NOT _deleted) p",
             logger: logger
         )
         for try await text in rows.decode(String.self) {
