@@ -146,6 +146,22 @@ struct ServeCommandTests {
         #expect(exit.status == 0, "stderr: \(exit.stderr)")
     }
 
+    @Test("--print-keys prints the anon key the server checks, without opening the database")
+    func printKeys() async throws {
+        try await TestDatabase.with(.sqlite) { database in
+            var configuration = ServerConfiguration()
+            configuration.dataDirectory = database.folder
+            configuration.database = database.location
+            let server = try await LiveServer.start(configuration)
+            let anonKey = server.server.keys.anonKey
+            await server.stop()
+            // A schema that would be refused as destructive: --print-keys must not even look.
+            let exit = try await FerryProcess.run(["serve", "--print-keys", "--data-dir", database.folder, "--schema", "/nonexistent.yaml"])
+            #expect(exit.status == 0, "stderr: \(exit.stderr)")
+            #expect(exit.stdout == "anon key: \(anonKey)\n")
+        }
+    }
+
     @Test("settings come from FERRY_ variables when no flag is given")
     func environmentSettings() async throws {
         let folder = NSTemporaryDirectory() + "ferry-cli-\(UUID())"

@@ -107,4 +107,23 @@ public struct AuthUser: Sendable, Hashable, Codable {
         case updatedAt = "updated_at"
         case isAnonymous = "is_anonymous"
     }
+
+    /// Encodes as GoTrue does, with the id in lowercase (the form of the JWT's `sub`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(aud, forKey: .aud)
+        try container.encode(role, forKey: .role)
+        try container.encode(email, forKey: .email)
+        try container.encode(phone, forKey: .phone)
+        try container.encode(emailConfirmedAt, forKey: .emailConfirmedAt)
+        try container.encode(confirmedAt, forKey: .confirmedAt)
+        try container.encode(lastSignInAt, forKey: .lastSignInAt)
+        try container.encode(appMetadata, forKey: .appMetadata)
+        try container.encode(userMetadata, forKey: .userMetadata)
+        try container.encode(identities, forKey: .identities)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(isAnonymous, forKey: .isAnonymous)
+    }
 }

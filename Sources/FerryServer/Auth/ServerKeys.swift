@@ -14,6 +14,13 @@ public struct ServerKeys: Sendable {
     static let secretFile = "keys/jwt-secret"
     static let anonKeyFile = "keys/anon-key"
 
+    /// The keys `configuration` names: its secret, or the data folder's (created on first use). Touches no database.
+    public static func load(for configuration: ServerConfiguration) async throws(ServerStartupError) -> ServerKeys {
+        try await loadOrCreate(
+            dataDirectory: configuration.dataDirectory, configuredSecret: configuration.auth.jwtSecret, issuer: configuration.auth.issuer
+        )
+    }
+
     /// Loads the keys from `dataDirectory`, creating them on first start; `configuredSecret` wins over the file.
     static func loadOrCreate(
         dataDirectory: String, configuredSecret: String?, issuer: String

@@ -80,13 +80,13 @@ public final class FerryServer: Sendable {
             try await storage.migrate(Migration.server)
             changes = try await storage.apply(schema)
         } catch let error as ServerStartupError {
-            await shutdown(storage, services)
+            try? await storage.close()
             throw error
         } catch let error as DestructiveSchemaChangeError {
-            await shutdown(storage, services)
+            try? await storage.close()
             throw .destructive(error)
         } catch {
-            await shutdown(storage, services)
+            try? await storage.close()
             throw ServerStartupError(.databaseUnreachable, "preparing the database failed: \(error)")
         }
         for change in changes {
@@ -110,11 +110,6 @@ public final class FerryServer: Sendable {
             try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
             return (storage, [storage.client])
         }
-    }
-
-    /// Runs the storage's services just long enough to undo a failed start.
-    private static func shutdown(_ storage: any DatabaseStorage, _ services: [any Service]) async {
-        try? await storage.close()
     }
 }
 

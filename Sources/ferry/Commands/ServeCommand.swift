@@ -57,13 +57,13 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = settings.logLevel
             return handler
         }
-        let logger = Logger(label: "ferry")
-        let server = try await FerryServer.prepare(settings.configuration, logger: logger)
         if printKeys {
-            print("anon key: \(server.keys.anonKey)")
-            try? await server.storage.close()
+            // Keys only: no database is opened and no schema applied.
+            print("anon key: \(try await ServerKeys.load(for: settings.configuration).anonKey)")
             return
         }
+        let logger = Logger(label: "ferry")
+        let server = try await FerryServer.prepare(settings.configuration, logger: logger)
         let store = server.storeDescription
         try await server.run { address in
             // Written unbuffered, so a supervisor or script reading the pipe sees it at once.

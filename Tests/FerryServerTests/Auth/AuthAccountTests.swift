@@ -32,8 +32,10 @@ struct AuthAccountTests {
             let again = try await auth.signIn(email.uppercased())
             #expect(again.user.id == session.user.id)
             #expect(again.user.lastSignInAt != nil)
-            let user = try auth.decode(try await auth.send("GET", "/auth/v1/user", token: again.accessToken), as: AuthUser.self)
+            let reply = try await auth.send("GET", "/auth/v1/user", token: again.accessToken)
+            let user = try auth.decode(reply, as: AuthUser.self)
             #expect(user.email == email)
+            #expect(try reply.json()["id"] as? String == claims["sub"] as? String, "the id is spelled as the JWT's sub, lowercase")
         }
     }
 
