@@ -54,7 +54,7 @@ fi
 
 # supabase-py's auth client, for the wire-compatibility test (skipped with a printed reason when unavailable).
 python3 -c 'import supabase_auth' 2>/dev/null \
-    || python3 -m pip install --quiet --disable-pip-version-check 'supabase_auth==2.34.1' >/dev/null 2>&1 \
+    || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' >/dev/null 2>&1 \
     || echo "ferry: could not install supabase_auth from PyPI; the supabase-py check will skip" >&2
 
 swift build --build-tests
