@@ -11,7 +11,7 @@ public struct AuthConfiguration: Sendable {
     public var sessionInactivityTimeout: Duration?
     /// The scrypt cost of new password hashes.
     public var passwordHashing: PasswordHasher.Parameters = .owasp
-    /// Sign-in attempts allowed per email in ``rateLimitWindow``.
+    /// Failed sign-ins allowed per email and client address in ``rateLimitWindow``.
     public var signInAttemptsPerEmail = 10
     /// Sign-in and sign-up attempts allowed per client address in ``rateLimitWindow``.
     public var signInAttemptsPerAddress = 30

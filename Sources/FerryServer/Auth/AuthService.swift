@@ -59,12 +59,14 @@ struct AuthService: Sendable {
     func signIn(email rawEmail: String, password: String, clientAddress: String) async throws -> AuthSession {
         let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
         try await limit(addressLimiter, "address:\(clientAddress)")
-        // Only failures count against an email, so nobody can lock a person out by guessing.
-        if let wait = await emailLimiter.wait("email:\(email)") { throw APIError.rateLimited(wait) }
+        // Failures count against an email from one address: a guesser locks out only their own address,
+        // never the account's owner signing in from elsewhere.
+        let failureKey = "email:\(email)|address:\(clientAddress)"
+        if let wait = await emailLimiter.wait(failureKey) { throw APIError.rateLimited(wait) }
         let user = email.isEmpty || email.contains("\u{0}") ? nil : try await storage.user(email: email)
         // An unknown email runs the same scrypt work as a wrong password, so timing tells nothing.
         guard await hasher.verify(password, against: user?.passwordHash), let user else {
-            await emailLimiter.record("email:\(email)")
+            await emailLimiter.record(failureKey)
             throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials")
         }
         try Task.checkCancellation()
