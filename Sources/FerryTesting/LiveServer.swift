@@ -62,9 +62,7 @@ public final class LiveServer: Sendable {
         _ body: (LiveServer) async throws -> Result
     ) async throws -> Result {
         try await TestDatabase.with(engine) { database in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = database.folder
-            configuration.database = database.location
+            var configuration = database.serverConfiguration
             if let schema {
                 let file = database.folder + "/schema.yaml"
                 try schema.write(toFile: file, atomically: true, encoding: .utf8)

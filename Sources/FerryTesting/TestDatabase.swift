@@ -14,6 +14,14 @@ public struct TestDatabase: Sendable {
     public let folder: String
     private let postgresName: String?
 
+    /// A server configuration with defaults that keeps its data here: this database, and this folder for keys.
+    public var serverConfiguration: ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = folder
+        configuration.database = location
+        return configuration
+    }
+
     /// Creates a fresh, empty database on `engine`.
     public static func create(_ engine: TestEngine) async throws -> TestDatabase {
         let folder = FileManager.default.temporaryDirectory

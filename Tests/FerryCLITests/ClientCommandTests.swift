@@ -29,9 +29,7 @@ struct ClientCommandTests {
           arguments: TestEngine.available)
     func launchJourney(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = database.folder
-            configuration.database = database.location
+            var configuration = database.serverConfiguration
             configuration.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
             configuration.useFastPasswordHashing()
             var server = try await LiveServer.start(configuration)

@@ -149,9 +149,7 @@ struct ServeCommandTests {
     @Test("--print-keys prints the anon key the server checks, without opening the database")
     func printKeys() async throws {
         try await TestDatabase.with(.sqlite) { database in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = database.folder
-            configuration.database = database.location
+            let configuration = database.serverConfiguration
             let server = try await LiveServer.start(configuration)
             let anonKey = server.server.keys.anonKey
             await server.stop()

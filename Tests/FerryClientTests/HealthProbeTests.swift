@@ -10,9 +10,7 @@ struct HealthProbeTests {
     func followsTheServer() async throws {
         let database = try await TestDatabase.create(.sqlite)
         defer { Task { try? await database.destroy() } }
-        var configuration = ServerConfiguration()
-        configuration.dataDirectory = database.folder
-        configuration.database = database.location
+        let configuration = database.serverConfiguration
         let server = try await LiveServer.start(configuration)
         let probe = HealthProbe(server: server.baseURL, timeout: .seconds(2))
         #expect(await probe.check() == .reachable)

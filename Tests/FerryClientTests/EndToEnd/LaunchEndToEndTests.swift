@@ -71,9 +71,7 @@ struct LaunchEndToEndTests {
     @Test("edge cases: reinstall, revoked access, server down at launch, profile deleted server-side", arguments: TestEngine.available)
     func edgeCases(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = database.folder
-            configuration.database = database.location
+            var configuration = database.serverConfiguration
             configuration.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
             configuration.useFastPasswordHashing()
             var server = try await LiveServer.start(configuration)

@@ -245,9 +245,7 @@ struct AuthAccountTests {
     @Test("the signing secret and anon key are kept in the data folder with mode 0600 and reused on restart")
     func keysOnDisk() async throws {
         try await TestDatabase.with(.sqlite) { database in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = database.folder
-            configuration.database = database.location
+            let configuration = database.serverConfiguration
             let first = try await LiveServer.start(configuration)
             let anonKey = first.server.keys.anonKey
             await first.stop()

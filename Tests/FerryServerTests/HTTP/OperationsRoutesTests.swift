@@ -24,9 +24,7 @@ struct OperationsRoutesTests {
     func unhealthyPostgres() async throws {
         guard TestEngine.available.contains(.postgres) else { return }
         try await TestDatabase.with(.postgres) { database in
-            var configuration = ServerConfiguration()
-            configuration.dataDirectory = database.folder
-            configuration.database = database.location
+            var configuration = database.serverConfiguration
             configuration.healthTimeout = .seconds(1)
             configuration.requestDeadline = .seconds(2)
             let server = try await LiveServer.start(configuration)
