@@ -1,0 +1,79 @@
+import Foundation
+
+/// One local write sent to the server in a push (DESIGN.md §4).
+public struct Mutation: Sendable, Hashable, Codable {
+    /// What a mutation does to its record.
+    public enum Operation: String, Sendable, Hashable, Codable {
+        /// Writes the given fields (creating the record when it is new).
+        case upsert
+        /// Tombstones the record and its children; `clocks._deleted` is the delete's clock.
+        case delete
+    }
+
+    /// Per device, strictly increasing; the server skips any id at or below the last one it applied.
+    public var mutationId: Int64
+    /// The space the record belongs to.
+    public var space: UUID
+    /// The collection's name.
+    public var collection: String
+    /// The record's id, chosen by the device.
+    public var id: UUID
+    /// Upsert or delete.
+    public var op: Operation
+    /// The written fields (upsert), in wire form.
+    public var fields: [String: JSONValue]
+    /// One clock per written field; `_deleted` for a delete or an explicit undelete.
+    public var clocks: [String: HLC]
+
+    /// Creates a mutation.
+    public init(
+        mutationId: Int64, space: UUID, collection: String, id: UUID, op: Operation,
+        fields: [String: JSONValue] = [:], clocks: [String: HLC]
+    ) {
+        self.mutationId = mutationId
+        self.space = space
+        self.collection = collection
+        self.id = id
+        self.op = op
+        self.fields = fields
+        self.clocks = clocks
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case mutationId, space, collection, id, op, fields, clocks
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        mutationId = try container.decode(Int64.self, forKey: .mutationId)
+        space = try container.decode(UUID.self, forKey: .space)
+        collection = try container.decode(String.self, forKey: .collection)
+        id = try container.decode(UUID.self, forKey: .id)
+        op = try container.decode(Operation.self, forKey: .op)
+        fields = try container.decodeIfPresent([String: JSONValue].self, forKey: .fields) ?? [:]
+        clocks = try container.decodeIfPresent([String: HLC].self, forKey: .clocks) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(mutationId, forKey: .mutationId)
+        try container.encode(space.uuidString.lowercased(), forKey: .space)
+        try container.encode(collection, forKey: .collection)
+        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(op, forKey: .op)
+        try container.encode(fields, forKey: .fields)
+        try container.encode(clocks, forKey: .clocks)
+    }
+
+    /// The state this mutation asks the record to merge: the written fields, or a tombstone for a delete.
+    /// An upsert that carries a `_deleted` clock is an explicit undelete.
+    public var state: RecordState {
+        let deletedClock = clocks[RecordState.deletedKey]
+        switch op {
+        case .delete:
+            return RecordState(clocks: deletedClock.map { [RecordState.deletedKey: $0] } ?? [:], isDeleted: true)
+        case .upsert:
+            return RecordState(fields: fields, clocks: clocks, isDeleted: false)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// The body of `POST /sync/v1/pull`.
+public struct PullRequest: Sendable, Hashable, Codable {
+    /// The last sequence number seen per space; a space the user belongs to but that is missing here starts at 0.
+    public var cursors: [UUID: Int64]
+    /// The most changes to return (the server caps it).
+    public var limit: Int?
+
+    /// Creates a pull.
+    public init(cursors: [UUID: Int64] = [:], limit: Int? = nil) {
+        self.cursors = cursors
+        self.limit = limit
+    }
+
+    enum CodingKeys: String, CodingKey { case cursors, limit }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
+        limit = try container.decodeIfPresent(Int.self, forKey: .limit)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
+        try container.encodeIfPresent(limit, forKey: .limit)
+    }
+}
+
+/// One record's current state, as a pull returns it.
+public struct Change: Sendable, Hashable, Codable {
+    /// The record's space.
+    public var space: UUID
+    /// The collection's name.
+    public var collection: String
+    /// The record's id.
+    public var id: UUID
+    /// The sequence number of the commit that last changed the record, within its space.
+    public var seq: Int64
+    /// Every field's value.
+    public var fields: [String: JSONValue]
+    /// Every written field's clock, `_deleted` included.
+    public var clocks: [String: HLC]
+    /// Whether the record is a tombstone.
+    public var deleted: Bool
+
+    /// Creates a change.
+    public init(space: UUID, collection: String, id: UUID, seq: Int64, fields: [String: JSONValue], clocks: [String: HLC], deleted: Bool) {
+        self.space = space
+        self.collection = collection
+        self.id = id
+        self.seq = seq
+        self.fields = fields
+        self.clocks = clocks
+        self.deleted = deleted
+    }
+
+    /// The record state this change carries.
+    public var state: RecordState { RecordState(fields: fields, clocks: clocks, isDeleted: deleted) }
+
+    enum CodingKeys: String, CodingKey { case space, collection, id, seq, fields, clocks, deleted }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(space.uuidString.lowercased(), forKey: .space)
+        try container.encode(collection, forKey: .collection)
+        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(fields, forKey: .fields)
+        try container.encode(clocks, forKey: .clocks)
+        try container.encode(deleted, forKey: .deleted)
+    }
+}
+
+/// The reply to a pull.
+public struct PullResponse: Sendable, Hashable, Codable {
+    /// Changes in ascending `seq` order within each space.
+    public var changes: [Change]
+    /// The cursor to send next time, per space the user can read.
+    public var cursors: [UUID: Int64]
+    /// Whether more changes wait: pull again with the new cursors.
+    public var hasMore: Bool
+    /// Spaces whose cursor fell behind tombstone garbage collection: drop their local rows
+    /// (keeping the outbox) and pull them again from 0.
+    public var resetRequired: [UUID]
+
+    /// Creates a reply.
+    public init(changes: [Change], cursors: [UUID: Int64], hasMore: Bool, resetRequired: [UUID] = []) {
+        self.changes = changes
+        self.cursors = cursors
+        self.hasMore = hasMore
+        self.resetRequired = resetRequired
+    }
+
+    enum CodingKeys: String, CodingKey { case changes, cursors, hasMore, resetRequired }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        changes = try container.decode([Change].self, forKey: .changes)
+        cursors = try SpaceKeyed.decode(container.decode([String: Int64].self, forKey: .cursors), at: decoder.codingPath)
+        hasMore = try container.decode(Bool.self, forKey: .hasMore)
+        resetRequired = try container.decodeIfPresent([UUID].self, forKey: .resetRequired) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(changes, forKey: .changes)
+        try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
+        try container.encode(hasMore, forKey: .hasMore)
+        try container.encode(resetRequired.map { $0.uuidString.lowercased() }, forKey: .resetRequired)
+    }
+}
+
+/// Maps keyed by space id, which JSON spells as objects with lowercase UUID keys.
+enum SpaceKeyed {
+    static func decode<Value>(_ raw: [String: Value], at path: [any CodingKey]) throws -> [UUID: Value] {
+        var result: [UUID: Value] = [:]
+        for (key, value) in raw {
+            guard let id = UUID(uuidString: key) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "cursor key \(key.prefix(40)) is not a space id"))
+            }
+            result[id] = value
+        }
+        return result
+    }
+
+    static func encode<Value>(_ map: [UUID: Value]) -> [String: Value] {
+        Dictionary(uniqueKeysWithValues: map.map { ($0.key.uuidString.lowercased(), $0.value) })
+    }
+}

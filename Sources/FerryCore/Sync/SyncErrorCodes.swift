@@ -1,0 +1,34 @@
+extension ErrorCode {
+    // Sync codes: whole-request errors and per-mutation rejections.
+
+    /// The collection is not in the server's schema.
+    public static let unknownCollection: ErrorCode = "unknown_collection"
+    /// A field is not declared in the collection.
+    public static let unknownField: ErrorCode = "unknown_field"
+    /// A value does not fit its field's type.
+    public static let typeMismatch: ErrorCode = "type_mismatch"
+    /// The user may not write (or read) this space.
+    public static let forbiddenSpace: ErrorCode = "forbidden_space"
+    /// The record is larger than the server accepts.
+    public static let recordTooLarge: ErrorCode = "record_too_large"
+    /// A child names a parent that does not exist (or is deleted).
+    public static let parentMissing: ErrorCode = "parent_missing"
+    /// The record exists in another space; a record never moves between spaces.
+    public static let spaceMismatch: ErrorCode = "space_mismatch"
+    /// The write would duplicate a unique key within the space.
+    public static let uniqueViolation: ErrorCode = "unique_violation"
+    /// A clock is missing or malformed.
+    public static let invalidClock: ErrorCode = "invalid_clock"
+    /// A mutation breaks a rule of a system collection (say, a profile id that is not the user's).
+    public static let invalidRecord: ErrorCode = "invalid_record"
+    /// The batch has more mutations than the server accepts in one push.
+    public static let batchTooLarge: ErrorCode = "batch_too_large"
+    /// Mutation ids in a batch are not strictly increasing.
+    public static let mutationOrder: ErrorCode = "mutation_out_of_order"
+    /// The space does not exist or the caller is not a member.
+    public static let spaceNotFound: ErrorCode = "space_not_found"
+    /// A space with this id exists.
+    public static let spaceExists: ErrorCode = "space_exists"
+    /// The caller's role does not allow this.
+    public static let insufficientRole: ErrorCode = "insufficient_role"
+}
