@@ -1,6 +1,7 @@
 import FerryCore
 import Foundation
 import GRDB
+import Logging
 
 /// Applying pulled changes: one generic path for every collection, children included.
 extension LocalStore {

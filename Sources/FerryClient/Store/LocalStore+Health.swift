@@ -1,6 +1,7 @@
 import FerryCore
 import Foundation
 import GRDB
+import Logging
 
 /// Health checks and recovery (DESIGN.md §5 "Health").
 extension LocalStore {

@@ -1,6 +1,7 @@
 import FerryCore
 import Foundation
 import GRDB
+import Logging
 
 /// The outbox: local writes waiting for the server's acknowledgement, oldest first.
 extension LocalStore {

@@ -6,7 +6,7 @@ import GRDB
 extension LocalStore {
     /// Record `id` of `collection`, or `nil` when it does not exist or is deleted (unless `includeDeleted`).
     public func get(collection name: String, id: UUID, includeDeleted: Bool = false) throws -> LocalRecord? {
-        let collection = try collection(named: name)
+        let collection = try self.collection(named: name)
         return try read { db in
             guard let record = try loadRecord(db, collection, id: id), includeDeleted || !record.isDeleted else { return nil }
             return try withSyncState(db, record)
@@ -17,7 +17,7 @@ extension LocalStore {
     ///
     /// - Throws: ``StoreError`` `unknown_field` or `type_mismatch` for a filter that cannot match.
     public func list(collection name: String, where filter: [String: JSONValue] = [:]) throws -> [LocalRecord] {
-        let collection = try collection(named: name)
+        let collection = try self.collection(named: name)
         let (sql, arguments) = try filterClause(filter, in: collection)
         return try read { db in
             try loadRecords(db, collection, where: sql, arguments: arguments).map { try withSyncState(db, $0) }
@@ -26,7 +26,7 @@ extension LocalStore {
 
     /// The live children of record `id` of `collection`, by child collection (only collections with children present).
     public func children(of name: String, id: UUID) throws -> [String: [LocalRecord]] {
-        let parent = try collection(named: name)
+        let parent = try self.collection(named: name)
         return try read { db in
             var result: [String: [LocalRecord]] = [:]
             for child in schema.collections {

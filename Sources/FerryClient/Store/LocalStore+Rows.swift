@@ -4,7 +4,8 @@ import GRDB
 
 /// Reading and writing collection rows: field values between wire form (JSON) and SQLite columns.
 extension LocalStore {
-    static let quote = SQLDialect.sqlite.quote
+    /// `name` quoted as an SQLite identifier.
+    static func quote(_ name: String) -> String { SQLDialect.sqlite.quote(name) }
 
     /// The row of `id` in `collection`, tombstones included, or `nil`.
     func loadRecord(_ db: Database, _ collection: CollectionDefinition, id: UUID) throws -> LocalRecord? {

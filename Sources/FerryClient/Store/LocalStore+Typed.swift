@@ -8,7 +8,7 @@ extension LocalStore {
     ///
     /// Only the fields whose values changed are written and pushed.
     public func save<Record: SyncedRecord>(_ record: Record, space: UUID? = nil) throws {
-        let collection = try collection(named: Record.collection)
+        let collection = try self.collection(named: Record.collection)
         var fields = try RecordCoding.fields(of: record, in: collection)
         if try get(collection: Record.collection, id: record.id, includeDeleted: true) == nil {
             fields = fields.filter { !$0.value.isNull }
@@ -38,7 +38,7 @@ extension LocalStore {
 
     /// The live records of `type` matching `filter`, now and after every change to them (local or pulled).
     public func observeAll<Record: SyncedRecord>(_ type: Record.Type, where filter: [String: JSONValue] = [:]) throws -> RecordObservation<[Record]> {
-        let collection = try collection(named: Record.collection)
+        let collection = try self.collection(named: Record.collection)
         let (sql, arguments) = try filterClause(filter, in: collection)
         let observation = ValueObservation.tracking { db in
             try self.loadRecords(db, collection, where: sql, arguments: arguments).map { try RecordCoding.decode(type, from: $0) }
@@ -48,7 +48,7 @@ extension LocalStore {
 
     /// The record of `type` with `id` (`nil` while it does not exist or is deleted), now and after every change.
     public func observe<Record: SyncedRecord>(_ type: Record.Type, id: UUID) throws -> RecordObservation<Record?> {
-        let collection = try collection(named: Record.collection)
+        let collection = try self.collection(named: Record.collection)
         let observation = ValueObservation.tracking { db -> Record? in
             guard let record = try self.loadRecord(db, collection, id: id), !record.isDeleted else { return nil }
             return try RecordCoding.decode(type, from: record)

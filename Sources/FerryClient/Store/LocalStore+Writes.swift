@@ -19,7 +19,7 @@ extension LocalStore {
     ///   `no_space`, `space_mismatch`, `parent_missing`.
     @discardableResult
     public func put(collection name: String, id: UUID? = nil, space: UUID? = nil, fields: [String: JSONValue]) throws -> LocalRecord {
-        let collection = try collection(named: name)
+        let collection = try self.collection(named: name)
         let normalized = try normalize(fields, for: collection)
         let id = id ?? UUID()
         return try write { db in
@@ -80,7 +80,7 @@ extension LocalStore {
     /// parent's delete is pushed. Deleting a deleted record changes nothing.
     /// - Throws: ``StoreError`` `record_not_found` when the record does not exist.
     public func remove(collection name: String, id: UUID) throws {
-        let collection = try collection(named: name)
+        let collection = try self.collection(named: name)
         try write { db in
             guard let existing = try loadRecord(db, collection, id: id) else {
                 throw StoreError.notFound(name, Self.text(id))

@@ -106,7 +106,7 @@ public final class LocalStore: Sendable {
             do {
                 changes = try SchemaMigrationPlanner.plan(from: applied, to: schema.collections)
             } catch {
-                throw StoreError(code: .schemaOutdated, message: "The store cannot follow the new schema: \(error.description).")
+                throw StoreError(code: .schemaOutdated, message: "The store cannot follow the new schema: \(error).")
             }
             for change in changes {
                 for statement in SQLDialect.sqlite.statements(for: change) {

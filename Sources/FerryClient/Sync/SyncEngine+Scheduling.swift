@@ -66,6 +66,8 @@ extension SyncEngine {
 
     func debounceElapsed() {
         isDebouncing = false
+        // A sync that ran meanwhile may have pushed everything already; then there is nothing to do.
+        if (try? store.pendingCount()) == 0 { return }
         request(.localChange, immediately: true)
     }
 
@@ -75,6 +77,7 @@ extension SyncEngine {
         next = nil
         timer = nil
         current = slot
+        startedSyncCount += 1
         let pass = SyncPass(store: store, remote: remote, pushBatchSize: configuration.pushBatchSize, pullLimit: configuration.pullLimit)
         broadcast.update { status in
             status.phase = .pushing
@@ -112,6 +115,7 @@ extension SyncEngine {
             consecutiveFailures = 0
             var seen = Set<String>()
             report.triggers = finished.triggers.map(\.name).filter { seen.insert($0).inserted }
+            lastReport = report
             broadcast.update { status in
                 status.progress = nil
                 status.lastSyncedAt = report.finishedAt
@@ -183,7 +187,9 @@ extension SyncEngine {
     func watchOutbox() async {
         let observation = ValueObservation.tracking { db in
             let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, COALESCE(MAX(mutation_id), 0) AS highest FROM ferry_outbox")
-            return OutboxSnapshot(count: row?["count"] ?? 0, highest: row?["highest"] ?? 0)
+            let count: Int = row?["count"] ?? 0
+            let highest: Int64 = row?["highest"] ?? 0
+            return OutboxSnapshot(count: count, highest: highest)
         }
         do {
             for try await snapshot in observation.values(in: store.writer) {

@@ -42,6 +42,10 @@ public actor SyncEngine {
     public nonisolated let store: LocalStore
     /// The engine's configuration.
     public nonisolated let configuration: Configuration
+    /// The report of the last successful sync.
+    public internal(set) var lastReport: SyncReport?
+    /// How many syncs have started since the engine was created (successful or not).
+    public internal(set) var startedSyncCount = 0
 
     let remote: any SyncRemote
     let sleeper: any SyncSleeper
