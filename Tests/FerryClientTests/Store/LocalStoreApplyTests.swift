@@ -150,7 +150,7 @@ struct LocalStoreApplyTests {
         #expect(healthy.isHealthy, "\(healthy.problems)")
         #expect(healthy.pendingCount == 1 && healthy.spaceCount == 1)
 
-        try store.writer.write { db in try db.execute(sql: "UPDATE ferry_cursors SET seq = -1") }
+        try store.apply(PullResponse(changes: [], cursors: [fixture.space: -1], hasMore: false))
         #expect(try store.doctor().problems.map(\.code).sorted() == ["cursor_behind_rows", "negative_cursor"])
         try store.resetAndResync()
         #expect(try store.doctor().isHealthy)

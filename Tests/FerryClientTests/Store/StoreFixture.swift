@@ -29,8 +29,8 @@ struct StoreFixture {
 }
 
 // Until FerryCore gives JSONValue its literals (main has them in flight): remove this when it does.
-extension JSONValue: @retroactive ExpressibleByStringLiteral, @retroactive ExpressibleByIntegerLiteral,
-    @retroactive ExpressibleByFloatLiteral, @retroactive ExpressibleByBooleanLiteral
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral
 {
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int) { self = .number(Double(value)) }

@@ -1,6 +1,7 @@
 import FerryClient
 import FerryCore
 import Foundation
+import Synchronization
 import Testing
 
 /// The scheduler on a manual clock: no real sleeps, every timer fires when the test moves time.
