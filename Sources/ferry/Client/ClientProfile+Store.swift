@@ -43,3 +43,12 @@ extension ClientProfile {
         return try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID)
     }
 }
+
+extension ClientProfile {
+    /// Fetches and caches the server's schema after a sign-in, so data commands work before the first sync.
+    /// Best effort: a server without the sync routes, or no network, leaves it to `ferry sync`.
+    func cacheSchemaQuietly(using auth: AuthClient) async {
+        guard let schema = try? await SyncClient(auth: auth).schema() else { return }
+        try? saveSchema(schema)
+    }
+}
