@@ -79,6 +79,14 @@ extension LocalStore {
         }
     }
 
+    /// Moves an outbox entry to the rejections without asking the server (a change it could never accept).
+    func rejectLocally(_ mutation: Mutation, code: ErrorCode, message: String) throws {
+        try acknowledge(
+            PushResponse(results: [MutationResult(mutationId: mutation.mutationId, status: .rejected, code: code.rawValue, message: message)], lastMutationId: 0),
+            for: [mutation]
+        )
+    }
+
     /// Local writes the server refused, oldest first. They are never retried; show them, then ``dismissRejections(_:)``.
     public func rejections() throws -> [StoreRejection] {
         try read { db in

@@ -146,7 +146,7 @@ extension SyncEngine {
             if syncError.isRetryable {
                 consecutiveFailures += 1
                 requeue(finished.triggers)
-                let delay = configuration.backoff.delay(afterAttempt: consecutiveFailures, random: random())
+                let delay = max(configuration.backoff.delay(afterAttempt: consecutiveFailures, random: random()), syncError.retryAfter ?? .zero)
                 logger.warning("sync failed; retrying later", metadata: [
                     "ferry.error.code": "\(syncError.code)", "ferry.sync.attempt": "\(consecutiveFailures)",
                     "ferry.sync.retry_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",

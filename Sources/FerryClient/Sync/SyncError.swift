@@ -10,13 +10,16 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: Int?
     /// Whether the failure is temporary (network, timeout, 5xx, rate limit): the engine backs off and retries.
     public var isRetryable: Bool
+    /// How long the server asked to wait before retrying, if it said (the engine waits at least this long).
+    public var retryAfter: Duration?
 
     /// Creates an error.
-    public init(code: ErrorCode, message: String, status: Int? = nil, isRetryable: Bool) {
+    public init(code: ErrorCode, message: String, status: Int? = nil, isRetryable: Bool, retryAfter: Duration? = nil) {
         self.code = code
         self.message = message
         self.status = status
         self.isRetryable = isRetryable
+        self.retryAfter = retryAfter
     }
 
     /// The message and the code.
@@ -29,7 +32,7 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
             self = error
         case let error as AuthError:
             let retryable = !error.isSessionGone && (error.isOffline || error.isRateLimited || error.status == 408)
-            self.init(code: error.code, message: error.message, status: error.status, isRetryable: retryable)
+            self.init(code: error.code, message: error.message, status: error.status, isRetryable: retryable, retryAfter: error.retryAfter)
         case let error as StoreError:
             self.init(code: error.code, message: error.message, isRetryable: false)
         case is CancellationError:

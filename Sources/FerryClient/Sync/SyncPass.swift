@@ -18,12 +18,28 @@ struct SyncPass: Sendable {
         // unacked ones stay for the next sync, and `after` keeps this one from sending them twice.
         await progress(.pushing, current)
         var after: Int64 = 0
+        var batchSize = pushBatchSize
         while true {
             try Task.checkCancellation()
-            let batch = try store.pendingMutations(limit: pushBatchSize, after: after)
+            let batch = try store.pendingMutations(limit: batchSize, after: after)
             guard let last = batch.last else { break }
-            let response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: batch))
-            report.requests += 1
+            let response: PushResponse
+            do {
+                report.requests += 1
+                response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: batch))
+            } catch let error as AuthError where error.status == 413 || error.code == .batchTooLarge {
+                // Too big for the server: halve the batch; a single mutation too large on its own is refused
+                // here, as the server would, so it cannot block the outbox.
+                if batch.count > 1 {
+                    batchSize = max(1, batch.count / 2)
+                } else {
+                    try store.rejectLocally(last, code: .recordTooLarge, message: "The change is larger than the server accepts (\(error.message)).")
+                    report.pushed += 1
+                    report.rejected += 1
+                    after = last.mutationId
+                }
+                continue
+            }
             let acknowledgement = try store.acknowledge(response, for: batch)
             if acknowledgement.acknowledged + acknowledgement.rejected == 0 {
                 throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(batch.count) pushed changes; they stay in the outbox.", isRetryable: true)
