@@ -15,6 +15,13 @@ final class FakeSyncRemote: SyncRemote {
         var held: [CheckedContinuation<Void, Never>] = []
         var pullWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var reply = PullResponse(changes: [], cursors: [:], hasMore: false)
+        /// Replies served before `reply`, first first.
+        var queuedReplies: [PullResponse] = []
+        /// Pushes with more mutations than this answer 413.
+        var maximumPushCount: Int?
+        /// Mutation ids the server rejects.
+        var rejectedIDs: Set<Int64> = []
+        var schemaRequests = 0
     }
 
     let state = Mutex(State())
@@ -29,9 +36,18 @@ final class FakeSyncRemote: SyncRemote {
     var pullsStarted: Int { state.withLock { $0.pullsStarted } }
 
     func push(_ request: PushRequest) async throws -> PushResponse {
-        state.withLock { $0.pushes.append(request) }
-        let results = request.mutations.map { MutationResult(mutationId: $0.mutationId, status: .applied) }
-        return PushResponse(results: results, lastMutationId: request.mutations.last?.mutationId ?? 0)
+        try state.withLock { state in
+            state.pushes.append(request)
+            if let maximum = state.maximumPushCount, request.mutations.count > maximum {
+                throw AuthError(code: .payloadTooLarge, message: "The request body is too large.", status: 413)
+            }
+            let results = request.mutations.map { mutation in
+                state.rejectedIDs.contains(mutation.mutationId)
+                    ? MutationResult(mutationId: mutation.mutationId, status: .rejected, code: "unknown_field", message: "No such field.")
+                    : MutationResult(mutationId: mutation.mutationId, status: .applied)
+            }
+            return PushResponse(results: results, lastMutationId: request.mutations.last?.mutationId ?? 0)
+        }
     }
 
     func pull(_ request: PullRequest) async throws -> PullResponse {
@@ -54,11 +70,15 @@ final class FakeSyncRemote: SyncRemote {
                 throw state.failure
             }
             state.pulls.append(request)
+            if !state.queuedReplies.isEmpty { return state.queuedReplies.removeFirst() }
             return state.reply
         }
     }
 
-    func schema() async throws -> Schema { schemaValue }
+    func schema() async throws -> Schema {
+        state.withLock { $0.schemaRequests += 1 }
+        return schemaValue
+    }
 
     /// Makes the next pulls wait until ``releasePulls()``.
     func holdPulls() {

@@ -10,8 +10,8 @@ struct EngineHarness {
     let sleeper = ManualSleeper()
     let engine: SyncEngine
 
-    init(periodic: Duration? = nil) throws {
-        fixture = try StoreFixture()
+    init(periodic: Duration? = nil, storeSchema: Schema = StoreFixture.schema) throws {
+        fixture = try StoreFixture(schema: storeSchema)
         remote = FakeSyncRemote(schema: StoreFixture.schema)
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = periodic
