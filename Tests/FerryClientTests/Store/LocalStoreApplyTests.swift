@@ -15,9 +15,9 @@ struct LocalStoreApplyTests {
         return Change(space: space ?? fixture.space, collection: collection, id: id, seq: seq, fields: fields, clocks: clocks, deleted: deleted)
     }
 
-    @Test("one generic path applies a parent and its children (seed 004: notes, transcript and summary arrive on update too)")
-    func childrenApplied() throws {
-        let fixture = try StoreFixture()
+    @Test("one generic path applies a parent and its children (seed 004: notes, transcript and summary arrive on update too)", arguments: StoreKind.allCases)
+    func childrenApplied(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let sermon = UUID(), note = UUID(), transcript = UUID()
         let parent: JSONValue = .string(sermon.uuidString.lowercased())
@@ -46,9 +46,9 @@ struct LocalStoreApplyTests {
         #expect(try store.apply(second).applied == 0)
     }
 
-    @Test("merge is per field: the later clock wins each field, and equal updatedAt cannot drop an update")
-    func perFieldMerge() throws {
-        let fixture = try StoreFixture()
+    @Test("merge is per field: the later clock wins each field, and equal updatedAt cannot drop an update", arguments: StoreKind.allCases)
+    func perFieldMerge(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let id = UUID()
         try store.apply(PullResponse(changes: [
@@ -63,9 +63,9 @@ struct LocalStoreApplyTests {
         #expect(record.seq == 2)
     }
 
-    @Test("a pending local edit survives a pull of an older remote edit; newer remote fields still merge in")
-    func pendingEditSurvives() throws {
-        let fixture = try StoreFixture()
+    @Test("a pending local edit survives a pull of an older remote edit; newer remote fields still merge in", arguments: StoreKind.allCases)
+    func pendingEditSurvives(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
         try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Local title"])
@@ -84,9 +84,9 @@ struct LocalStoreApplyTests {
         #expect(next.clocks["speaker"]! > fixture.remoteClock(+10))
     }
 
-    @Test("a pulled tombstone of a parent tombstones local children; a later explicit undelete restores the record")
-    func pulledDelete() throws {
-        let fixture = try StoreFixture()
+    @Test("a pulled tombstone of a parent tombstones local children; a later explicit undelete restores the record", arguments: StoreKind.allCases)
+    func pulledDelete(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let sermon = UUID(), note = UUID()
         try store.apply(PullResponse(changes: [
@@ -105,9 +105,9 @@ struct LocalStoreApplyTests {
         #expect(try store.get(collection: "sermons", id: sermon)?.fields["title"] == "back")
     }
 
-    @Test("resetRequired drops the space's synced rows, keeps pending ones and the outbox, and restarts its cursor at 0")
-    func resetRequired() throws {
-        let fixture = try StoreFixture()
+    @Test("resetRequired drops the space's synced rows, keeps pending ones and the outbox, and restarts its cursor at 0", arguments: StoreKind.allCases)
+    func resetRequired(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let other = UUID()
         let synced = UUID(), elsewhere = UUID()
@@ -127,9 +127,9 @@ struct LocalStoreApplyTests {
         #expect(try store.pendingMutations() == outbox)
     }
 
-    @Test("a change in a collection the device does not know is refused whole, leaving cursors where they were")
-    func schemaOutdated() throws {
-        let fixture = try StoreFixture()
+    @Test("a change in a collection the device does not know is refused whole, leaving cursors where they were", arguments: StoreKind.allCases)
+    func schemaOutdated(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let response = PullResponse(changes: [
             change(fixture, "sermons", UUID(), seq: 1, StoreFixture.sermonFields, at: -1),
@@ -140,9 +140,9 @@ struct LocalStoreApplyTests {
         #expect(try store.list(collection: "sermons").isEmpty)
     }
 
-    @Test("doctor finds a healthy store healthy and a bad cursor bad; resetAndResync keeps the outbox")
-    func health() throws {
-        let fixture = try StoreFixture()
+    @Test("doctor finds a healthy store healthy and a bad cursor bad; resetAndResync keeps the outbox", arguments: StoreKind.allCases)
+    func health(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         try store.apply(PullResponse(changes: [change(fixture, "sermons", UUID(), seq: 3, StoreFixture.sermonFields, at: -1)], cursors: [fixture.space: 3], hasMore: false))
         try store.put(collection: "sermons", fields: StoreFixture.sermonFields)

@@ -6,9 +6,9 @@ import Testing
 
 @Suite("LocalStore: local writes and the outbox")
 struct LocalStoreWriteTests {
-    @Test("a write applies at once and joins the outbox in the same transaction, with one clock per written field")
-    func writeAndOutbox() throws {
-        let fixture = try StoreFixture()
+    @Test("a write applies at once and joins the outbox in the same transaction, with one clock per written field", arguments: StoreKind.allCases)
+    func writeAndOutbox(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
         let stored = try #require(try store.get(collection: "sermons", id: sermon.id))
@@ -33,9 +33,9 @@ struct LocalStoreWriteTests {
         #expect(second.mutationId > mutation.mutationId)
     }
 
-    @Test("bad input is refused with a stable code and changes nothing")
-    func refusals() throws {
-        let fixture = try StoreFixture()
+    @Test("bad input is refused with a stable code and changes nothing", arguments: StoreKind.allCases)
+    func refusals(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         func code(_ body: () throws -> Void) -> ErrorCode? {
             do { try body() } catch let error as StoreError { return error.code } catch { return nil }
@@ -55,9 +55,9 @@ struct LocalStoreWriteTests {
         #expect(code { try noDefault.put(collection: "sermons", fields: StoreFixture.sermonFields) } == .noSpace)
     }
 
-    @Test("deleting a parent tombstones its children locally with the same clock, and pushes only the parent's delete")
-    func cascadeDelete() throws {
-        let fixture = try StoreFixture()
+    @Test("deleting a parent tombstones its children locally with the same clock, and pushes only the parent's delete", arguments: StoreKind.allCases)
+    func cascadeDelete(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
         let parent: JSONValue = .string(sermon.id.uuidString)
@@ -83,9 +83,9 @@ struct LocalStoreWriteTests {
         #expect(try store.pendingMutations().last?.clocks["_deleted"] != nil)
     }
 
-    @Test("the server's answer: applied and duplicate leave the outbox, rejected ones move to rejections and never return")
-    func acknowledge() throws {
-        let fixture = try StoreFixture()
+    @Test("the server's answer: applied and duplicate leave the outbox, rejected ones move to rejections and never return", arguments: StoreKind.allCases)
+    func acknowledge(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         for title in ["one", "two", "three"] {
             try store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
