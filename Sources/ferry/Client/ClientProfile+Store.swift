@@ -52,3 +52,12 @@ extension ClientProfile {
         try? saveSchema(schema)
     }
 }
+
+extension ClientProfile {
+    /// Deletes the local store (with its WAL files) and the cached schema: part of the debug reset.
+    func removeLocalData() {
+        for file in [storeFile.path(), storeFile.path() + "-wal", storeFile.path() + "-shm", schemaFile.path()] {
+            try? FileManager.default.removeItem(atPath: file)
+        }
+    }
+}
