@@ -34,13 +34,17 @@ public struct MutationResult: Sendable, Hashable, Codable {
     public var code: String?
     /// A message a person can act on when rejected.
     public var message: String?
+    /// Clocks the server lowered because they ran too far ahead of its own, as it stored them.
+    /// The device replaces its local clocks for these fields, so both sides keep the same clocks.
+    public var clocks: [String: HLC]?
 
     /// Creates a result.
-    public init(mutationId: Int64, status: Status, code: String? = nil, message: String? = nil) {
+    public init(mutationId: Int64, status: Status, code: String? = nil, message: String? = nil, clocks: [String: HLC]? = nil) {
         self.mutationId = mutationId
         self.status = status
         self.code = code
         self.message = message
+        self.clocks = clocks
     }
 }
 

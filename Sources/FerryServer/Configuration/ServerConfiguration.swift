@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable {
 
     /// Accounts, sessions and tokens.
     public var auth = AuthConfiguration()
+    /// Limits of the sync endpoints, clock skew and tombstone retention.
+    public var sync = SyncLimits()
 
     /// Creates a configuration with the defaults.
     public init() {}

@@ -38,6 +38,7 @@ public final class FerryServer: Sendable {
     /// The signing secret and the anon key.
     public let keys: ServerKeys
     let auth: AuthService
+    let sync: SyncService
     let services: [any Service]
     let logger: Logger
     let registry = PrometheusCollectorRegistry()
@@ -46,16 +47,23 @@ public final class FerryServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
-        appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
+        sync: SyncService, appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
         self.keys = keys
         self.auth = auth
+        self.sync = sync
         self.configuration = configuration
         self.storage = storage
         self.schema = schema
         self.appliedSchemaChanges = appliedSchemaChanges
         self.services = services
         self.logger = logger
+    }
+
+    /// Deletes tombstones last changed before `cutoff` now, as the hourly collector does; returns how many went.
+    @discardableResult
+    public func collectTombstones(before cutoff: Date) async throws -> Int {
+        try await sync.storage.purgeTombstones(before: cutoff, schema: schema)
     }
 
     /// One line for the start-up banner: which store the server uses.
@@ -74,7 +82,7 @@ public final class FerryServer: Sendable {
         let keys = try await ServerKeys.loadOrCreate(
             dataDirectory: configuration.dataDirectory, configuredSecret: configuration.auth.jwtSecret, issuer: configuration.auth.issuer
         )
-        let (storage, services) = try await openStorage(configuration, logger: logger)
+        let (storage, records, poolServices) = try await openStorage(configuration, logger: logger)
         let changes: [SchemaChange]
         do {
             try await storage.migrate(Migration.server)
@@ -93,22 +101,25 @@ public final class FerryServer: Sendable {
             logger.info("schema change applied", metadata: ["ferry.schema.change": "\(change.summary)"])
         }
         let auth = await AuthService(storage: storage, keys: keys, schema: schema, configuration: configuration.auth)
+        let sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger)
+        let collector = TombstoneCollector(storage: records, schema: schema, retention: configuration.sync.tombstoneRetention, logger: logger)
         return FerryServer(
-            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth,
-            appliedSchemaChanges: changes, services: services, logger: logger
+            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync,
+            appliedSchemaChanges: changes, services: poolServices + [collector], logger: logger
         )
     }
 
     private static func openStorage(
         _ configuration: ServerConfiguration, logger: Logger
-    ) async throws(ServerStartupError) -> (any DatabaseStorage, [any Service]) {
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
-            return (try SQLiteStorage(path: path), [])
+            let storage = try SQLiteStorage(path: path)
+            return (storage, storage, [])
         case .postgres(let url):
             let storage = PostgresStorage(url: url, logger: logger)
             try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
-            return (storage, [storage.client])
+            return (storage, storage, [storage.client])
         }
     }
 }

@@ -152,5 +152,88 @@ extension Migration {
                 """,
             ]
         ),
+            Migration(
+            version: 3,
+            name: "sync: space names, members, invitations, device mutation ids",
+            sqlite: [
+                "ALTER TABLE ferry_spaces ADD COLUMN name TEXT NOT NULL DEFAULT ''",
+                "ALTER TABLE ferry_spaces ADD COLUMN is_encrypted INTEGER NOT NULL DEFAULT 0",
+                // Tombstones at or below this sequence number were purged; an older cursor must reset.
+                "ALTER TABLE ferry_spaces ADD COLUMN purged_seq INTEGER NOT NULL DEFAULT 0",
+                """
+                CREATE TABLE ferry_members (
+                  space_id TEXT NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  user_id TEXT NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  role TEXT NOT NULL,
+                  created_at TEXT NOT NULL,
+                  PRIMARY KEY (space_id, user_id)
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_members_user ON ferry_members (user_id)",
+                """
+                CREATE TABLE ferry_invitations (
+                  space_id TEXT NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  email TEXT NOT NULL,
+                  role TEXT NOT NULL,
+                  created_at TEXT NOT NULL,
+                  PRIMARY KEY (space_id, email)
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_invitations_email ON ferry_invitations (email)",
+                """
+                CREATE TABLE ferry_device_mutations (
+                  user_id TEXT NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  device_id TEXT NOT NULL,
+                  last_mutation_id INTEGER NOT NULL,
+                  updated_at TEXT NOT NULL,
+                  PRIMARY KEY (user_id, device_id)
+                ) STRICT
+                """,
+                """
+                INSERT INTO ferry_members (space_id, user_id, role, created_at)
+                SELECT s.id, s.owner_id, 'owner', s.created_at FROM ferry_spaces s WHERE s.owner_id IS NOT NULL
+                """,
+                "UPDATE ferry_spaces SET name = (SELECT email FROM ferry_users u WHERE u.id = ferry_spaces.owner_id) WHERE is_personal = 1",
+            ],
+            postgres: [
+                "ALTER TABLE ferry_spaces ADD COLUMN name text NOT NULL DEFAULT ''",
+                "ALTER TABLE ferry_spaces ADD COLUMN is_encrypted boolean NOT NULL DEFAULT false",
+                "ALTER TABLE ferry_spaces ADD COLUMN purged_seq bigint NOT NULL DEFAULT 0",
+                """
+                CREATE TABLE ferry_members (
+                  space_id uuid NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  user_id uuid NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  role text NOT NULL,
+                  created_at timestamptz NOT NULL,
+                  PRIMARY KEY (space_id, user_id)
+                )
+                """,
+                "CREATE INDEX ferry_members_user ON ferry_members (user_id)",
+                """
+                CREATE TABLE ferry_invitations (
+                  space_id uuid NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  email text NOT NULL,
+                  role text NOT NULL,
+                  created_at timestamptz NOT NULL,
+                  PRIMARY KEY (space_id, email)
+                )
+                """,
+                "CREATE INDEX ferry_invitations_email ON ferry_invitations (email)",
+                """
+                CREATE TABLE ferry_device_mutations (
+                  user_id uuid NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  device_id uuid NOT NULL,
+                  last_mutation_id bigint NOT NULL,
+                  updated_at timestamptz NOT NULL,
+                  PRIMARY KEY (user_id, device_id)
+                )
+                """,
+                """
+                INSERT INTO ferry_members (space_id, user_id, role, created_at)
+                SELECT s.id, s.owner_id, 'owner', s.created_at FROM ferry_spaces s WHERE s.owner_id IS NOT NULL
+                """,
+                "UPDATE ferry_spaces s SET name = u.email FROM ferry_users u WHERE u.id = s.owner_id AND s.is_personal",
+            ]
+        ),
     ]
 }

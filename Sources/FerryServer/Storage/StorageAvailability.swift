@@ -32,7 +32,9 @@ enum StorageAvailability {
                 // Class 08: connection exception; 53: insufficient resources; 57: operator intervention;
                 // 55000: the database does not allow connections.
                 guard let state = error.serverInfo?[.sqlState] else { return false }
+                // 40001/40P01: serialization failure or deadlock, which a retry resolves.
                 return state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57") || state == "55000"
+                    || state == "40001" || state == "40P01"
             default:
                 return false
             }

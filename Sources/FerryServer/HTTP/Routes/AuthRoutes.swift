@@ -108,16 +108,18 @@ struct AuthRoutes {
 /// A `200` JSON response of any `Encodable` value.
 struct JSONResponse<Value: Encodable & Sendable>: ResponseGenerator {
     let value: Value
+    var status: HTTPResponse.Status = .ok
 
-    init(_ value: Value) {
+    init(_ value: Value, status: HTTPResponse.Status = .ok) {
         self.value = value
+        self.status = status
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Response(
-            status: .ok,
+            status: status,
             headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
         )

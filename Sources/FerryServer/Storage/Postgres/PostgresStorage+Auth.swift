@@ -16,7 +16,14 @@ extension PostgresStorage {
                     logger: logger
                 )
                 try await connection.query(
-                    "INSERT INTO ferry_spaces (id, owner_id, is_personal, created_at) VALUES (\(user.id), \(user.id), true, \(user.createdAt))",
+                    """
+                    INSERT INTO ferry_spaces (id, owner_id, is_personal, name, created_at)
+                    VALUES (\(user.id), \(user.id), true, \(user.email), \(user.createdAt))
+                    """,
+                    logger: logger
+                )
+                try await connection.query(
+                    "INSERT INTO ferry_members (space_id, user_id, role, created_at) VALUES (\(user.id), \(user.id), 'owner', \(user.createdAt))",
                     logger: logger
                 )
             }

@@ -33,12 +33,14 @@ extension PostgresStorage {
             guard let field = collection.field(named: name), let value = fields[name] else { continue }
             placeholders.append(try Self.bind(value, type: field.type, into: &bindings))
         }
-        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = false"]
+        bindings.append(ClockCoding.encode(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) })))
+        let clocksPlaceholder = "$\(bindings.count)::jsonb"
+        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = false", "_clocks = profiles._clocks || excluded._clocks"]
             + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
         let sql = """
             WITH space AS (UPDATE ferry_spaces SET seq = seq + 1 WHERE id = $1 RETURNING seq)
-            INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at)
-            SELECT $1, $1, \(placeholders.map { $0 + ", " }.joined())space.seq, now() FROM space
+            INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at, _clocks)
+            SELECT $1, $1, \(placeholders.map { $0 + ", " }.joined())space.seq, now(), \(clocksPlaceholder) FROM space
             ON CONFLICT (id) DO UPDATE SET \(updates)
             """
         try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)

@@ -15,7 +15,11 @@ extension SQLiteStorage {
                 )
                 // Every user has a personal space whose id is the user's id.
                 try db.execute(
-                    sql: "INSERT INTO ferry_spaces (id, owner_id, is_personal, created_at) VALUES (?, ?, 1, ?)",
+                    sql: "INSERT INTO ferry_spaces (id, owner_id, is_personal, name, created_at) VALUES (?, ?, 1, ?, ?)",
+                    arguments: [user.id.databaseText, user.id.databaseText, user.email, user.createdAt]
+                )
+                try db.execute(
+                    sql: "INSERT INTO ferry_members (space_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)",
                     arguments: [user.id.databaseText, user.id.databaseText, user.createdAt]
                 )
             }

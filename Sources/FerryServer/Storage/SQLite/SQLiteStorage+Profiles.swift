@@ -25,17 +25,18 @@ extension SQLiteStorage {
             fieldArguments += [Self.databaseValue(value, type: field.type)]
         }
         let leadingArguments = fieldArguments
-        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = 0"]
+        let clocks = ClockCoding.encode(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) }))
+        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = 0", "_clocks = json_patch(profiles._clocks, excluded._clocks)"]
             + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
         try await pool.write { db in
             let seq = try Int64.fetchOne(
                 db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [userID.databaseText]
             ) ?? 0
-            let arguments = leadingArguments + [seq, Timestamp.format(now)]
+            let arguments = leadingArguments + [seq, Timestamp.format(now), clocks]
             try db.execute(
                 sql: """
-                    INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at)
-                    VALUES (?, ?, \(names.map { _ in "?, " }.joined())?, ?)
+                    INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at, _clocks)
+                    VALUES (?, ?, \(names.map { _ in "?, " }.joined())?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET \(updates)
                     """,
                 arguments: arguments

@@ -1,0 +1,104 @@
+import FerryCore
+import Foundation
+import PostgresNIO
+
+extension PostgresStorage: RecordStorage {
+    func push(_ batch: PushBatch) async throws -> PushResponse {
+        try await client.withTransaction(logger: logger) { connection in
+            // Lock the device's row, then the spaces in id order: pushes of one device run one at a time, and
+            // writers of one space commit in the order of their sequence numbers (a cursor never skips a commit).
+            try await connection.query(
+                """
+                INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at)
+                VALUES (\(batch.userID), \(batch.deviceID), 0, \(batch.now)) ON CONFLICT (user_id, device_id) DO NOTHING
+                """,
+                logger: logger
+            )
+            let previousRows = try await connection.query(
+                "SELECT last_mutation_id FROM ferry_device_mutations WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) FOR UPDATE",
+                logger: logger
+            )
+            let previous = try await previousRows.decode(Int64.self).first(where: { _ in true }) ?? 0
+            let spaces = Set(batch.entries.compactMap { try? $0.get().mutation.space }).sorted { $0.uuidString < $1.uuidString }
+            if !spaces.isEmpty {
+                try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(spaces)) ORDER BY id FOR UPDATE", logger: logger)
+            }
+            let (loaded, children) = try await loadRows(connection, for: batch.entries, schema: batch.schema)
+            var plan = PushPlan(
+                entries: batch.entries, mutationIDs: batch.mutationIDs, previousMutationID: previous,
+                loaded: loaded, children: children, schema: batch.schema
+            )
+            try await write(&plan, connection, now: batch.now)
+            try await connection.query(
+                """
+                UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
+                WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
+                """,
+                logger: logger
+            )
+            return PushResponse(results: plan.results, lastMutationId: plan.lastMutationID)
+        }
+    }
+
+    /// The rows a push touches, and every stored descendant of the rows it deletes.
+    private func loadRows(
+        _ connection: PostgresConnection, for entries: [Result<ValidatedMutation, Rejection>], schema: Schema
+    ) async throws -> ([RecordKey: StoredRecord], [RecordKey: [RecordKey]]) {
+        var loaded: [RecordKey: StoredRecord] = [:]
+        for (name, group) in Dictionary(grouping: PushPlan.keysToLoad(entries), by: \.collection) {
+            guard let collection = schema.collection(named: name) else { continue }
+            var binds = PostgresBindings()
+            binds.append(group.map(\.id))
+            for found in try await Self.fetchRecords(connection, collection, where: "id = ANY($1)", binds: binds, logger: logger) {
+                loaded[RecordKey(collection: name, id: found.id)] = found.record
+            }
+        }
+        var children: [RecordKey: [RecordKey]] = [:]
+        var pending = PushPlan.deleteRoots(entries)
+        let links = schema.childLinks
+        while let parent = pending.popLast() {
+            guard children[parent] == nil else { continue }
+            children[parent] = []
+            for link in links[parent.collection] ?? [] {
+                var binds = PostgresBindings()
+                binds.append(parent.id)
+                let condition = "\(SQLDialect.postgres.quote(link.field)) = $1"
+                for found in try await Self.fetchRecords(connection, link.collection, where: condition, binds: binds, logger: logger) {
+                    let key = RecordKey(collection: link.collection.name, id: found.id)
+                    loaded[key] = loaded[key] ?? found.record
+                    children[parent, default: []].append(key)
+                    pending.append(key)
+                }
+            }
+        }
+        return (loaded, children)
+    }
+
+    /// Writes the plan's rows, each with the next sequence number of its space. A write that breaks a unique key
+    /// is rolled back alone (to a savepoint) and its mutations are rejected.
+    private func write(_ plan: inout PushPlan, _ connection: PostgresConnection, now: Date) async throws {
+        for write in plan.writes {
+            let rows = try await connection.query(
+                "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = \(write.record.space) RETURNING seq", logger: logger
+            )
+            let seq = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
+            guard !write.collection.uniqueKeys.isEmpty else {
+                try await Self.writeRecord(connection, write, seq: seq, now: now, logger: logger)
+                continue
+            }
+            try await connection.query("SAVEPOINT ferry_row", logger: logger)
+            do {
+                try await Self.writeRecord(connection, write, seq: seq, now: now, logger: logger)
+                try await connection.query("RELEASE SAVEPOINT ferry_row", logger: logger)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+                try await connection.query("ROLLBACK TO SAVEPOINT ferry_row", logger: logger)
+                for index in write.mutationIndexes where plan.results[index].status == .applied {
+                    plan.results[index] = MutationResult(
+                        mutationId: plan.results[index].mutationId, status: .rejected, code: ErrorCode.uniqueViolation.rawValue,
+                        message: "Another record in this space has the same \(write.collection.name) unique key."
+                    )
+                }
+            }
+        }
+    }
+}

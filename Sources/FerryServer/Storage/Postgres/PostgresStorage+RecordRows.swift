@@ -1,0 +1,60 @@
+import FerryCore
+import Foundation
+import PostgresNIO
+
+/// Reading and writing one collection row generically, whatever its fields.
+extension PostgresStorage {
+    /// Rows of `collection` matching `condition`, read as JSON (`row_to_json`) so any set of columns decodes one way.
+    static func fetchRecords(
+        _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
+        logger: Logger
+    ) async throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
+        let sql = "SELECT row_to_json(t)::text FROM (SELECT * FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)) t"
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        var records: [(id: UUID, seq: Int64, record: StoredRecord)] = []
+        for try await text in rows.decode(String.self) {
+            if let found = storedRecord(jsonText: text, collection: collection) { records.append(found) }
+        }
+        return records
+    }
+
+    static func storedRecord(jsonText: String, collection: CollectionDefinition) -> (id: UUID, seq: Int64, record: StoredRecord)? {
+        guard let object = JSONValue(jsonText: jsonText)?.objectValue,
+              let id = object["id"]?.stringValue.flatMap(UUID.init(uuidString:)),
+              let space = object["_space"]?.stringValue.flatMap(UUID.init(uuidString:)),
+              case .number(let seq)? = object["_seq"]
+        else { return nil }
+        let clocks = (object["_clocks"]?.objectValue ?? [:]).compactMapValues { $0.stringValue.flatMap(HLC.init) }
+        var fields: [String: JSONValue] = [:]
+        for field in collection.fields {
+            let value = object[field.name] ?? .null
+            guard clocks[field.name] != nil || !value.isNull else { continue }
+            fields[field.name] = wireValue(value, type: collection.storedType(of: field))
+        }
+        let deleted = object["_deleted"] == .bool(true)
+        return (id, Int64(seq), StoredRecord(space: space, state: RecordState(fields: fields, clocks: clocks, isDeleted: deleted)))
+    }
+
+    static func writeRecord(_ connection: PostgresConnection, _ write: PushPlan.Write, seq: Int64, now: Date, logger: Logger) async throws {
+        let collection = write.collection
+        var bindings = PostgresBindings()
+        bindings.append(write.key.id)
+        bindings.append(write.record.space)
+        bindings.append(seq)
+        bindings.append(ClockCoding.encode(write.record.state.clocks))
+        bindings.append(write.record.state.isDeleted)
+        bindings.append(now)
+        var placeholders = ["$1", "$2", "$3", "$4::jsonb", "$5", "$6"]
+        for field in collection.fields {
+            placeholders.append(try bind(write.record.state.fields[field.name] ?? .null, type: collection.storedType(of: field), into: &bindings))
+        }
+        let quoted = (["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)).map { SQLDialect.postgres.quote($0) }
+        let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        let sql = """
+            INSERT INTO \(SQLDialect.postgres.quote(collection.name)) (\(quoted.joined(separator: ", ")))
+            VALUES (\(placeholders.joined(separator: ", ")))
+            ON CONFLICT (id) DO UPDATE SET \(updates)
+            """
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+    }
+}

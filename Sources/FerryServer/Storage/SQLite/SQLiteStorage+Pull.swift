@@ -1,0 +1,43 @@
+import FerryCore
+import Foundation
+import GRDB
+
+extension SQLiteStorage {
+    func pull(space: UUID, after cursor: Int64, limit: Int, schema: Schema) async throws -> PullPage {
+        try await pool.read { db in
+            let purged = try Int64.fetchOne(db, sql: "SELECT purged_seq FROM ferry_spaces WHERE id = ?", arguments: [space.databaseText]) ?? 0
+            if cursor > 0, cursor < purged {
+                return PullPage(changes: [], cursor: cursor, hasMore: false, resetRequired: true)
+            }
+            var changes: [Change] = []
+            for collection in schema.collections {
+                let found = try Self.fetchRecords(
+                    db, collection, where: "_space = ? AND _seq > ? ORDER BY _seq LIMIT ?",
+                    arguments: [space.databaseText, cursor, limit + 1]
+                )
+                changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
+            }
+            return PullPage(sorted: changes, cursor: cursor, limit: limit)
+        }
+    }
+
+    func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int {
+        try await pool.write { db in
+            var purged = 0
+            for collection in schema.collections {
+                let table = SQLDialect.sqlite.quote(collection.name)
+                try db.execute(
+                    sql: """
+                        UPDATE ferry_spaces SET purged_seq = MAX(purged_seq, (
+                          SELECT MAX(_seq) FROM \(table) WHERE _space = ferry_spaces.id AND _deleted = 1 AND _updated_at < ?))
+                        WHERE EXISTS (SELECT 1 FROM \(table) WHERE _space = ferry_spaces.id AND _deleted = 1 AND _updated_at < ?)
+                        """,
+                    arguments: [Timestamp.format(cutoff), Timestamp.format(cutoff)]
+                )
+                try db.execute(sql: "DELETE FROM \(table) WHERE _deleted = 1 AND _updated_at < ?", arguments: [Timestamp.format(cutoff)])
+                purged += db.changesCount
+            }
+            return purged
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import FerryCore
+import Foundation
+import GRDB
+
+extension SQLiteStorage: RecordStorage {
+    func push(_ batch: PushBatch) async throws -> PushResponse {
+        try await pool.write { db in
+            let previous = try Int64.fetchOne(
+                db, sql: "SELECT last_mutation_id FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?",
+                arguments: [batch.userID.databaseText, batch.deviceID.databaseText]
+            ) ?? 0
+            let (loaded, children) = try Self.loadRows(db, for: batch.entries, schema: batch.schema)
+            var plan = PushPlan(
+                entries: batch.entries, mutationIDs: batch.mutationIDs, previousMutationID: previous,
+                loaded: loaded, children: children, schema: batch.schema
+            )
+            try Self.write(&plan, db, now: batch.now)
+            try db.execute(
+                sql: """
+                    INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, updated_at = excluded.updated_at
+                    """,
+                arguments: [batch.userID.databaseText, batch.deviceID.databaseText, plan.lastMutationID, Timestamp.format(batch.now)]
+            )
+            return PushResponse(results: plan.results, lastMutationId: plan.lastMutationID)
+        }
+    }
+
+    /// The rows a push touches, and every stored descendant of the rows it deletes.
+    private static func loadRows(
+        _ db: Database, for entries: [Result<ValidatedMutation, Rejection>], schema: Schema
+    ) throws -> ([RecordKey: StoredRecord], [RecordKey: [RecordKey]]) {
+        var loaded: [RecordKey: StoredRecord] = [:]
+        let keys = PushPlan.keysToLoad(entries)
+        for (name, group) in Dictionary(grouping: keys, by: \.collection) {
+            guard let collection = schema.collection(named: name) else { continue }
+            for chunk in group.map(\.id.databaseText).chunked(into: 500) {
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                for found in try fetchRecords(db, collection, where: "id IN (\(placeholders))", arguments: StatementArguments(chunk)) {
+                    loaded[RecordKey(collection: name, id: found.id)] = found.record
+                }
+            }
+        }
+        var children: [RecordKey: [RecordKey]] = [:]
+        var pending = PushPlan.deleteRoots(entries)
+        let links = schema.childLinks
+        while let parent = pending.popLast() {
+            guard children[parent] == nil else { continue }
+            children[parent] = []
+            for link in links[parent.collection] ?? [] {
+                for found in try fetchRecords(db, link.collection, where: "\(SQLDialect.sqlite.quote(link.field)) = ?", arguments: [parent.id.databaseText]) {
+                    let key = RecordKey(collection: link.collection.name, id: found.id)
+                    loaded[key] = loaded[key] ?? found.record
+                    children[parent, default: []].append(key)
+                    pending.append(key)
+                }
+            }
+        }
+        return (loaded, children)
+    }
+
+    /// Writes the plan's rows, each with the next sequence number of its space. A write that breaks a unique key
+    /// is rolled back alone and its mutations are rejected.
+    private static func write(_ plan: inout PushPlan, _ db: Database, now: Date) throws {
+        for write in plan.writes {
+            let seq = try Int64.fetchOne(
+                db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [write.record.space.databaseText]
+            ) ?? 0
+            guard !write.collection.uniqueKeys.isEmpty else {
+                try writeRecord(db, write, seq: seq, now: now)
+                continue
+            }
+            do {
+                try db.inSavepoint {
+                    try writeRecord(db, write, seq: seq, now: now)
+                    return .commit
+                }
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                for index in write.mutationIndexes where plan.results[index].status == .applied {
+                    plan.results[index] = MutationResult(
+                        mutationId: plan.results[index].mutationId, status: .rejected, code: ErrorCode.uniqueViolation.rawValue,
+                        message: "Another record in this space has the same \(write.collection.name) unique key."
+                    )
+                }
+            }
+        }
+    }
+}
+
+extension Array {
+    /// The array cut into slices of at most `size` elements.
+    func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

@@ -1,0 +1,46 @@
+import FerryCore
+import Foundation
+import GRDB
+
+/// Reading and writing one collection row generically, whatever its fields.
+extension SQLiteStorage {
+    static func storedRecord(_ row: Row, collection: CollectionDefinition) -> (id: UUID, seq: Int64, record: StoredRecord)? {
+        guard let id = UUID(uuidString: row["id"]), let space = UUID(uuidString: row["_space"]) else { return nil }
+        let clocks = ClockCoding.decode(row["_clocks"])
+        var fields: [String: JSONValue] = [:]
+        for field in collection.fields where clocks[field.name] != nil || !(row[field.name] as DatabaseValue).isNull {
+            fields[field.name] = jsonValue(row[field.name] as DatabaseValue, type: collection.storedType(of: field))
+        }
+        let state = RecordState(fields: fields, clocks: clocks, isDeleted: row["_deleted"])
+        return (id, row["_seq"], StoredRecord(space: space, state: state))
+    }
+
+    static func fetchRecords(
+        _ db: Database, _ collection: CollectionDefinition, where condition: String, arguments: StatementArguments
+    ) throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
+        try Row.fetchAll(db, sql: "SELECT * FROM \(SQLDialect.sqlite.quote(collection.name)) WHERE \(condition)", arguments: arguments)
+            .compactMap { storedRecord($0, collection: collection) }
+    }
+
+    static func writeRecord(_ db: Database, _ write: PushPlan.Write, seq: Int64, now: Date) throws {
+        let collection = write.collection
+        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)
+        var arguments: StatementArguments = [
+            write.key.id.databaseText, write.record.space.databaseText, seq, ClockCoding.encode(write.record.state.clocks),
+            write.record.state.isDeleted, Timestamp.format(now),
+        ]
+        for field in collection.fields {
+            arguments += [databaseValue(write.record.state.fields[field.name] ?? .null, type: collection.storedType(of: field))]
+        }
+        let quoted = columns.map { SQLDialect.sqlite.quote($0) }
+        let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        try db.execute(
+            sql: """
+                INSERT INTO \(SQLDialect.sqlite.quote(collection.name)) (\(quoted.joined(separator: ", ")))
+                VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+                ON CONFLICT (id) DO UPDATE SET \(updates)
+                """,
+            arguments: arguments
+        )
+    }
+}

@@ -1,0 +1,50 @@
+import FerryCore
+import Foundation
+
+/// Why a space operation failed.
+public enum SpaceStorageError: Error, Sendable, Hashable {
+    /// A space with this id exists already.
+    case spaceExists
+    /// No such space.
+    case spaceNotFound
+}
+
+/// Spaces, members and invitations.
+public protocol SpaceStorage: Sendable {
+    /// The spaces `userID` belongs to, after turning invitations sent to `email` into memberships.
+    func spaces(userID: UUID, email: String, now: Date) async throws -> [SpaceSummary]
+    /// Creates a shared space owned by `ownerID`. Throws ``SpaceStorageError/spaceExists``.
+    func createSpace(id: UUID, name: String, isEncrypted: Bool, ownerID: UUID, now: Date) async throws
+    /// Grants `role` to the account with `email`, or records an invitation it claims when it signs up.
+    func invite(space: UUID, email: String, role: SpaceRole, now: Date) async throws -> SpaceMember
+    /// The members and pending invitations of a space.
+    func members(space: UUID) async throws -> [SpaceMember]
+}
+
+/// The inputs of one push, validated, ready for the engine's transaction.
+struct PushBatch: Sendable {
+    var userID: UUID
+    var deviceID: UUID
+    var entries: [Result<ValidatedMutation, Rejection>]
+    var mutationIDs: [Int64]
+    var schema: Schema
+    var now: Date
+}
+
+/// What one space contributes to a pull.
+struct PullPage: Sendable {
+    var changes: [Change]
+    var cursor: Int64
+    var hasMore: Bool
+    var resetRequired: Bool
+}
+
+/// Records: pushes, pulls and tombstone garbage collection.
+protocol RecordStorage: Sendable {
+    /// Runs a push in one transaction: reads the rows it touches under the spaces' locks, plans, writes, commits.
+    func push(_ batch: PushBatch) async throws -> PushResponse
+    /// Up to `limit` changes of `space` after `cursor`, across every collection, in sequence order.
+    func pull(space: UUID, after cursor: Int64, limit: Int, schema: Schema) async throws -> PullPage
+    /// Deletes tombstones last changed before `cutoff` and raises each space's purge mark; returns how many went.
+    func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int
+}

@@ -1,0 +1,84 @@
+import FerryCore
+import Foundation
+
+/// Checks each mutation of a push against the schema, the caller's roles and the limits, before any database work.
+struct MutationValidator: Sendable {
+    let schema: Schema
+    let limits: SyncLimits
+    let userID: UUID
+    /// The caller's role in each space they belong to.
+    let roles: [UUID: SpaceRole]
+    /// The server's wall clock for this push.
+    let now: Date
+
+    func validate(_ mutation: Mutation) -> Result<ValidatedMutation, Rejection> {
+        Result { try check(mutation) }.mapError { $0 as? Rejection ?? Rejection(.invalidRecord, "\($0)") }
+    }
+
+    private func check(_ mutation: Mutation) throws -> ValidatedMutation {
+        guard let collection = schema.collection(named: mutation.collection) else {
+            throw Rejection(.unknownCollection, "The schema has no collection '\(mutation.collection.prefix(64))'.")
+        }
+        guard let role = roles[mutation.space] else {
+            throw Rejection(.forbiddenSpace, "You are not a member of space \(mutation.space.lowercased).")
+        }
+        guard role.canWrite else {
+            throw Rejection(.forbiddenSpace, "Your role in space \(mutation.space.lowercased) is \(role.rawValue), which cannot write.")
+        }
+        if collection.name == "profiles" {
+            guard mutation.id == userID, mutation.space == userID else {
+                throw Rejection(.invalidRecord, "A profile's id and space must be your user id.")
+            }
+        } else if collection.isSystem {
+            throw Rejection(.invalidRecord, "The system collection '\(collection.name)' is written through its own endpoints.")
+        }
+        var state = mutation.state
+        for name in state.fields.keys where collection.field(named: name) == nil {
+            throw Rejection(.unknownField, "Collection '\(collection.name)' has no field '\(name.prefix(64))'.")
+        }
+        for name in state.clocks.keys where name != RecordState.deletedKey && collection.field(named: name) == nil {
+            throw Rejection(.unknownField, "Collection '\(collection.name)' has no field '\(name.prefix(64))' (named by a clock).")
+        }
+        if mutation.op == .delete, state.clocks[RecordState.deletedKey] == nil {
+            throw Rejection(.invalidClock, "A delete needs a clock named _deleted.")
+        }
+        for (name, value) in state.fields {
+            guard state.clocks[name] != nil else {
+                throw Rejection(.invalidClock, "Field '\(name)' has no clock; every written field needs one.")
+            }
+            guard let field = collection.field(named: name) else { continue }
+            var typed = field
+            typed.type = collection.storedType(of: field)
+            do {
+                state.fields[name] = try FieldValue.normalized(value, for: typed)
+            } catch {
+                throw Rejection(.typeMismatch, "\(collection.name).\(error.description)")
+            }
+        }
+        let size = JSONValue.object(state.fields).jsonText.utf8.count
+        guard size <= limits.maximumRecordBytes else {
+            throw Rejection(.recordTooLarge, "The record is \(size) bytes; the server accepts up to \(limits.maximumRecordBytes).")
+        }
+        let capped = capClocks(&state)
+        return ValidatedMutation(mutation: mutation, collection: collection, state: state, cappedClocks: capped)
+    }
+
+    /// Lowers clocks more than the allowed skew ahead of the server to that bound.
+    private func capClocks(_ state: inout RecordState) -> [String: HLC] {
+        let skew = limits.maximumClockSkew.components
+        let bound = now.addingTimeInterval(Double(skew.seconds) + Double(skew.attoseconds) / 1e18)
+        let boundMilliseconds = Int64((bound.timeIntervalSince1970 * 1000).rounded(.down))
+        var capped: [String: HLC] = [:]
+        for (name, clock) in state.clocks where clock.milliseconds > boundMilliseconds {
+            let lowered = HLC(milliseconds: boundMilliseconds, counter: clock.counter, node: clock.node)
+            state.clocks[name] = lowered
+            capped[name] = lowered
+        }
+        return capped
+    }
+}
+
+extension UUID {
+    /// The lowercase spelling Ferry uses on the wire and in messages.
+    var lowercased: String { uuidString.lowercased() }
+}

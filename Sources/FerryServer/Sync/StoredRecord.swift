@@ -1,0 +1,36 @@
+import FerryCore
+import Foundation
+
+/// Names one record: its collection and id.
+struct RecordKey: Hashable, Sendable {
+    var collection: String
+    var id: UUID
+}
+
+/// A record as the server holds it.
+struct StoredRecord: Sendable, Hashable {
+    /// The space it belongs to (it never moves).
+    var space: UUID
+    /// Fields, clocks and the tombstone.
+    var state: RecordState
+}
+
+extension CollectionDefinition {
+    /// The type a field's values have on the wire and in the database: ciphertext (bytes) in an
+    /// encrypted collection, except the parent link, which the server must read to cascade deletes.
+    func storedType(of field: FieldDefinition) -> FieldType {
+        isEncrypted && parent?.field != field.name ? .blob : field.type
+    }
+}
+
+extension Schema {
+    /// Each collection's children: the collections whose parent link points at it, with the link field.
+    var childLinks: [String: [(collection: CollectionDefinition, field: String)]] {
+        var links: [String: [(collection: CollectionDefinition, field: String)]] = [:]
+        for collection in collections {
+            guard let parent = collection.parent else { continue }
+            links[parent.collection, default: []].append((collection, parent.field))
+        }
+        return links
+    }
+}

@@ -1,0 +1,21 @@
+/// The limits the sync endpoints enforce, so one client cannot exhaust the server.
+public struct SyncLimits: Sendable, Hashable {
+    /// The largest push body.
+    public var maximumPushBytes = 16 * 1024 * 1024
+    /// The most mutations in one push.
+    public var maximumBatchLength = 1000
+    /// The largest record, measured as the JSON of its fields.
+    public var maximumRecordBytes = 256 * 1024
+    /// The changes a pull returns when the client names no limit.
+    public var defaultPullLimit = 1000
+    /// The most changes one pull returns.
+    public var maximumPullLimit = 5000
+    /// How far ahead of the server's clock a device's clock may run; later clocks are lowered to this bound,
+    /// so a device with a wrong clock cannot win every merge forever.
+    public var maximumClockSkew: Duration = .seconds(60)
+    /// How long tombstones are kept before garbage collection; a device offline longer must resync.
+    public var tombstoneRetention: Duration = .seconds(30 * 24 * 3600)
+
+    /// The default limits.
+    public init() {}
+}

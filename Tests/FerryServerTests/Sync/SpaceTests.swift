@@ -1,0 +1,84 @@
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// Spaces, roles and invitations: who reads and writes what (DESIGN.md §6 invariant 9).
+@Suite("Sync: spaces and roles")
+struct SpaceTests {
+    static var schema: String { get throws { try ExampleSchemas.text("ops.yaml") } }
+
+    @Test("members read and write by role; a viewer's push is rejected per mutation; a non-member sees nothing", arguments: TestEngine.available)
+    func roles(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var owner = try await SyncDevice.signUp(server, "owner")
+            var member = try await SyncDevice.signUp(server, "member")
+            var viewer = try await SyncDevice.signUp(server, "viewer")
+            var outsider = try await SyncDevice.signUp(server, "outsider")
+            let company = try await owner.createSpace("Acme Field Service")
+            #expect(company.role == .owner && !company.isPersonal)
+            #expect(try await owner.invite(member.session.user.email, to: company.id, as: .member).status == 201)
+            #expect(try await owner.invite(viewer.session.user.email, to: company.id, as: .viewer).status == 201)
+
+            let client = UUID()
+            let ownerWrite = try await owner.push([owner.upsert("clients", client, space: company.id, ["name": "Globex"])])
+            #expect(ownerWrite.results.first?.status == .applied)
+            let memberWrite = try await member.push([member.upsert("clients", space: company.id, ["name": "Initech"])])
+            #expect(memberWrite.results.first?.status == .applied)
+            let viewerWrite = try await viewer.push([
+                viewer.upsert("clients", space: company.id, ["name": "Nope"]),
+                viewer.upsert("clients", ["name": "Mine"]),
+            ])
+            #expect(viewerWrite.results.map(\.code) == ["forbidden_space", nil], "the viewer's own space still works")
+            let outsiderWrite = try await outsider.push([outsider.upsert("clients", client, space: company.id, ["name": "Hijack"])])
+            #expect(outsiderWrite.results.first?.code == "forbidden_space")
+
+            let viewerRows = try await viewer.pullAll().changes.filter { $0.space == company.id }
+            #expect(viewerRows.count == 2)
+            let outsiderPull = try await outsider.pullAll()
+            #expect(outsiderPull.changes.allSatisfy { $0.space == outsider.userID })
+            #expect(outsider.cursors[company.id] == nil)
+            let asked = try await outsider.pull(PullRequest(cursors: [company.id: 0]))
+            #expect(asked.changes.isEmpty && asked.cursors[company.id] == nil, "naming a foreign space reveals nothing")
+            let members = try await outsider.get("/sync/v1/spaces/\(company.id.uuidString)/members")
+            #expect(members.status == 404 && members.errorCode == "space_not_found")
+
+            let viewerInvite = try await viewer.invite("someone@example.com", to: company.id, as: .member)
+            #expect(viewerInvite.status == 403 && viewerInvite.errorCode == "insufficient_role")
+            let asOwner = try await owner.invite("someone@example.com", to: company.id, as: .owner)
+            #expect(asOwner.status == 422)
+            let personal = try await owner.invite(member.session.user.email, to: owner.userID, as: .member)
+            #expect(personal.status == 422, "a personal space is never shared")
+            _ = try await owner.pullAll()
+            _ = try await member.pullAll()
+        }
+    }
+
+    @Test("an invitation to an address without an account becomes a membership when it signs up", arguments: TestEngine.available)
+    func pendingInvitation(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var owner = try await SyncDevice.signUp(server, "owner")
+            let company = try await owner.createSpace("Acme")
+            _ = try await owner.push([owner.upsert("clients", space: company.id, ["name": "Globex"])])
+            let email = uniqueEmail("newcomer")
+            let reply = try await owner.invite(email.uppercased(), to: company.id, as: .member)
+            #expect(reply.status == 201)
+            let pending = try JSONDecoder().decode(SpaceMember.self, from: reply.body)
+            #expect(pending.userId == nil && pending.email == email)
+
+            let auth = AuthHarness(server: server)
+            var newcomer = SyncDevice(auth: auth, session: try await auth.signUp(email))
+            let rows = try await newcomer.pullAll().changes
+            #expect(rows.contains { $0.space == company.id && $0.fields["name"] == .string("Globex") })
+            let list = try await owner.get("/sync/v1/spaces/\(company.id.uuidString)/members")
+            let members = try JSONDecoder().decode([String: [SpaceMember]].self, from: list.body)["members"] ?? []
+            #expect(members.contains { $0.email == email && $0.userId == newcomer.userID && $0.role == .member })
+
+            let duplicate = try await owner.send("POST", "/sync/v1/spaces", CreateSpaceRequest(id: company.id, name: "again"))
+            #expect(duplicate.status == 409 && duplicate.errorCode == "space_exists")
+            let unnamed = try await owner.send("POST", "/sync/v1/spaces", CreateSpaceRequest(name: "  "))
+            #expect(unnamed.status == 422)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+
+/// One device of one user talking `/sync/v1` over HTTP, as the SDK does, with its own clock and mutation ids.
+struct SyncDevice {
+    let auth: AuthHarness
+    let session: AuthSession
+    let deviceID = UUID()
+    var clock: HybridClock
+    var nextMutationID: Int64 = 1
+    /// The cursors this device has pulled to.
+    var cursors: [UUID: Int64] = [:]
+
+    var userID: UUID { session.user.id }
+
+    init(auth: AuthHarness, session: AuthSession) {
+        self.auth = auth
+        self.session = session
+        self.clock = HybridClock(node: deviceID.uuidString.lowercased())
+    }
+
+    static func signUp(_ server: LiveServer, _ name: String = "user") async throws -> SyncDevice {
+        let auth = AuthHarness(server: server)
+        return SyncDevice(auth: auth, session: try await auth.signUp(uniqueEmail(name)))
+    }
+
+    /// A second device of the same account.
+    func sibling() async throws -> SyncDevice {
+        SyncDevice(auth: auth, session: try await auth.signIn(session.user.email))
+    }
+
+    mutating func upsert(_ collection: String, space: UUID? = nil, _ fields: [String: JSONValue], now: Date = Date()) -> Mutation {
+        upsert(collection, UUID(), space: space, fields, now: now)
+    }
+
+    mutating func upsert(_ collection: String, _ id: UUID, space: UUID? = nil, _ fields: [String: JSONValue], now: Date = Date()) -> Mutation {
+        let clock = self.clock.tick(now: now)
+        defer { nextMutationID += 1 }
+        return Mutation(
+            mutationId: nextMutationID, space: space ?? userID, collection: collection, id: id, op: .upsert,
+            fields: fields, clocks: fields.mapValues { _ in clock }
+        )
+    }
+
+    mutating func delete(_ collection: String, _ id: UUID, space: UUID? = nil) -> Mutation {
+        let clock = self.clock.tick()
+        defer { nextMutationID += 1 }
+        return Mutation(
+            mutationId: nextMutationID, space: space ?? userID, collection: collection, id: id, op: .delete,
+            clocks: [RecordState.deletedKey: clock]
+        )
+    }
+
+    func send(_ method: String, _ path: String, _ body: some Encodable) async throws -> HTTPClient.Reply {
+        try await auth.send(method, path, body: try JSONEncoder().encode(body), token: session.accessToken)
+    }
+
+    func get(_ path: String) async throws -> HTTPClient.Reply {
+        try await auth.send("GET", path, token: session.accessToken)
+    }
+
+    func push(_ mutations: [Mutation]) async throws -> PushResponse {
+        try auth.decode(try await send("POST", "/sync/v1/push", PushRequest(deviceId: deviceID, mutations: mutations)))
+    }
+
+    func pull(_ request: PullRequest) async throws -> PullResponse {
+        try auth.decode(try await send("POST", "/sync/v1/pull", request))
+    }
+
+    /// Pulls until nothing more waits; returns every change and the number of requests.
+    mutating func pullAll(limit: Int? = nil) async throws -> (changes: [Change], requests: Int) {
+        var changes: [Change] = []
+        var requests = 0
+        while true {
+            let page = try await pull(PullRequest(cursors: cursors, limit: limit))
+            requests += 1
+            changes += page.changes
+            cursors.merge(page.cursors) { _, new in new }
+            if !page.hasMore { return (changes, requests) }
+        }
+    }
+
+    func createSpace(_ name: String) async throws -> SpaceSummary {
+        let reply = try await send("POST", "/sync/v1/spaces", CreateSpaceRequest(name: name))
+        guard reply.status == 201 else { throw AuthHarness.HarnessError(reply: reply) }
+        return try JSONDecoder().decode(SpaceSummary.self, from: reply.body)
+    }
+
+    func invite(_ email: String, to space: UUID, as role: SpaceRole) async throws -> HTTPClient.Reply {
+        try await send("POST", "/sync/v1/spaces/\(space.uuidString.lowercased())/members", InviteRequest(email: email, role: role))
+    }
+}
+
+/// Rows as a device would hold them after applying changes in order: the latest state per record.
+func latestRows(_ changes: [Change]) -> [UUID: Change] {
+    var rows: [UUID: Change] = [:]
+    for change in changes { rows[change.id] = change }
+    return rows
+}
