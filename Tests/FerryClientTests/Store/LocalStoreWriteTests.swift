@@ -106,6 +106,23 @@ struct LocalStoreWriteTests {
         #expect(try store.rejections().isEmpty)
     }
 
+    @Test("clocks the server lowered (too far ahead of its own) replace the device's, unless a later local write clocked the field")
+    func serverClocks() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let batch = try store.pendingMutations()
+        let lowered = fixture.remoteClock(-3600, node: "server")
+        try store.put(collection: "sermons", id: sermon.id, fields: ["date": "2026-12-01T10:00:00Z"])   // a later local write
+        let response = PushResponse(results: [
+            MutationResult(mutationId: batch[0].mutationId, status: .applied, clocks: ["title": lowered, "date": lowered]),
+        ], lastMutationId: batch[0].mutationId)
+        try store.acknowledge(response, for: batch)
+        let record = try #require(try store.get(collection: "sermons", id: sermon.id))
+        #expect(record.clocks["title"] == lowered)
+        #expect(record.clocks["date"] != lowered, "the later local write keeps its clock")
+    }
+
     @Test("a store opened with a newer schema adds the new collection and field, keeping data")
     func additiveMigration() throws {
         let folder = try TemporaryFolder()
