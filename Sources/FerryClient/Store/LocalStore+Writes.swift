@@ -12,7 +12,8 @@ extension LocalStore {
     /// - Parameters:
     ///   - collection: the collection's name.
     ///   - id: the record's id; a new random one when `nil`.
-    ///   - space: the space of a new record (``defaultSpace`` when `nil`); an existing record keeps its own.
+    ///   - space: the space of a new record (when `nil`: its parent's space for a child, else ``defaultSpace``);
+    ///     an existing record keeps its own.
     ///   - fields: values in wire form; each is checked against its field's type.
     /// - Returns: the record as stored.
     /// - Throws: ``StoreError``: `unknown_collection`, `unknown_field`, `type_mismatch`, `missing_field`,
@@ -24,6 +25,17 @@ extension LocalStore {
         let id = id ?? UUID()
         return try write { db in
             let existing = try loadRecord(db, collection, id: id)
+            // A child lives in its parent's space (the server refuses anything else): a new child without a
+            // space goes there.
+            var parentSpace: UUID?
+            if let parent = collection.parent, let value = normalized[parent.field], !value.isNull {
+                let parentCollection = try self.collection(named: parent.collection)
+                guard let parentID = value.stringValue.flatMap(UUID.init),
+                      let parentRecord = try loadRecord(db, parentCollection, id: parentID), !parentRecord.isDeleted else {
+                    throw StoreError(code: .parentMissing, message: "No \(parent.collection) record \(value.stringValue ?? value.jsonText) for \(name).\(parent.field).")
+                }
+                parentSpace = parentRecord.space
+            }
             let recordSpace: UUID
             if let existing {
                 if let space, space != existing.space {
@@ -31,7 +43,7 @@ extension LocalStore {
                 }
                 recordSpace = existing.space
             } else {
-                guard let chosen = space ?? defaultSpace else {
+                guard let chosen = space ?? parentSpace ?? defaultSpace else {
                     throw StoreError(code: .noSpace, message: "A new record needs a space: pass one, or open the store with a default space.")
                 }
                 recordSpace = chosen
@@ -40,11 +52,8 @@ extension LocalStore {
                     throw StoreError(code: .missingField, message: "A new '\(name)' record needs \(missing.joined(separator: ", ")).")
                 }
             }
-            if let parent = collection.parent, let value = normalized[parent.field], let parentID = value.stringValue.flatMap(UUID.init) {
-                let parentCollection = try self.collection(named: parent.collection)
-                guard let parentRecord = try loadRecord(db, parentCollection, id: parentID), !parentRecord.isDeleted else {
-                    throw StoreError(code: .parentMissing, message: "No \(parent.collection) record \(Self.text(parentID)) for \(name).\(parent.field).")
-                }
+            if let parentSpace, parentSpace != recordSpace {
+                throw StoreError(code: .spaceMismatch, message: "A \(name) record must be in its parent's space (\(Self.text(parentSpace))).")
             }
             let isUndelete = existing?.isDeleted == true
             let changed = existing.map { record in

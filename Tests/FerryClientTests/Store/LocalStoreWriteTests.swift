@@ -49,6 +49,7 @@ struct LocalStoreWriteTests {
         #expect(code { try store.remove(collection: "sermons", id: UUID()) } == .recordNotFound)
         let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
         #expect(code { try store.put(collection: "sermons", id: sermon.id, space: UUID(), fields: ["title": "moved"]) } == .spaceMismatch)
+        #expect(code { try store.put(collection: "notes", space: UUID(), fields: ["sermon_id": .string(sermon.id.uuidString), "text": "elsewhere"]) } == .spaceMismatch)
         #expect(try store.pendingCount() == 1)
         #expect(try store.list(collection: "sermons").count == 1)
         let noDefault = try LocalStore.inMemory(schema: StoreFixture.schema)
