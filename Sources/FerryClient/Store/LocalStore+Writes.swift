@@ -76,6 +76,7 @@ extension LocalStore {
                 isDeleted: state.isDeleted, seq: existing?.seq ?? 0, updatedAt: now(), syncState: .pending
             )
             try saveRecord(db, record, in: collection)
+            if isUndelete { try forgetCascade(db, name, id) }
             try appendToOutbox(db, Mutation(
                 mutationId: 0, space: recordSpace, collection: name, id: id, op: .upsert, fields: changed, clocks: clocks
             ))
@@ -106,7 +107,7 @@ extension LocalStore {
         }
     }
 
-    /// Tombstones `record` and, recursively, every live child of it, with `clock`.
+    /// Tombstones `record` with `clock` and hides its live descendants until the server confirms their fate.
     func tombstone(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition, clock: HLC) throws {
         var state = record.state
         if state.merge(RecordState(clocks: [RecordState.deletedKey: clock], isDeleted: true)) {
@@ -116,20 +117,61 @@ extension LocalStore {
             updated.isDeleted = state.isDeleted
             try saveRecord(db, updated, in: collection)
         }
-        try tombstoneChildren(db, of: record.id, in: collection, clock: clock)
+        try hideChildren(db, of: record.id, in: collection)
     }
 
-    /// Tombstones every live child of record `id` (recursively) with `clock`.
-    func tombstoneChildren(_ db: Database, of id: UUID, in collection: CollectionDefinition, clock: HLC) throws {
+    /// Marks every live descendant of record `id` deleted, provisionally (see `ferry_cascades`).
+    ///
+    /// The device cascades a delete at once, as the server will; but whether the server cascades depends on
+    /// whether the parent's delete wins there (a concurrent undelete with a later clock beats it). So the
+    /// children get no clock of their own: the server's tombstones confirm them when pulled, and a pulled
+    /// undelete of the parent brings them back.
+    func hideChildren(_ db: Database, of id: UUID, in collection: CollectionDefinition) throws {
         for child in schema.collections {
             guard let link = child.parent, link.collection == collection.name else { continue }
             let children = try loadRecords(
                 db, child, where: "WHERE \(Self.quote(link.field)) = ? AND _deleted = 0", arguments: [Self.text(id)]
             )
-            for grandchild in children {
-                try tombstone(db, grandchild, in: child, clock: clock)
+            for var record in children {
+                record.isDeleted = true
+                try saveRecord(db, record, in: child)
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO ferry_cascades (collection, record_id) VALUES (?, ?)",
+                    arguments: [child.name, Self.text(record.id)]
+                )
+                try hideChildren(db, of: record.id, in: child)
             }
         }
+    }
+
+    /// Brings back the descendants of record `id` that only a local cascade had hidden.
+    func restoreChildren(_ db: Database, of id: UUID, in collection: CollectionDefinition) throws {
+        for child in schema.collections {
+            guard let link = child.parent, link.collection == collection.name else { continue }
+            let hidden = try loadRecords(
+                db, child,
+                where: "WHERE \(Self.quote(link.field)) = ? AND _deleted = 1 AND id IN (SELECT record_id FROM ferry_cascades WHERE collection = ?)",
+                arguments: [Self.text(id), child.name]
+            )
+            for var record in hidden {
+                record.isDeleted = false
+                try saveRecord(db, record, in: child)
+                try forgetCascade(db, child.name, record.id)
+                try restoreChildren(db, of: record.id, in: child)
+            }
+        }
+    }
+
+    /// Whether a local cascade hid record `id` and the server has not confirmed it yet.
+    func isHiddenByCascade(_ db: Database, _ collection: String, _ id: UUID) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_cascades WHERE collection = ? AND record_id = ?)",
+            arguments: [collection, Self.text(id)]
+        ) ?? false
+    }
+
+    func forgetCascade(_ db: Database, _ collection: String, _ id: UUID) throws {
+        try db.execute(sql: "DELETE FROM ferry_cascades WHERE collection = ? AND record_id = ?", arguments: [collection, Self.text(id)])
     }
 
     /// `fields` checked against `collection` and put in canonical wire form.

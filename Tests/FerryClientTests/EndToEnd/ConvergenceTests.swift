@@ -93,8 +93,13 @@ struct ConvergenceTests {
                 }
                 for collection in ["sermons", "notes"] {
                     let reference = try snapshot(all[0], collection)
-                    for device in all.dropFirst() {
-                        #expect(try snapshot(device, collection) == reference, "seed \(seed): \(collection) differ")
+                    for (index, device) in all.enumerated().dropFirst() {
+                        let rows = try snapshot(device, collection)
+                        let differing = Set(rows.keys).union(reference.keys).filter { rows[$0] != reference[$0] }
+                        let details = try differing.map { id in
+                            "\(id): device 0 \(String(describing: reference[id])) \(try all[0].store.get(collection: collection, id: id, includeDeleted: true).map { "\($0.isDeleted) \($0.clocks) \($0.syncState)" } ?? "-"); device \(index) \(String(describing: rows[id])) \(try device.store.get(collection: collection, id: id, includeDeleted: true).map { "\($0.isDeleted) \($0.clocks) \($0.syncState)" } ?? "-")"
+                        }
+                        #expect(differing.isEmpty, "seed \(seed): \(collection) differ: \(details.joined(separator: "\n"))")
                     }
                 }
                 for device in all { #expect(try device.store.pendingCount() == 0) }

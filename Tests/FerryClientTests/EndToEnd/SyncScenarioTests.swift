@@ -3,6 +3,7 @@ import FerryCore
 import FerryServer
 import FerryTesting
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -98,6 +99,60 @@ struct SyncScenarioTests {
                 #expect(try owner.store.get(collection: "notes", id: note.id)?.fields["text"] == "from the member")
                 #expect(try owner.store.get(collection: "sermons", id: sermon.id)?.fields["title"] == "Shared sermon")
                 #expect(try owner.store.get(collection: "sermons", id: privateSermon.id) == nil, "the member's personal space stays private")
+            }
+        }
+    }
+
+    /// A remote whose first push commits on the server but whose answer never arrives (the app was killed, the
+    /// connection dropped): the device cannot know the batch was applied.
+    final class LostAckRemote: SyncRemote {
+        let base: SyncClient
+        let lost = Mutex(false)
+
+        init(base: SyncClient) { self.base = base }
+
+        func push(_ request: PushRequest) async throws -> PushResponse {
+            let response = try await base.push(request)
+            let drop = lost.withLock { wasLost in
+                defer { wasLost = true }
+                return !wasLost
+            }
+            if drop { throw AuthError(code: .networkUnavailable, message: "The connection dropped before the answer.") }
+            return response
+        }
+
+        func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
+        func schema() async throws -> Schema { try await base.schema() }
+    }
+
+    @Test("an acknowledgement lost after the server committed: the batch is pushed again, the server calls it duplicate, nothing changes twice",
+          arguments: TestEngine.available)
+    func lostAcknowledgement(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.tabletNotes, configure: { $0.useFastPasswordHashing() }) { server in
+            let email = Self.email("lost")
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
+            let remote = LostAckRemote(base: SyncClient(auth: phone.auth))
+            var configuration = SyncEngine.Configuration()
+            configuration.periodicInterval = nil
+            configuration.pushBatchSize = 4
+            let flaky = SyncEngine(store: phone.store, remote: remote, configuration: configuration)
+            let sermon = try phone.store.put(collection: "sermons", fields: Self.fields)
+            for index in 0..<9 {
+                try phone.store.put(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string("Note \(index)")])
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await flaky.run() }
+                group.addTask { try await pad.engine.run() }
+                defer { group.cancelAll() }
+                await #expect(throws: SyncError.self) { try await flaky.sync() }
+                #expect(try phone.store.pendingCount() == 10, "nothing leaves the outbox without an acknowledgement")
+                let retry = try await flaky.sync()
+                #expect(retry.pushed == 10 && retry.rejected == 0)
+                #expect(try phone.store.pendingCount() == 0)
+                let pulled = try await pad.engine.sync()
+                #expect(pulled.applied == 10)
+                #expect(try pad.store.children(of: "sermons", id: sermon.id)["notes"]?.count == 9)
             }
         }
     }
