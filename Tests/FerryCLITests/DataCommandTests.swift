@@ -91,4 +91,40 @@ struct DataCommandTests {
             #expect((spaces["spaces"] as? [[String: Any]])?.contains { $0["personal"] as? Bool == true } == true)
         }
     }
+
+    @Test("SIGKILL in the middle of 'ferry sync': nothing acknowledged is lost, the next sync finishes, the other device gets every record",
+          arguments: TestEngine.available)
+    func killedMidSync(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
+            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
+            let email = "kill-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
+            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+            let count = 24
+            for index in 0..<count {
+                _ = try await phone.ok(["put", "sermons", "title=Sermon \(index)", "date=2026-11-01T10:00:00Z"])
+            }
+            let sync = try FerryProcess(
+                ["sync", "--progress", "--batch-size", "2"],
+                environment: ["FERRY_SERVER": server.baseURL.absoluteString, "FERRY_API_KEY": phone.apiKey, "FERRY_HOME": home, "FERRY_PROFILE": "phone"]
+            )
+            let step = await sync.waitForLine(startingWith: "progress: pushed")
+            #expect(step != nil, "the sync reported a first acknowledged batch")
+            sync.signal(SIGKILL)
+            let killed = await sync.waitForExit()
+            #expect(killed.status != 0 || killed.stdout.contains("Synced"))
+
+            let doctor = try await phone.json(["doctor"])
+            #expect(doctor["healthy"] as? Bool == true, "the store survives a SIGKILL")
+            let resumed = try await phone.json(["sync"])
+            #expect(resumed["pending"] as? Int == 0 && resumed["rejected"] as? Int == 0)
+            #expect((resumed["pushed"] as? Int ?? count) <= count - 2, "the batch acknowledged before the kill is not sent again")
+            let pulled = try await pad.json(["sync"])
+            #expect(pulled["applied"] as? Int == count)
+            #expect((try await pad.json(["ls", "sermons"])["records"] as? [Any])?.count == count)
+        }
+    }
 }

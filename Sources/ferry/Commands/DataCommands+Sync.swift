@@ -10,6 +10,8 @@ struct SyncCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ClientOptions
+    @Flag(help: "Print a line on standard output after each step (pushed and pulled so far).") var progress = false
+    @Option(name: .customLong("batch-size"), help: "Mutations per push request (1…1000). [default: 500]") var batchSize = 500
 
     func run() async throws {
         let profile = try ClientProfile(options)
@@ -20,13 +22,23 @@ struct SyncCommand: AsyncParsableCommand {
         let store = try profile.openStore(schema: schema)
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
+        guard (1...1000).contains(batchSize) else {
+            throw CommandFailure(message: "--batch-size is between 1 and 1000", status: 64)
+        }
+        configuration.pushBatchSize = batchSize
         let engine = SyncEngine(store: store, remote: client, configuration: configuration, logger: ClientProfile.quietLogger("ferry.sync"))
+        let lines = progress, bar = !progress && !options.json && isatty(STDERR_FILENO) == 1
         let report = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }
+            if lines || bar {
+                let updates = engine.statusUpdates()
+                group.addTask { await Self.show(updates, asLines: lines) }
+            }
             let report = try await engine.sync()
             group.cancelAll()
             return report
         }
+        if bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         let pending = try store.pendingCount()
         var human = "Synced: \(report.requests) requests, pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied)"
         if report.rejected > 0 { human += ", rejected \(report.rejected) (see 'ferry doctor')" }
@@ -35,5 +47,20 @@ struct SyncCommand: AsyncParsableCommand {
             "requests": report.requests, "pushed": report.pushed, "pulled": report.pulled, "applied": report.applied,
             "rejected": report.rejected, "pending": pending, "reset_spaces": report.resetSpaces,
         ])
+    }
+
+    /// Prints each step: a line per step on standard output, or one line rewritten in place on a terminal.
+    static func show(_ updates: AsyncStream<SyncStatus>, asLines: Bool) async {
+        var last: SyncProgress?
+        for await status in updates {
+            guard let step = status.progress, step != last, step.pushed + step.pulled > 0 else { continue }
+            last = step
+            let text = "progress: pushed \(step.pushed) of \(step.pushTotal), pulled \(step.pulled)"
+            if asLines {
+                FileHandle.standardOutput.write(Data((text + "\n").utf8))
+            } else {
+                FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+            }
+        }
     }
 }
