@@ -12,6 +12,8 @@ struct FerryCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, SignUpCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self,
             StatusCommand.self, ProfileCommand.self, ResetCommand.self,
+            PutCommand.self, GetCommand.self, ListCommand.self, RemoveCommand.self, SyncCommand.self,
+            SpacesCommand.self, DoctorCommand.self,
         ]
     )
 }
@@ -31,6 +33,10 @@ enum FerryMain {
             fail(error.message)
         } catch let error as AuthError {
             fail("\(error.message) (\(error.code))")
+        } catch let error as StoreError {
+            fail(error.description)
+        } catch let error as SyncError {
+            fail(error.description)
         } catch let error as CommandFailure {
             fail(error.message, status: error.status)
         } catch {

@@ -21,7 +21,9 @@ struct SignUpCommand: AsyncParsableCommand {
     func run() async throws {
         let profile = try ClientProfile(options)
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Choose a password: ")
-        let session = try await profile.makeAuthClient().signUp(email: email, password: password)
+        let auth = profile.makeAuthClient()
+        let session = try await auth.signUp(email: email, password: password)
+        await profile.cacheSchemaQuietly(using: auth)
         reportSignIn(session, options: options, human: "Signed up and signed in as \(session.user.email).")
     }
 }
@@ -37,7 +39,9 @@ struct LoginCommand: AsyncParsableCommand {
     func run() async throws {
         let profile = try ClientProfile(options)
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Password: ")
-        let session = try await profile.makeAuthClient().signIn(email: email, password: password)
+        let auth = profile.makeAuthClient()
+        let session = try await auth.signIn(email: email, password: password)
+        await profile.cacheSchemaQuietly(using: auth)
         reportSignIn(session, options: options, human: "Signed in as \(session.user.email).")
     }
 }

@@ -91,7 +91,7 @@ struct ProfileCommand: AsyncParsableCommand {
 
 /// `ferry reset`: the debug reset — forgets this profile's launch history and signs it out.
 struct ResetCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "reset", abstract: "Debug reset: clear local state and sign out.")
+    static let configuration = CommandConfiguration(commandName: "reset", abstract: "Debug reset: clear local state (launch history, local data) and sign out.")
 
     @OptionGroup var options: ClientOptions
 
@@ -99,6 +99,7 @@ struct ResetCommand: AsyncParsableCommand {
         let profile = try ClientProfile(options)
         let auth = profile.makeAuthClient()
         try await profile.makeLaunchRouter(auth: auth).debugReset()
+        profile.removeLocalData()
         Output.emit(json: options.json, human: "Reset: signed out, the next launch starts as a first launch.", ["reset": true])
     }
 }

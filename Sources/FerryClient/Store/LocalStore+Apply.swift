@@ -1,0 +1,122 @@
+import FerryCore
+import Foundation
+import GRDB
+import Logging
+
+/// Applying pulled changes: one generic path for every collection, children included.
+extension LocalStore {
+    /// What applying one pull did.
+    public struct ApplyOutcome: Sendable, Hashable {
+        /// Rows whose merge changed something (new rows included).
+        public var applied: Int
+        /// Spaces that were reset because the server asked (`resetRequired`).
+        public var reset: [UUID]
+    }
+
+    /// The cursor of each space this device has pulled.
+    public func cursors() throws -> [UUID: Int64] {
+        try read { db in
+            var cursors: [UUID: Int64] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT space, seq FROM ferry_cursors") {
+                if let space = UUID(uuidString: row["space"] as String) { cursors[space] = row["seq"] as Int64 }
+            }
+            return cursors
+        }
+    }
+
+    /// Applies a pull's reply in one transaction together with the cursor advance.
+    ///
+    /// Spaces in `resetRequired` first lose their rows that have no pending outbox entry and restart at
+    /// cursor 0 (the outbox is kept). Each change is merged with ``FerryCore/RecordState/merge(_:)`` against
+    /// the local row's clocks, so pending local edits survive; a change that tombstones a record tombstones
+    /// its local children too. Every pulled clock is observed by the device's clock.
+    ///
+    /// - Throws: ``StoreError`` `schema_outdated` (changing nothing) when a change names a collection or field
+    ///   the store's schema lacks: migrate to the server's schema, then apply again.
+    @discardableResult
+    public func apply(_ response: PullResponse) throws -> ApplyOutcome {
+        let schema = self.schema
+        for change in response.changes {
+            guard let collection = schema.collection(named: change.collection) else {
+                throw StoreError(code: .schemaOutdated, message: "A pulled change is in collection '\(change.collection)', which this device's schema lacks.")
+            }
+            if let unknown = change.fields.keys.first(where: { collection.field(named: $0) == nil }) {
+                throw StoreError(code: .schemaOutdated, message: "A pulled change has field '\(change.collection).\(unknown)', which this device's schema lacks.")
+            }
+        }
+        return try write { db in
+            let resets = Set(response.resetRequired)
+            for space in resets {
+                try dropSyncedRows(db, space: space)
+            }
+            var clock = try loadClock(db)
+            var applied = 0
+            for change in response.changes {
+                let collection = try self.collection(named: change.collection)
+                for stamp in change.clocks.values { clock.observe(stamp) }
+                if try merge(db, change, into: collection) { applied += 1 }
+            }
+            try saveClock(db, clock)
+            for (space, seq) in response.cursors {
+                try setCursor(db, space: space, seq: resets.contains(space) ? 0 : seq)
+            }
+            for space in resets where response.cursors[space] == nil {
+                try setCursor(db, space: space, seq: 0)
+            }
+            return ApplyOutcome(applied: applied, reset: response.resetRequired)
+        }
+    }
+
+    /// Merges one change into its row; whether anything changed.
+    private func merge(_ db: Database, _ change: Change, into collection: CollectionDefinition) throws -> Bool {
+        guard let existing = try loadRecord(db, collection, id: change.id) else {
+            var fields: [String: JSONValue] = [:]
+            for field in collection.fields {
+                guard let value = change.fields[field.name] else { continue }
+                fields[field.name] = (try? FieldValue.normalized(value, for: field)) ?? value
+            }
+            let record = LocalRecord(
+                collection: collection.name, id: change.id, space: change.space, fields: fields, clocks: change.clocks,
+                isDeleted: change.deleted, seq: change.seq
+            )
+            try saveRecord(db, record, in: collection)
+            return true
+        }
+        var state = existing.state
+        let changed = state.merge(change.state)
+        let seq = max(existing.seq, change.seq)
+        if changed {
+            var updated = existing
+            updated.fields = state.fields
+            updated.clocks = state.clocks
+            updated.isDeleted = state.isDeleted
+            updated.seq = seq
+            try saveRecord(db, updated, in: collection)
+            if state.isDeleted && !existing.isDeleted, let deleteClock = state.clocks[RecordState.deletedKey] {
+                try tombstoneChildren(db, of: change.id, in: collection, clock: deleteClock)
+            }
+        } else if seq != existing.seq {
+            try db.execute(sql: "UPDATE \(Self.quote(collection.name)) SET _seq = ? WHERE id = ?", arguments: [seq, Self.text(change.id)])
+        }
+        return changed
+    }
+
+    func setCursor(_ db: Database, space: UUID, seq: Int64) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO ferry_cursors (space, seq) VALUES (?, ?)", arguments: [Self.text(space), seq])
+    }
+
+    /// Deletes the rows of `space` (every space when `nil`) that have no pending outbox entry.
+    func dropSyncedRows(_ db: Database, space: UUID?) throws {
+        for collection in schema.collections {
+            let table = Self.quote(collection.name)
+            var sql = "DELETE FROM \(table) WHERE id NOT IN (SELECT record_id FROM ferry_outbox WHERE collection = ?)"
+            var arguments: [DatabaseValue] = [collection.name.databaseValue]
+            if let space {
+                sql += " AND _space = ?"
+                arguments.append(Self.text(space).databaseValue)
+            }
+            try db.execute(sql: sql, arguments: StatementArguments(arguments))
+        }
+        logger.notice("dropped synced rows for a full resync", metadata: ["ferry.space": "\(space.map(Self.text) ?? "all")"])
+    }
+}

@@ -1,0 +1,114 @@
+import FerryCore
+import Foundation
+import GRDB
+
+/// Reading and writing collection rows: field values between wire form (JSON) and SQLite columns.
+extension LocalStore {
+    /// `name` quoted as an SQLite identifier.
+    static func quote(_ name: String) -> String { SQLDialect.sqlite.quote(name) }
+
+    /// The row of `id` in `collection`, tombstones included, or `nil`.
+    func loadRecord(_ db: Database, _ collection: CollectionDefinition, id: UUID) throws -> LocalRecord? {
+        let sql = "SELECT * FROM \(Self.quote(collection.name)) WHERE id = ?"
+        guard let row = try Row.fetchOne(db, sql: sql, arguments: [id.uuidString.lowercased()]) else { return nil }
+        return try record(from: row, in: collection)
+    }
+
+    /// Rows of `collection` matching `sql` (a `WHERE …` clause or empty), in id order.
+    func loadRecords(_ db: Database, _ collection: CollectionDefinition, where sql: String = "", arguments: StatementArguments = []) throws -> [LocalRecord] {
+        let query = "SELECT * FROM \(Self.quote(collection.name)) \(sql) ORDER BY id"
+        return try Row.fetchAll(db, sql: query, arguments: arguments).map { try record(from: $0, in: collection) }
+    }
+
+    /// A row decoded into a record (sync state `.synced`; readers that show it fill it in).
+    func record(from row: Row, in collection: CollectionDefinition) throws -> LocalRecord {
+        let idText: String = row["id"]
+        let spaceText: String = row["_space"]
+        guard let id = UUID(uuidString: idText), let space = UUID(uuidString: spaceText) else {
+            throw StoreError(code: .storeFailed, message: "A row of '\(collection.name)' has a malformed id or space.")
+        }
+        let clocksText: String = row["_clocks"]
+        let clocks = (try? JSONDecoder().decode([String: HLC].self, from: Data(clocksText.utf8))) ?? [:]
+        var fields: [String: JSONValue] = [:]
+        for field in collection.fields {
+            let value: DatabaseValue = row[field.name]
+            if !value.isNull || clocks[field.name] != nil {
+                fields[field.name] = Self.jsonValue(value, for: field, in: collection)
+            }
+        }
+        let updated: String? = row["_updated_at"]
+        return LocalRecord(
+            collection: collection.name, id: id, space: space, fields: fields, clocks: clocks,
+            isDeleted: (row["_deleted"] as Int64? ?? 0) != 0, seq: row["_seq"] as Int64? ?? 0,
+            updatedAt: updated.flatMap(Timestamp.parse)
+        )
+    }
+
+    /// Inserts or replaces the row of `record`.
+    func saveRecord(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition) throws {
+        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)
+        var values: [DatabaseValue] = [
+            record.id.uuidString.lowercased().databaseValue,
+            record.space.uuidString.lowercased().databaseValue,
+            record.seq.databaseValue,
+            Self.jsonText(record.clocks).databaseValue,
+            (record.isDeleted ? 1 : 0).databaseValue,
+            Timestamp.format(now()).databaseValue,
+        ]
+        for field in collection.fields {
+            values.append(Self.databaseValue(record.fields[field.name] ?? .null, for: field, in: collection))
+        }
+        let sql = "INSERT OR REPLACE INTO \(Self.quote(collection.name)) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        try db.execute(sql: sql, arguments: StatementArguments(values))
+    }
+
+    /// Compact JSON with sorted keys.
+    static func jsonText(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+    }
+
+    /// Whether a field is stored as ciphertext bytes (every field of an encrypted collection but the parent link).
+    static func isStoredAsBytes(_ field: FieldDefinition, in collection: CollectionDefinition) -> Bool {
+        collection.isEncrypted && collection.parent?.field != field.name
+    }
+
+    /// The column value of a wire value (already normalized for its field).
+    static func databaseValue(_ value: JSONValue, for field: FieldDefinition, in collection: CollectionDefinition) -> DatabaseValue {
+        if value.isNull { return .null }
+        if isStoredAsBytes(field, in: collection) {
+            // Until field encryption lands, an encrypted collection keeps the wire JSON as bytes.
+            return Data(value.jsonText.utf8).databaseValue
+        }
+        switch (field.type, value) {
+        case (.integer, .number(let number)): return Int64(number).databaseValue
+        case (.real, .number(let number)): return number.databaseValue
+        case (.bool, .bool(let flag)): return (flag ? 1 : 0).databaseValue
+        case (.bool, .number(let number)): return (number != 0 ? 1 : 0).databaseValue
+        case (.blob, .string(let text)): return (Data(base64Encoded: text) ?? Data(text.utf8)).databaseValue
+        case (.json, _): return value.jsonText.databaseValue
+        case (_, .string(let text)): return text.databaseValue
+        default: return value.jsonText.databaseValue
+        }
+    }
+
+    /// The wire value of a column value.
+    static func jsonValue(_ value: DatabaseValue, for field: FieldDefinition, in collection: CollectionDefinition) -> JSONValue {
+        switch value.storage {
+        case .null:
+            return .null
+        case .int64(let number):
+            return field.type == .bool ? .bool(number != 0) : .number(Double(number))
+        case .double(let number):
+            return .number(number)
+        case .string(let text):
+            return field.type == .json ? (JSONValue(jsonText: text) ?? .string(text)) : .string(text)
+        case .blob(let data):
+            if isStoredAsBytes(field, in: collection) {
+                return JSONValue(jsonText: String(decoding: data, as: UTF8.self)) ?? .null
+            }
+            return .string(data.base64EncodedString())
+        }
+    }
+}

@@ -1,0 +1,229 @@
+import FerryCore
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// The device's database: the schema's collections, the outbox of local writes, and the sync state.
+///
+/// Local writes apply at once and append to the outbox in the same transaction (nothing written is lost
+/// between the two). Pulled changes merge field by field with ``FerryCore/RecordState/merge(_:)`` against
+/// each row's clocks, so edits that wait in the outbox survive a pull. Every write ticks the store's
+/// persisted ``FerryCore/HybridClock``, whose node is the device id.
+///
+/// ```swift
+/// let store = try LocalStore(fileURL: folder.appending(path: "store.sqlite"), schema: schema, defaultSpace: user.id)
+/// let note = try store.put(collection: "notes", fields: ["text": "Key point"])
+/// ```
+public final class LocalStore: Sendable {
+    /// The database: a `DatabasePool` on a file, or an in-memory queue.
+    public let writer: any DatabaseWriter
+    /// This device's id: the `deviceId` of pushes and the node of its clocks.
+    public let deviceId: UUID
+    /// The space of new records that name none (usually the personal space, whose id is the user's).
+    public let defaultSpace: UUID?
+
+    let now: @Sendable () -> Date
+    let logger: Logger
+    private let currentSchema: Mutex<Schema>
+
+    /// The schema the store's tables follow.
+    public var schema: Schema { currentSchema.withLock { $0 } }
+
+    /// Opens (creating when needed) the store in the file at `fileURL`, and migrates its tables to `schema`.
+    ///
+    /// - Parameters:
+    ///   - fileURL: the SQLite file; its folder must exist.
+    ///   - schema: the collections to sync; a newer schema than the file's adds tables and columns.
+    ///   - defaultSpace: the space of new records that name none.
+    ///   - now: the wall clock behind record clocks and timestamps (tests freeze it).
+    ///   - logger: receives migrations and sync bookkeeping; never field values.
+    /// - Throws: ``StoreError`` when the file cannot be opened or the schema change is destructive.
+    public convenience init(
+        fileURL: URL, schema: Schema, defaultSpace: UUID? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
+    ) throws {
+        let pool: DatabasePool
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            pool = try DatabasePool(path: fileURL.path(), configuration: configuration)
+        } catch {
+            throw StoreError(code: .storeFailed, message: "Could not open the store at \(fileURL.path()): \(error).")
+        }
+        try self.init(writer: pool, schema: schema, defaultSpace: defaultSpace, now: now, logger: logger)
+    }
+
+    /// Opens a store in memory, gone when the value is released (for tests and previews).
+    public static func inMemory(
+        schema: Schema, defaultSpace: UUID? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
+    ) throws -> LocalStore {
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue()
+        } catch {
+            throw StoreError(code: .storeFailed, message: "Could not open an in-memory store: \(error).")
+        }
+        return try LocalStore(writer: queue, schema: schema, defaultSpace: defaultSpace, now: now, logger: logger)
+    }
+
+    /// Opens a store on any GRDB writer, creating Ferry's tables and migrating the collections to `schema`.
+    public init(
+        writer: any DatabaseWriter, schema: Schema, defaultSpace: UUID? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
+    ) throws {
+        self.writer = writer
+        self.defaultSpace = defaultSpace
+        self.now = now
+        self.logger = logger
+        self.currentSchema = Mutex(schema)
+        let generated = UUID()
+        self.deviceId = try Self.storeFailure("prepare") {
+            try writer.write { db in
+                try Self.createSystemTables(db)
+                if let text = try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'device_id'"),
+                   let id = UUID(uuidString: text) {
+                    return id
+                }
+                try Self.setState(db, "device_id", generated.uuidString.lowercased())
+                return generated
+            }
+        }
+        try migrate(to: schema)
+    }
+
+    /// The node name of this device's clocks.
+    public var node: String { deviceId.uuidString.lowercased() }
+
+    /// Brings the collection tables to `schema`: new collections get tables, new fields get columns.
+    ///
+    /// - Throws: ``StoreError`` (`schema_outdated`) naming every destructive change, which is refused.
+    public func migrate(to schema: Schema) throws {
+        try writer.write { db in
+            let applied = try Self.appliedCollections(db)
+            let changes: [SchemaChange]
+            do {
+                changes = try SchemaMigrationPlanner.plan(from: applied, to: schema.collections)
+            } catch {
+                throw StoreError(code: .schemaOutdated, message: "The store cannot follow the new schema: \(error).")
+            }
+            for change in changes {
+                for statement in SQLDialect.sqlite.statements(for: change) {
+                    try db.execute(sql: statement)
+                }
+                let definition = try String(decoding: JSONEncoder().encode(change.collection), as: UTF8.self)
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO ferry_collections (name, definition) VALUES (?, ?)",
+                    arguments: [change.collection.name, definition]
+                )
+            }
+            if !changes.isEmpty {
+                logger.info("migrated the store", metadata: ["ferry.store.changes": "\(changes.count)"])
+            }
+        }
+        currentSchema.withLock { $0 = schema }
+    }
+
+    /// The definition of collection `name`, or ``StoreError`` `unknown_collection`.
+    public func collection(named name: String) throws -> CollectionDefinition {
+        guard let collection = schema.collection(named: name) else { throw StoreError.unknownCollection(name) }
+        return collection
+    }
+
+    // MARK: Tables
+
+    private static func createSystemTables(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
+            CREATE TABLE IF NOT EXISTS ferry_cursors (space TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL) STRICT;
+            CREATE TABLE IF NOT EXISTS ferry_collections (name TEXT PRIMARY KEY NOT NULL, definition TEXT NOT NULL) STRICT;
+            CREATE TABLE IF NOT EXISTS ferry_outbox (
+              mutation_id INTEGER PRIMARY KEY AUTOINCREMENT,
+              space TEXT NOT NULL,
+              collection TEXT NOT NULL,
+              record_id TEXT NOT NULL,
+              op TEXT NOT NULL,
+              fields TEXT NOT NULL,
+              clocks TEXT NOT NULL,
+              created_at TEXT NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS ferry_outbox__record ON ferry_outbox (collection, record_id);
+            CREATE TABLE IF NOT EXISTS ferry_rejections (
+              mutation_id INTEGER PRIMARY KEY NOT NULL,
+              space TEXT NOT NULL,
+              collection TEXT NOT NULL,
+              record_id TEXT NOT NULL,
+              op TEXT NOT NULL,
+              fields TEXT NOT NULL,
+              clocks TEXT NOT NULL,
+              code TEXT NOT NULL,
+              message TEXT NOT NULL,
+              rejected_at TEXT NOT NULL
+            ) STRICT;
+            CREATE INDEX IF NOT EXISTS ferry_rejections__record ON ferry_rejections (collection, record_id);
+            """)
+    }
+
+    private static func appliedCollections(_ db: Database) throws -> [CollectionDefinition] {
+        try String.fetchAll(db, sql: "SELECT definition FROM ferry_collections ORDER BY rowid").map {
+            try JSONDecoder().decode(CollectionDefinition.self, from: Data($0.utf8))
+        }
+    }
+
+    // MARK: State
+
+    static func state(_ db: Database, _ key: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = ?", arguments: [key])
+    }
+
+    static func setState(_ db: Database, _ key: String, _ value: String) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO ferry_state (key, value) VALUES (?, ?)", arguments: [key, value])
+    }
+
+    /// The persisted clock of this device.
+    func loadClock(_ db: Database) throws -> HybridClock {
+        let latest = try Self.state(db, "clock").flatMap(HLC.init) ?? .zero
+        return HybridClock(node: node, latest: latest)
+    }
+
+    func saveClock(_ db: Database, _ clock: HybridClock) throws {
+        try Self.setState(db, "clock", clock.latest.description)
+    }
+
+    /// The latest clock reading this device issued or observed.
+    public func latestClock() throws -> HLC {
+        try read { db in try loadClock(db).latest }
+    }
+
+    /// When the last sync finished, or `nil` before the first.
+    public func lastSyncedAt() throws -> Date? {
+        try read { db in try Self.state(db, "last_synced_at").flatMap(Timestamp.parse) }
+    }
+
+    func setLastSyncedAt(_ date: Date) throws {
+        try write { db in try Self.setState(db, "last_synced_at", Timestamp.format(date)) }
+    }
+
+    // MARK: Access
+
+    /// Runs `body` in a read, mapping database failures to ``StoreError``.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try Self.storeFailure("read") { try writer.read(body) }
+    }
+
+    /// Runs `body` in a write transaction, mapping database failures to ``StoreError``.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try Self.storeFailure("write") { try writer.write(body) }
+    }
+
+    static func storeFailure<T>(_ action: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(code: .storeFailed, message: "Could not \(action) the store: \(error).")
+        }
+    }
+}

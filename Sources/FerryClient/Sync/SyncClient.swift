@@ -1,0 +1,76 @@
+import FerryCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The sync routes of a Ferry server (`/sync/v1`), sent through an ``AuthClient``'s session.
+///
+/// Every request carries the `apikey` and bearer headers; a `401 bad_jwt` refreshes the session once and
+/// retries (``AuthClient/authorizedData(for:)``). Failures are ``AuthError``s: the server's code and message,
+/// or `network_unavailable` / `request_timeout` when no answer came.
+public struct SyncClient: SyncRemote {
+    /// The client whose session authorizes the requests.
+    public let auth: AuthClient
+
+    /// Creates a client that signs its requests with `auth`'s session.
+    public init(auth: AuthClient) {
+        self.auth = auth
+    }
+
+    /// Pushes a batch of mutations; the reply comes after the server committed them.
+    public func push(_ request: PushRequest) async throws -> PushResponse {
+        try await send("POST", "sync/v1/push", body: request, expecting: PushResponse.self, what: "push result")
+    }
+
+    /// Pulls the changes after `request`'s cursors.
+    public func pull(_ request: PullRequest) async throws -> PullResponse {
+        try await send("POST", "sync/v1/pull", body: request, expecting: PullResponse.self, what: "pull result")
+    }
+
+    /// The server's schema.
+    public func schema() async throws -> Schema {
+        try await send("GET", "sync/v1/schema", expecting: Schema.self, what: "schema")
+    }
+
+    /// The spaces the user belongs to, personal space included.
+    public func spaces() async throws -> [SpaceSummary] {
+        try await send("GET", "sync/v1/spaces", expecting: SpaceList.self, what: "space list").spaces
+    }
+
+    /// Creates a shared space owned by the user.
+    public func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary {
+        try await send("POST", "sync/v1/spaces", body: request, expecting: SpaceSummary.self, what: "space")
+    }
+
+    /// Invites `request.email` into `space` with `request.role`.
+    public func invite(_ request: InviteRequest, to space: UUID) async throws -> SpaceMember {
+        try await send("POST", "sync/v1/spaces/\(space.uuidString.lowercased())/members", body: request, expecting: SpaceMember.self, what: "member")
+    }
+
+    /// The members and pending invitations of `space`.
+    public func members(of space: UUID) async throws -> [SpaceMember] {
+        try await send("GET", "sync/v1/spaces/\(space.uuidString.lowercased())/members", expecting: MemberList.self, what: "member list").members
+    }
+
+    private struct SpaceList: Decodable { var spaces: [SpaceSummary] }
+    private struct MemberList: Decodable { var members: [SpaceMember] }
+
+    private func send<Response: Decodable>(
+        _ method: String, _ path: String, body: (any Encodable)? = nil, expecting: Response.Type, what: String
+    ) async throws -> Response {
+        var request = URLRequest(url: auth.endpoint.url(path: path))
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONEncoder().encode(body)
+        }
+        let data = try await auth.authorizedData(for: request)
+        do {
+            return try JSONDecoder().decode(Response.self, from: data)
+        } catch {
+            throw AuthError.unreadable(what, status: 200)
+        }
+    }
+}

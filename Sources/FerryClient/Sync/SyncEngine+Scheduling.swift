@@ -1,0 +1,215 @@
+import FerryCore
+import Foundation
+import GRDB
+import Logging
+
+/// The engine's scheduler: coalescing, follow-ups, timers and backoff.
+extension SyncEngine {
+    /// Runs `operation` as a child task of ``run()`` (queued until it runs).
+    func spawn(_ operation: @escaping @Sendable () async -> Void) {
+        let work = Work(operation: operation)
+        if let workSink {
+            workSink.yield(work)
+        } else {
+            pendingWork.append(work)
+        }
+    }
+
+    /// Records `trigger` against the sync about to begin, or the next one, and starts or schedules it.
+    func request(_ trigger: SyncTrigger, immediately: Bool) {
+        if current?.hasBegun == false {
+            current?.triggers.append(trigger)
+            return
+        }
+        if next == nil { next = PassSlot() }
+        next?.triggers.append(trigger)
+        guard current == nil else { return }  // the follow-up starts when the sync in flight ends
+        if isConnected == false && trigger != .manual {
+            publishIdlePhase()  // kept until the network comes back
+            return
+        }
+        if let timer {
+            if timer.isBackoff {
+                guard trigger == .manual || trigger == .connectivityRestored else { return }  // the retry carries it
+            } else if !immediately {
+                return  // the coalescing window already runs
+            }
+        }
+        if immediately {
+            startPass()
+        } else {
+            armTimer(after: configuration.coalescingWindow, isBackoff: false)
+        }
+    }
+
+    /// Starts the timer that starts `next`, replacing any other.
+    func armTimer(after delay: Duration, isBackoff: Bool) {
+        timerToken += 1
+        let token = timerToken
+        timer = (token, isBackoff)
+        spawn {
+            do { try await self.sleeper.sleep(for: delay) } catch { return }
+            await self.timerFired(token)
+        }
+    }
+
+    func timerFired(_ token: Int) {
+        guard let timer, timer.token == token else { return }
+        self.timer = nil
+        guard current == nil, let slot = next else { return }
+        if isConnected == false && !slot.triggers.contains(.manual) {
+            publishIdlePhase()
+            return
+        }
+        startPass()
+    }
+
+    func debounceElapsed() {
+        isDebouncing = false
+        // A sync that ran meanwhile may have pushed everything already; then there is nothing to do.
+        if (try? store.pendingCount()) == 0 { return }
+        request(.localChange, immediately: true)
+    }
+
+    /// Starts `next` as the sync in flight.
+    func startPass() {
+        guard current == nil, let slot = next else { return }
+        next = nil
+        timer = nil
+        current = slot
+        startedSyncCount += 1
+        let pass = SyncPass(store: store, remote: remote, pushBatchSize: configuration.pushBatchSize, pullLimit: configuration.pullLimit)
+        broadcast.update { status in
+            status.phase = .pushing
+            status.progress = SyncProgress()
+        }
+        spawn {
+            await self.passBegins()
+            let result: Result<SyncReport, any Error>
+            do {
+                result = .success(try await pass.run { phase, progress in await self.progressed(phase, progress) })
+            } catch {
+                result = .failure(error)
+            }
+            await self.passEnded(result)
+        }
+    }
+
+    func passBegins() {
+        current?.hasBegun = true
+    }
+
+    func progressed(_ phase: SyncStatus.Phase, _ progress: SyncProgress) {
+        broadcast.update { status in
+            status.phase = phase
+            status.progress = progress
+        }
+    }
+
+    func passEnded(_ result: Result<SyncReport, any Error>) {
+        guard let finished = current else { return }
+        current = nil
+        let pendingCount = (try? store.pendingCount()) ?? broadcast.current.pendingCount
+        switch result {
+        case .success(var report):
+            consecutiveFailures = 0
+            var seen = Set<String>()
+            report.triggers = finished.triggers.map(\.name).filter { seen.insert($0).inserted }
+            lastReport = report
+            broadcast.update { status in
+                status.progress = nil
+                status.lastSyncedAt = report.finishedAt
+                status.lastError = nil
+                status.pendingCount = pendingCount
+            }
+            publishIdlePhase()
+            logger.info("synced", metadata: [
+                "ferry.sync.triggers": "\(report.triggers.joined(separator: ","))", "ferry.sync.requests": "\(report.requests)",
+                "ferry.sync.pushed": "\(report.pushed)", "ferry.sync.pulled": "\(report.pulled)", "ferry.sync.applied": "\(report.applied)",
+            ])
+            for waiter in finished.waiters { waiter.resume(returning: report) }
+        case .failure(let error):
+            if error is CancellationError {
+                for waiter in finished.waiters { waiter.resume(throwing: error) }
+                requeue(finished.triggers)
+                broadcast.update { $0.progress = nil }
+                publishIdlePhase()
+                return
+            }
+            let syncError = SyncError(error)
+            for waiter in finished.waiters { waiter.resume(throwing: syncError) }
+            broadcast.update { status in
+                status.progress = nil
+                status.lastError = syncError
+                status.pendingCount = pendingCount
+            }
+            if syncError.isRetryable {
+                consecutiveFailures += 1
+                requeue(finished.triggers)
+                let delay = max(configuration.backoff.delay(afterAttempt: consecutiveFailures, random: random()), syncError.retryAfter ?? .zero)
+                logger.warning("sync failed; retrying later", metadata: [
+                    "ferry.error.code": "\(syncError.code)", "ferry.sync.attempt": "\(consecutiveFailures)",
+                    "ferry.sync.retry_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
+                ])
+                armTimer(after: delay, isBackoff: true)
+                publishIdlePhase()
+                return
+            }
+            logger.error("sync failed", metadata: ["ferry.error.code": "\(syncError.code)"])
+            publishIdlePhase()
+        }
+        guard let slot = next else { return }
+        if isConnected == false && !slot.triggers.contains(.manual) { return }
+        startPass()
+    }
+
+    /// Puts the triggers of an unfinished sync back in front of `next`, so none is lost.
+    private func requeue(_ triggers: [SyncTrigger]) {
+        if next == nil { next = PassSlot() }
+        next?.triggers.insert(contentsOf: triggers, at: 0)
+    }
+
+    /// Publishes the phase the engine is in between syncs.
+    func publishIdlePhase() {
+        guard current == nil else { return }
+        let phase: SyncStatus.Phase = isConnected == false ? .offline : timer?.isBackoff == true ? .backingOff : .idle
+        broadcast.update { $0.phase = phase }
+    }
+
+    func firePeriodically(every interval: Duration) async {
+        while !Task.isCancelled {
+            do { try await sleeper.sleep(for: interval) } catch { return }
+            trigger(.periodic)
+        }
+    }
+
+    /// Follows the outbox: publishes the pending count, and turns each new entry into a debounced local-change trigger.
+    func watchOutbox() async {
+        let observation = ValueObservation.tracking { db in
+            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, COALESCE(MAX(mutation_id), 0) AS highest FROM ferry_outbox")
+            let count: Int = row?["count"] ?? 0
+            let highest: Int64 = row?["highest"] ?? 0
+            return OutboxSnapshot(count: count, highest: highest)
+        }
+        do {
+            for try await snapshot in observation.values(in: store.writer) {
+                outboxChanged(snapshot)
+            }
+        } catch {
+            logger.warning("stopped following the outbox", metadata: ["ferry.error": "\(error)"])
+        }
+    }
+
+    func outboxChanged(_ snapshot: OutboxSnapshot) {
+        broadcast.update { $0.pendingCount = snapshot.count }
+        defer { highestOutboxID = max(highestOutboxID ?? snapshot.highest, snapshot.highest) }
+        if let highestOutboxID, snapshot.highest > highestOutboxID {
+            trigger(.localChange)
+        }
+    }
+
+    struct OutboxSnapshot: Sendable, Hashable {
+        var count: Int
+        var highest: Int64
+    }
+}

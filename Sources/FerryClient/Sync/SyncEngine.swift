@@ -1,0 +1,211 @@
+import FerryCore
+import Foundation
+import Logging
+
+/// Keeps a ``LocalStore`` in sync with the server: decides when to sync, runs one sync at a time, retries
+/// failures with backoff, and publishes a ``SyncStatus``.
+///
+/// Triggers coalesce: at most one sync is in flight and at most one waits behind it. Triggers that arrive
+/// before a sync begins join it (a short coalescing window gathers a launch's burst of triggers into one);
+/// any number arriving while it runs produce exactly one follow-up. No trigger is dropped: one that
+/// arrives while offline or backing off is kept until the sync it asked for has run.
+///
+/// ```swift
+/// let engine = SyncEngine(store: store, remote: SyncClient(auth: auth))
+/// Task { try await engine.run() }          // or add it to a ServiceGroup: `run()` is the whole service
+/// await engine.trigger(.launch)
+/// await engine.connectivityChanged(isReachable: path.status == .satisfied)   // every monitor callback
+/// let report = try await engine.sync()     // manual: waits for a sync that covers this moment
+/// ```
+public actor SyncEngine {
+    /// Timings and sizes of the engine.
+    public struct Configuration: Sendable, Hashable {
+        /// How often the periodic trigger fires; `nil` turns it off.
+        public var periodicInterval: Duration? = .seconds(60)
+        /// How long a local write waits for more writes before it triggers a push.
+        public var localChangeDebounce: Duration = .milliseconds(300)
+        /// How long a sync waits, once asked for, to gather the triggers fired with it (launch, foreground,
+        /// connectivity). Manual syncs and debounced local changes skip it.
+        public var coalescingWindow: Duration = .milliseconds(250)
+        /// Delays between retries of failed syncs.
+        public var backoff = BackoffPolicy()
+        /// Mutations per push request (the server accepts up to 1000).
+        public var pushBatchSize = 500
+        /// Changes per pull request (the server caps it at 5000).
+        public var pullLimit = 1000
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The store this engine syncs.
+    public nonisolated let store: LocalStore
+    /// The engine's configuration.
+    public nonisolated let configuration: Configuration
+    /// The report of the last successful sync.
+    public internal(set) var lastReport: SyncReport?
+    /// How many syncs have started since the engine was created (successful or not).
+    public internal(set) var startedSyncCount = 0
+
+    let remote: any SyncRemote
+    let sleeper: any SyncSleeper
+    let random: @Sendable () -> Double
+    let logger: Logger
+    let broadcast = StatusBroadcast()
+
+    // Work the engine starts runs as child tasks of `run()`; before `run()` starts it waits here.
+    var workSink: AsyncStream<Work>.Continuation?
+    var pendingWork: [Work] = []
+    var isRunning = false
+
+    /// The sync in flight.
+    var current: PassSlot?
+    /// The sync asked for and not started yet (coalescing, backing off, offline, or behind the one in flight).
+    var next: PassSlot?
+    /// The timer that will start `next`: the coalescing window or a backoff delay.
+    var timer: (token: Int, isBackoff: Bool)?
+    var timerToken = 0
+    var isDebouncing = false
+    var isConnected: Bool?
+    var consecutiveFailures = 0
+    var highestOutboxID: Int64?
+
+    /// Creates an engine for `store` that talks to the server through `remote` (a ``SyncClient``).
+    ///
+    /// - Parameters:
+    ///   - sleeper: the timers' clock; tests pass a manual one.
+    ///   - random: the jitter source, in `0..<1`.
+    ///   - logger: receives each sync's outcome; never field values or tokens.
+    public init(
+        store: LocalStore, remote: any SyncRemote, configuration: Configuration = Configuration(),
+        sleeper: any SyncSleeper = ContinuousSleeper(), random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        logger: Logger = Logger(label: "ferry.sync")
+    ) {
+        self.store = store
+        self.remote = remote
+        self.configuration = configuration
+        self.sleeper = sleeper
+        self.random = random
+        self.logger = logger
+        broadcast.update { status in
+            status.pendingCount = (try? store.pendingCount()) ?? 0
+            status.lastSyncedAt = try? store.lastSyncedAt()
+        }
+    }
+
+    /// The current status.
+    public nonisolated var status: SyncStatus { broadcast.current }
+
+    /// The current status, then every change, for as long as the stream is iterated.
+    public nonisolated func statusUpdates() -> AsyncStream<SyncStatus> { broadcast.subscribe() }
+
+    /// Runs the engine until the task is cancelled: the periodic trigger, the outbox watch (local writes
+    /// trigger a debounced push) and every sync and timer the triggers start.
+    ///
+    /// Triggers sent before `run()` starts are kept and acted on once it runs. Cancelling the task stops the
+    /// sync in flight (its acknowledged work is kept); ``sync()`` callers still waiting get `CancellationError`.
+    public func run() async throws {
+        guard !isRunning else { return }
+        isRunning = true
+        let (work, sink) = AsyncStream.makeStream(of: Work.self)
+        workSink = sink
+        for item in pendingWork { sink.yield(item) }
+        pendingWork = []
+        if next != nil, current == nil, timer == nil {
+            armTimer(after: configuration.coalescingWindow, isBackoff: false)
+        }
+        let periodic = configuration.periodicInterval
+        await withDiscardingTaskGroup { group in
+            if let periodic {
+                group.addTask { await self.firePeriodically(every: periodic) }
+            }
+            group.addTask { await self.watchOutbox() }
+            for await item in work {
+                group.addTask { await item.operation() }
+            }
+            group.cancelAll()
+        }
+        workSink = nil
+        isRunning = false
+        timer = nil
+        isDebouncing = false
+        for waiter in (current?.waiters ?? []) + (next?.waiters ?? []) {
+            waiter.resume(throwing: CancellationError())
+        }
+        current?.waiters = []
+        next?.waiters = []
+        try Task.checkCancellation()
+    }
+
+    /// Asks for a sync. Coalesces with every other trigger; never dropped.
+    public func trigger(_ trigger: SyncTrigger) {
+        switch trigger {
+        case .localChange:
+            guard !isDebouncing else { return }
+            isDebouncing = true
+            let debounce = configuration.localChangeDebounce
+            spawn {
+                do { try await self.sleeper.sleep(for: debounce) } catch { return }
+                await self.debounceElapsed()
+            }
+        case .realtimePoke(let space, let seq):
+            if let cursor = try? store.cursors()[space], cursor >= seq { return }
+            request(trigger, immediately: false)
+        case .manual:
+            request(trigger, immediately: true)
+        default:
+            request(trigger, immediately: false)
+        }
+    }
+
+    /// Feeds one connectivity report (every callback of a path monitor, the first included).
+    ///
+    /// The engine derives transitions itself: the first report only sets the state, and only a change from
+    /// unreachable to reachable triggers ``SyncTrigger/connectivityRestored``.
+    public func connectivityChanged(isReachable: Bool) {
+        let previous = isConnected
+        isConnected = isReachable
+        guard let previous else {
+            if !isReachable { publishIdlePhase() }
+            return
+        }
+        guard previous != isReachable else { return }
+        if isReachable {
+            publishIdlePhase()
+            request(.connectivityRestored, immediately: false)
+        } else {
+            publishIdlePhase()
+        }
+    }
+
+    /// Syncs now (or joins the sync about to begin) and returns its report; when a sync is already running,
+    /// waits for the follow-up, so the result covers every write made before the call.
+    ///
+    /// - Throws: ``SyncError`` when the sync fails; `CancellationError` when the engine stops first.
+    @discardableResult
+    public func sync() async throws -> SyncReport {
+        try await withCheckedThrowingContinuation { continuation in
+            if current?.hasBegun == false {
+                current?.waiters.append(continuation)
+            } else {
+                if next == nil { next = PassSlot() }
+                next?.waiters.append(continuation)
+            }
+            request(.manual, immediately: true)
+        }
+    }
+}
+
+extension SyncEngine {
+    /// One operation run as a child task of ``run()``.
+    struct Work: Sendable {
+        let operation: @Sendable () async -> Void
+    }
+
+    /// A sync asked for: why, and who waits for its report.
+    struct PassSlot {
+        var triggers: [SyncTrigger] = []
+        var waiters: [CheckedContinuation<SyncReport, any Error>] = []
+        var hasBegun = false
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+
+/// What one sync did: the numbers seed 003 asks to watch (requests per launch, records processed = records changed).
+public struct SyncReport: Sendable, Hashable, Codable {
+    /// HTTP requests made (pushes and pulls).
+    public var requests = 0
+    /// Mutations sent to the server.
+    public var pushed = 0
+    /// Changes received from the server.
+    public var pulled = 0
+    /// Local rows whose merge changed something.
+    public var applied = 0
+    /// Mutations the server refused (moved to the store's rejections).
+    public var rejected = 0
+    /// Spaces reset because the server asked.
+    public var resetSpaces = 0
+    /// The triggers this sync answered, by name.
+    public var triggers: [String] = []
+    /// When it started.
+    public var startedAt: Date?
+    /// When it finished.
+    public var finishedAt: Date?
+
+    /// An empty report.
+    public init() {}
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import FerryClient
+import FerryCore
+import Foundation
+
+/// `ferry put COLLECTION [--id UUID] [--space SPACE] FIELD=VALUE…`: writes a record locally and queues it.
+struct PutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "put", abstract: "Create or update a record in the local store (pushed by the next 'ferry sync').",
+        discussion: "VALUE is read as JSON when it parses (42, true, [\"a\"], null), else as text. Prints the record's id."
+    )
+
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The collection.") var collection: String
+    @Option(help: "The record's id (a new one when absent; an existing id updates that record).") var id: String?
+    @Option(help: "The space of a new record. [default: your personal space]") var space: String?
+    @Argument(help: "FIELD=VALUE pairs.") var assignments: [String] = []
+
+    func run() async throws {
+        let fields = try RecordText.parseAssignments(assignments)
+        let store = try ClientProfile(options).openStore()
+        let record = try store.put(
+            collection: collection, id: try id.map { try RecordText.uuid($0, what: "--id") },
+            space: try space.map { try RecordText.uuid($0, what: "--space") }, fields: fields
+        )
+        Output.emit(json: options.json, human: RecordText.id(record.id), RecordText.object(record))
+    }
+}
+
+/// `ferry get COLLECTION ID [--children]`: one record from the local store.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Show a record from the local store.")
+
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The collection.") var collection: String
+    @Argument(help: "The record's id.") var id: String
+    @Flag(help: "Also show its children (records of collections whose parent is this one).") var children = false
+
+    func run() async throws {
+        let store = try ClientProfile(options).openStore()
+        let recordID = try RecordText.uuid(id, what: "ID")
+        guard let record = try store.get(collection: collection, id: recordID) else {
+            throw CommandFailure(message: "no record \(RecordText.id(recordID)) in '\(collection)'")
+        }
+        var object: [String: Any?] = RecordText.object(record)
+        var lines = [RecordText.line(record)]
+        if children {
+            let found = try store.children(of: collection, id: recordID)
+            object["children"] = found.mapValues { $0.map(RecordText.object) }
+            for (name, records) in found.sorted(by: { $0.key < $1.key }) {
+                lines.append("\(name):")
+                lines += records.map { "  " + RecordText.line($0) }
+            }
+        }
+        Output.emit(json: options.json, human: lines.joined(separator: "\n"), object)
+    }
+}
+
+/// `ferry ls COLLECTION [--where FIELD=VALUE]…`: the records of a collection in the local store.
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the records of a collection in the local store.")
+
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The collection.") var collection: String
+    @Option(name: .customLong("where"), help: "Only records whose FIELD equals VALUE (may repeat).") var filters: [String] = []
+
+    func run() async throws {
+        let filter = try RecordText.parseAssignments(filters)
+        let records = try ClientProfile(options).openStore().list(collection: collection, where: filter)
+        Output.emit(json: options.json, human: records.map(RecordText.line).joined(separator: "\n"), ["records": records.map(RecordText.object)])
+    }
+}
+
+/// `ferry rm COLLECTION ID`: deletes a record (and its children) locally and queues the delete.
+struct RemoveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Delete a record and its children (pushed by the next 'ferry sync').")
+
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The collection.") var collection: String
+    @Argument(help: "The record's id.") var id: String
+
+    func run() async throws {
+        let recordID = try RecordText.uuid(id, what: "ID")
+        try ClientProfile(options).openStore().remove(collection: collection, id: recordID)
+        Output.emit(json: options.json, human: "Deleted \(RecordText.id(recordID)).", ["deleted": RecordText.id(recordID), "collection": collection])
+    }
+}
+
+/// Parsing and printing records for the data commands.
+enum RecordText {
+    static func parseAssignments(_ assignments: [String]) throws -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [:]
+        for assignment in assignments {
+            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                throw CommandFailure(message: "'\(assignment)' is not FIELD=VALUE", status: 64)
+            }
+            let raw = String(assignment[assignment.index(after: equals)...])
+            fields[String(assignment[..<equals])] = JSONValue(jsonText: raw) ?? .string(raw)
+        }
+        return fields
+    }
+
+    static func uuid(_ text: String, what: String) throws -> UUID {
+        guard let id = UUID(uuidString: text) else {
+            throw CommandFailure(message: "\(what) '\(text)' is not a UUID", status: 64)
+        }
+        return id
+    }
+
+    static func id(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    /// `<id> field=value … [pending]`.
+    static func line(_ record: LocalRecord) -> String {
+        let fields = record.fields.filter { !$0.value.isNull }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.jsonText)" }
+        let state = record.syncState == .synced ? "" : " [\(record.syncState.name)]"
+        return ([id(record.id)] + fields).joined(separator: " ") + state
+    }
+
+    static func object(_ record: LocalRecord) -> [String: Any] {
+        var object: [String: Any] = [
+            "id": id(record.id), "collection": record.collection, "space": id(record.space),
+            "fields": record.fields.mapValues(any), "sync_state": record.syncState.name, "seq": record.seq,
+        ]
+        if case .rejected(let code, let message) = record.syncState {
+            object["rejection"] = ["code": code, "message": message]
+        }
+        return object
+    }
+
+    /// A JSON value as Foundation objects, for `JSONSerialization`.
+    static func any(_ value: JSONValue) -> Any {
+        switch value {
+        case .null: NSNull()
+        case .bool(let flag): flag
+        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? Int64(number) as Any : number as Any
+        case .string(let text): text
+        case .array(let items): items.map(any)
+        case .object(let members): members.mapValues(any)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import FerryClient
+import FerryCore
+import Foundation
+
+/// `ferry spaces ls|create|invite`: the spaces this account belongs to (these need the server).
+struct SpacesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "spaces", abstract: "List, create and share spaces (needs the server).",
+        subcommands: [List.self, Create.self, Invite.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the spaces you belong to.")
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let spaces = try await SpacesCommand.client(options).spaces()
+            Output.emit(json: options.json, human: spaces.map(SpacesCommand.line).joined(separator: "\n"), ["spaces": spaces.map(SpacesCommand.object)])
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a shared space you own; prints its id.")
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The space's name.") var name: String
+        @Option(help: "The new space's id. [default: a new UUID]") var id: String?
+
+        func run() async throws {
+            let spaceID = try id.map { try RecordText.uuid($0, what: "--id") } ?? UUID()
+            let space = try await SpacesCommand.client(options).createSpace(CreateSpaceRequest(id: spaceID, name: name))
+            Output.emit(json: options.json, human: RecordText.id(space.id), SpacesCommand.object(space).mapValues { $0 as Any? })
+        }
+    }
+
+    struct Invite: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "invite", abstract: "Invite someone into a space (they join when they sign up with that email)."
+        )
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The invitee's email.") var email: String
+        @Option(help: "admin, member or viewer.") var role: String = "member"
+
+        func run() async throws {
+            guard let role = SpaceRole(rawValue: role), role != .owner else {
+                throw CommandFailure(message: "--role is admin, member or viewer, not '\(role)'", status: 64)
+            }
+            let spaceID = try RecordText.uuid(space, what: "SPACE")
+            let member = try await SpacesCommand.client(options).invite(InviteRequest(email: email, role: role), to: spaceID)
+            Output.emit(json: options.json, human: "Invited \(member.email) as \(member.role.rawValue).", [
+                "email": member.email, "role": member.role.rawValue, "user_id": member.userId.map(RecordText.id), "space": RecordText.id(spaceID),
+            ])
+        }
+    }
+
+    static func client(_ options: ClientOptions) throws -> SyncClient {
+        let profile = try ClientProfile(options)
+        _ = try profile.signedInUserID()
+        return SyncClient(auth: profile.makeAuthClient())
+    }
+
+    static func line(_ space: SpaceSummary) -> String {
+        var tags = [space.role.rawValue]
+        if space.isPersonal { tags.append("personal") }
+        if space.isEncrypted { tags.append("encrypted") }
+        return "\(RecordText.id(space.id))  \(space.name)  (\(tags.joined(separator: ", ")))"
+    }
+
+    static func object(_ space: SpaceSummary) -> [String: Any] {
+        [
+            "id": RecordText.id(space.id), "name": space.name, "role": space.role.rawValue,
+            "personal": space.isPersonal, "encrypted": space.isEncrypted, "seq": space.seq,
+        ]
+    }
+}

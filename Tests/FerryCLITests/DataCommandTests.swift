@@ -1,0 +1,94 @@
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// The data commands as a person uses them: offline writes on one profile, `ferry sync`, reads on another.
+@Suite("ferry data and sync commands")
+struct DataCommandTests {
+    struct Device {
+        var server: URL
+        var apiKey: String
+        var home: String
+        var profile: String
+
+        func run(_ arguments: [String], password: String? = nil) async throws -> FerryProcess.Exit {
+            var environment = ["FERRY_SERVER": server.absoluteString, "FERRY_API_KEY": apiKey, "FERRY_HOME": home, "FERRY_PROFILE": profile]
+            if let password { environment["FERRY_PASSWORD"] = password }
+            return try await FerryProcess.run(arguments, environment: environment)
+        }
+
+        /// Runs a command that must succeed and returns its standard output.
+        func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            let exit = try await run(arguments)
+            #expect(exit.status == 0, "ferry \(arguments.joined(separator: " ")): \(exit.stderr)", sourceLocation: sourceLocation)
+            return exit.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        func json(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
+            let text = try await ok(arguments + ["--json"], sourceLocation: sourceLocation)
+            return try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
+        }
+    }
+
+    @Test("put before the schema is known says to sync; put/get/ls/rm offline; sync moves a sermon and its note to a second device",
+          arguments: TestEngine.available)
+    func twoProfiles(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
+            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
+            let email = "cli-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
+            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+
+            // Sign-in caches the server's schema; without it, data commands say what to do.
+            #expect(FileManager.default.fileExists(atPath: home + "/profiles/pad/schema.json"))
+            try FileManager.default.removeItem(atPath: home + "/profiles/pad/schema.json")
+            let early = try await pad.run(["put", "sermons", "title=Early", "date=2026-11-01T10:00:00Z"])
+            #expect(early.status == 1)
+            #expect(early.stderr.contains("run 'ferry sync' once"), "a put before any schema tells the user to sync: \(early.stderr)")
+
+            let first = try await phone.json(["sync"])
+            #expect(first["requests"] as? Int == 1 && first["pushed"] as? Int == 0)
+
+            let sermon = try await phone.ok(["put", "sermons", "title=Sunday Service", "date=2026-11-01T10:00:00Z", "duration=3600"])
+            #expect(UUID(uuidString: sermon) != nil, "put prints the new id")
+            let note = try await phone.ok(["put", "notes", "sermon_id=\(sermon)", "text=Key point", "timestamp=120.5"])
+            let bad = try await phone.run(["put", "sermons", "--id", sermon, "colour=red"])
+            #expect(bad.status == 1 && bad.stderr.contains("unknown_field"))
+            let shown = try await phone.ok(["get", "sermons", sermon, "--children"])
+            #expect(shown.contains("title=\"Sunday Service\"") && shown.contains("[pending]") && shown.contains(note))
+            let listed = try await phone.json(["ls", "sermons", "--where", "duration=3600"])
+            #expect((listed["records"] as? [Any])?.count == 1)
+
+            let pushed = try await phone.json(["sync"])
+            #expect(pushed["pushed"] as? Int == 2 && pushed["rejected"] as? Int == 0 && pushed["pending"] as? Int == 0)
+            let pulled = try await pad.json(["sync"])
+            #expect(pulled["applied"] as? Int == 2 && pulled["pulled"] as? Int == 2)
+            let onPad = try await pad.json(["get", "sermons", sermon, "--children"])
+            let children = onPad["children"] as? [String: [[String: Any]]]
+            #expect(children?["notes"]?.first?["id"] as? String == note)
+            #expect((onPad["fields"] as? [String: Any])?["duration"] as? Int == 3600)
+
+            // A delete on the pad reaches the phone, children included.
+            _ = try await pad.ok(["rm", "sermons", sermon])
+            _ = try await pad.ok(["sync"])
+            _ = try await phone.ok(["sync"])
+            #expect(try await phone.run(["get", "notes", note]).status == 1)
+            let remaining = try await phone.json(["ls", "sermons"])["records"] as? [Any]
+            #expect(remaining?.isEmpty == true)
+
+            let doctor = try await phone.json(["doctor"])
+            #expect(doctor["healthy"] as? Bool == true)
+            _ = try await phone.ok(["doctor", "--repair"])
+            let resync = try await phone.json(["sync"])
+            #expect(resync["pulled"] as? Int ?? 0 >= 2, "after a repair everything is pulled again")
+
+            let spaces = try await phone.json(["spaces", "ls"])
+            #expect((spaces["spaces"] as? [[String: Any]])?.contains { $0["personal"] as? Bool == true } == true)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import FerryClient
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// Two devices of one user syncing through a real server on each engine (seed 004's aggregate).
+@Suite("Sync, end to end")
+struct SyncEndToEndTests {
+    /// One device: its session, local store and engine.
+    struct Device {
+        let auth: AuthClient
+        let store: LocalStore
+        let engine: SyncEngine
+
+        static func signIn(_ server: LiveServer, email: String, password: String, signUp: Bool) async throws -> Device {
+            let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
+            let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore())
+            let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
+            let client = SyncClient(auth: auth)
+            let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
+            var configuration = SyncEngine.Configuration()
+            configuration.periodicInterval = nil
+            return Device(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
+        }
+
+        func rows(_ collection: String) throws -> [String: [String: JSONValue]] {
+            Dictionary(uniqueKeysWithValues: try store.list(collection: collection).map { ($0.id.uuidString, $0.fields) })
+        }
+    }
+
+    @Test("a sermon with notes and a transcript reaches the other device on create AND on update; concurrent edits of different fields both survive; a delete cascades",
+          arguments: TestEngine.available)
+    func twoDevices(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "notes-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await phone.engine.run() }
+                group.addTask { try await pad.engine.run() }
+                defer { group.cancelAll() }
+
+                // Create on the phone: the sermon and a note.
+                let sermon = try phone.store.put(collection: "sermons", fields: ["title": .string("Sunday Service"), "date": .string("2026-11-01T10:00:00Z")])
+                let parent = JSONValue.string(sermon.id.uuidString)
+                let note = try phone.store.put(collection: "notes", fields: ["sermon_id": parent, "text": .string("Key point"), "timestamp": .number(120.5)])
+                let pushed = try await phone.engine.sync()
+                #expect(pushed.pushed == 2 && pushed.rejected == 0)
+                #expect(try phone.store.pendingCount() == 0)
+                let first = try await pad.engine.sync()
+                #expect(first.applied == 2)
+                #expect(try pad.store.children(of: "sermons", id: sermon.id)["notes"]?.map(\.id) == [note.id])
+
+                // Update (the seed-004 bug): the transcript arrives and the note is edited on the phone,
+                // while the pad edits the sermon's speaker.
+                let transcript = try phone.store.put(collection: "transcripts", fields: ["sermon_id": parent, "text": .string("In the beginning"), "status": .string("complete")])
+                try phone.store.put(collection: "notes", id: note.id, fields: ["text": .string("Key point, edited")])
+                try phone.store.put(collection: "sermons", id: sermon.id, fields: ["transcription_status": .string("complete")])
+                try pad.store.put(collection: "sermons", id: sermon.id, fields: ["speaker": .string("Pastor John")])
+                try await phone.engine.sync()
+                let update = try await pad.engine.sync()
+                #expect(update.pushed == 1)
+                #expect(update.applied >= 3)
+                try await phone.engine.sync()
+                let padChildren = try pad.store.children(of: "sermons", id: sermon.id)
+                #expect(padChildren["transcripts"]?.map(\.id) == [transcript.id])
+                #expect(padChildren["notes"]?.first?.fields["text"] == .string("Key point, edited"))
+                for device in [phone, pad] {
+                    let row = try #require(try device.store.get(collection: "sermons", id: sermon.id))
+                    #expect(row.fields["speaker"] == .string("Pastor John"))
+                    #expect(row.fields["transcription_status"] == .string("complete"))
+                }
+                #expect(try phone.rows("sermons") == pad.rows("sermons"))
+                #expect(try phone.rows("notes") == pad.rows("notes"))
+                #expect(try phone.rows("transcripts") == pad.rows("transcripts"))
+
+                // Delete on the pad: the phone loses the sermon and its children.
+                try pad.store.remove(collection: "sermons", id: sermon.id)
+                try await pad.engine.sync()
+                try await phone.engine.sync()
+                #expect(try phone.store.get(collection: "sermons", id: sermon.id) == nil)
+                #expect(try phone.store.get(collection: "notes", id: note.id) == nil)
+                #expect(try phone.store.get(collection: "transcripts", id: transcript.id) == nil)
+
+                // A second sync with nothing new costs one request and applies nothing.
+                let idle = try await phone.engine.sync()
+                #expect(idle.requests == 1 && idle.applied == 0)
+            }
+        }
+    }
+
+    @Test("a mutation the server refuses leaves the outbox and stays visible as rejected; the others apply", arguments: TestEngine.available)
+    func rejection(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "reject-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let device = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await device.engine.run() }
+                defer { group.cancelAll() }
+                let good = try device.store.put(collection: "sermons", fields: ["title": .string("Mine"), "date": .string("2026-11-01T10:00:00Z")])
+                let bad = try device.store.put(collection: "sermons", space: UUID(), fields: ["title": .string("Not my space"), "date": .string("2026-11-01T10:00:00Z")])
+                let report = try await device.engine.sync()
+                #expect(report.pushed == 2 && report.rejected == 1)
+                #expect(try device.store.pendingCount() == 0)
+                #expect(try device.store.get(collection: "sermons", id: good.id)?.syncState == .synced)
+                guard case .rejected(let code, _) = try device.store.get(collection: "sermons", id: bad.id)?.syncState else {
+                    Issue.record("expected the foreign-space write to be rejected")
+                    return
+                }
+                #expect(code == "forbidden_space")
+                #expect(try device.store.rejections().count == 1)
+                let again = try await device.engine.sync()
+                #expect(again.pushed == 0, "a rejected write is never retried")
+            }
+        }
+    }
+}

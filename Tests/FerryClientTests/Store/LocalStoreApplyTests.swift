@@ -1,0 +1,161 @@
+import FerryClient
+import FerryCore
+import FerryTesting
+import Foundation
+import Testing
+
+@Suite("LocalStore: applying pulled changes")
+struct LocalStoreApplyTests {
+    func change(
+        _ fixture: StoreFixture, _ collection: String, _ id: UUID, seq: Int64, _ fields: [String: JSONValue], at offset: TimeInterval,
+        deleted: Bool = false, space: UUID? = nil
+    ) -> Change {
+        var clocks = fields.mapValues { _ in fixture.remoteClock(offset) }
+        if deleted { clocks["_deleted"] = fixture.remoteClock(offset) }
+        return Change(space: space ?? fixture.space, collection: collection, id: id, seq: seq, fields: fields, clocks: clocks, deleted: deleted)
+    }
+
+    @Test("one generic path applies a parent and its children (seed 004: notes, transcript and summary arrive on update too)", arguments: StoreKind.allCases)
+    func childrenApplied(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let sermon = UUID(), note = UUID(), transcript = UUID()
+        let parent: JSONValue = .string(sermon.uuidString.lowercased())
+        let first = PullResponse(changes: [
+            change(fixture, "sermons", sermon, seq: 1, StoreFixture.sermonFields.merging(["transcription_status": "processing"]) { $1 }, at: -60),
+            change(fixture, "notes", note, seq: 2, ["sermon_id": parent, "text": "Key point", "timestamp": 120.5], at: -60),
+        ], cursors: [fixture.space: 2], hasMore: false)
+        #expect(try store.apply(first).applied == 2)
+
+        // The sermon was updated elsewhere: its transcript now exists and the note was edited.
+        let second = PullResponse(changes: [
+            change(fixture, "sermons", sermon, seq: 3, ["transcription_status": "complete"], at: -30),
+            change(fixture, "transcripts", transcript, seq: 4, ["sermon_id": parent, "text": "Full text", "segments": .array([.object(["start": 0, "text": "Full"])])], at: -30),
+            change(fixture, "notes", note, seq: 5, ["text": "Key point, edited"], at: -30),
+        ], cursors: [fixture.space: 5], hasMore: false)
+        #expect(try store.apply(second).applied == 3)
+        let children = try store.children(of: "sermons", id: sermon)
+        #expect(children["notes"]?.first?.fields["text"] == "Key point, edited")
+        #expect(children["notes"]?.first?.fields["timestamp"] == .number(120.5))
+        #expect(children["transcripts"]?.first?.fields["segments"] == .array([.object(["start": 0, "text": "Full"])]))
+        #expect(try store.get(collection: "sermons", id: sermon)?.fields["transcription_status"] == "complete")
+        #expect(try store.cursors() == [fixture.space: 5])
+        #expect(try store.pendingCount() == 0, "applying pulled changes queues nothing")
+
+        // The same reply again changes nothing: records processed = records changed.
+        #expect(try store.apply(second).applied == 0)
+    }
+
+    @Test("merge is per field: the later clock wins each field, and equal updatedAt cannot drop an update", arguments: StoreKind.allCases)
+    func perFieldMerge(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let id = UUID()
+        try store.apply(PullResponse(changes: [
+            change(fixture, "sermons", id, seq: 1, ["title": "A", "date": "2026-11-01T10:00:00.000Z", "speaker": "John"], at: -100),
+        ], cursors: [fixture.space: 1], hasMore: false))
+        var edit = change(fixture, "sermons", id, seq: 2, ["title": "B", "speaker": "Old"], at: -50)
+        edit.clocks["speaker"] = fixture.remoteClock(-200)   // older than the stored speaker: loses
+        #expect(try store.apply(PullResponse(changes: [edit], cursors: [fixture.space: 2], hasMore: false)).applied == 1)
+        let record = try #require(try store.get(collection: "sermons", id: id))
+        #expect(record.fields["title"] == "B")
+        #expect(record.fields["speaker"] == "John")
+        #expect(record.seq == 2)
+    }
+
+    @Test("a pending local edit survives a pull of an older remote edit; newer remote fields still merge in", arguments: StoreKind.allCases)
+    func pendingEditSurvives(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Local title"])
+        let remote = change(fixture, "sermons", sermon.id, seq: 7, ["title": "Remote title", "speaker": "Pastor John"], at: -10)
+        var newer = remote
+        newer.clocks["speaker"] = fixture.remoteClock(+10)
+        #expect(try store.apply(PullResponse(changes: [newer], cursors: [fixture.space: 7], hasMore: false)).applied == 1)
+        let record = try #require(try store.get(collection: "sermons", id: sermon.id))
+        #expect(record.fields["title"] == "Local title")
+        #expect(record.fields["speaker"] == "Pastor John")
+        #expect(record.syncState == .pending)
+        #expect(try store.pendingCount() == 2, "the outbox is untouched by a pull")
+
+        // Every pulled clock is observed: the next local write is later than the remote one.
+        let next = try store.put(collection: "sermons", id: sermon.id, fields: ["speaker": "Me"])
+        #expect(next.clocks["speaker"]! > fixture.remoteClock(+10))
+    }
+
+    @Test("a pulled tombstone of a parent tombstones local children; a later explicit undelete restores the record", arguments: StoreKind.allCases)
+    func pulledDelete(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let sermon = UUID(), note = UUID()
+        try store.apply(PullResponse(changes: [
+            change(fixture, "sermons", sermon, seq: 1, StoreFixture.sermonFields, at: -100),
+            change(fixture, "notes", note, seq: 2, ["sermon_id": .string(sermon.uuidString.lowercased()), "text": "n"], at: -100),
+        ], cursors: [fixture.space: 2], hasMore: false))
+        try store.apply(PullResponse(changes: [change(fixture, "sermons", sermon, seq: 3, [:], at: -50, deleted: true)], cursors: [fixture.space: 3], hasMore: false))
+        #expect(try store.get(collection: "sermons", id: sermon) == nil)
+        #expect(try store.get(collection: "notes", id: note) == nil)
+        // An edit older than the delete does not undelete; a later explicit undelete does.
+        try store.apply(PullResponse(changes: [change(fixture, "sermons", sermon, seq: 4, ["title": "late edit"], at: -60)], cursors: [fixture.space: 4], hasMore: false))
+        #expect(try store.get(collection: "sermons", id: sermon) == nil)
+        var undelete = change(fixture, "sermons", sermon, seq: 5, ["title": "back"], at: -20)
+        undelete.clocks["_deleted"] = fixture.remoteClock(-20)
+        try store.apply(PullResponse(changes: [undelete], cursors: [fixture.space: 5], hasMore: false))
+        #expect(try store.get(collection: "sermons", id: sermon)?.fields["title"] == "back")
+    }
+
+    @Test("resetRequired drops the space's synced rows, keeps pending ones and the outbox, and restarts its cursor at 0", arguments: StoreKind.allCases)
+    func resetRequired(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let other = UUID()
+        let synced = UUID(), elsewhere = UUID()
+        try store.apply(PullResponse(changes: [
+            change(fixture, "sermons", synced, seq: 4, StoreFixture.sermonFields, at: -100),
+            change(fixture, "sermons", elsewhere, seq: 9, StoreFixture.sermonFields, at: -100, space: other),
+        ], cursors: [fixture.space: 4, other: 9], hasMore: false))
+        let pending = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let outbox = try store.pendingMutations()
+
+        let outcome = try store.apply(PullResponse(changes: [], cursors: [fixture.space: 40, other: 9], hasMore: false, resetRequired: [fixture.space]))
+        #expect(outcome.reset == [fixture.space])
+        #expect(try store.get(collection: "sermons", id: synced) == nil)
+        #expect(try store.get(collection: "sermons", id: pending.id) != nil)
+        #expect(try store.get(collection: "sermons", id: elsewhere) != nil, "other spaces are untouched")
+        #expect(try store.cursors() == [fixture.space: 0, other: 9])
+        #expect(try store.pendingMutations() == outbox)
+    }
+
+    @Test("a change in a collection the device does not know is refused whole, leaving cursors where they were", arguments: StoreKind.allCases)
+    func schemaOutdated(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let response = PullResponse(changes: [
+            change(fixture, "sermons", UUID(), seq: 1, StoreFixture.sermonFields, at: -1),
+            change(fixture, "podcasts", UUID(), seq: 2, ["title": "x"], at: -1),
+        ], cursors: [fixture.space: 2], hasMore: false)
+        #expect(throws: StoreError.self) { try store.apply(response) }
+        #expect(try store.cursors().isEmpty)
+        #expect(try store.list(collection: "sermons").isEmpty)
+    }
+
+    @Test("doctor finds a healthy store healthy and a bad cursor bad; resetAndResync keeps the outbox", arguments: StoreKind.allCases)
+    func health(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        try store.apply(PullResponse(changes: [change(fixture, "sermons", UUID(), seq: 3, StoreFixture.sermonFields, at: -1)], cursors: [fixture.space: 3], hasMore: false))
+        try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let healthy = try store.doctor()
+        #expect(healthy.isHealthy, "\(healthy.problems)")
+        #expect(healthy.pendingCount == 1 && healthy.spaceCount == 1)
+
+        try store.apply(PullResponse(changes: [], cursors: [fixture.space: -1], hasMore: false))
+        #expect(try store.doctor().problems.map(\.code).sorted() == ["cursor_behind_rows", "negative_cursor"])
+        try store.resetAndResync()
+        #expect(try store.doctor().isHealthy)
+        #expect(try store.cursors().isEmpty)
+        #expect(try store.pendingCount() == 1)
+        #expect(try store.list(collection: "sermons").count == 1, "only the row with a pending edit is kept")
+    }
+}

@@ -1,0 +1,128 @@
+import FerryClient
+import FerryCore
+import FerryTesting
+import Foundation
+import Testing
+
+@Suite("LocalStore: local writes and the outbox")
+struct LocalStoreWriteTests {
+    @Test("a write applies at once and joins the outbox in the same transaction, with one clock per written field", arguments: StoreKind.allCases)
+    func writeAndOutbox(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let stored = try #require(try store.get(collection: "sermons", id: sermon.id))
+        #expect(stored.fields["title"] == "Sunday Service")
+        #expect(stored.space == fixture.space)
+        #expect(stored.syncState == .pending)
+        let outbox = try store.pendingMutations()
+        #expect(outbox.count == 1)
+        let mutation = try #require(outbox.first)
+        #expect(mutation.op == .upsert && mutation.id == sermon.id && mutation.space == fixture.space)
+        #expect(Set(mutation.clocks.keys) == ["title", "date"])
+        #expect(mutation.clocks["title"]?.node == store.node)
+        #expect(mutation.clocks["title"] == stored.clocks["title"])
+
+        // Unchanged values get no new clock and no outbox entry; a changed one gets a later clock.
+        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Sunday Service"])
+        #expect(try store.pendingCount() == 1)
+        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Evening Service"])
+        let second = try #require(try store.pendingMutations().last)
+        #expect(second.fields == ["title": "Evening Service"])
+        #expect(second.clocks["title"]! > mutation.clocks["title"]!)
+        #expect(second.mutationId > mutation.mutationId)
+    }
+
+    @Test("bad input is refused with a stable code and changes nothing", arguments: StoreKind.allCases)
+    func refusals(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        func code(_ body: () throws -> Void) -> ErrorCode? {
+            do { try body() } catch let error as StoreError { return error.code } catch { return nil }
+            return nil
+        }
+        #expect(code { try store.put(collection: "nope", fields: [:]) } == .unknownCollection)
+        #expect(code { try store.put(collection: "sermons", fields: StoreFixture.sermonFields.merging(["colour": "red"]) { $1 }) } == .unknownField)
+        #expect(code { try store.put(collection: "sermons", fields: StoreFixture.sermonFields.merging(["duration": "long"]) { $1 }) } == .typeMismatch)
+        #expect(code { try store.put(collection: "sermons", fields: ["title": "No date"]) } == .missingField)
+        #expect(code { try store.put(collection: "notes", fields: ["sermon_id": .string(UUID().uuidString), "text": "orphan"]) } == .parentMissing)
+        #expect(code { try store.remove(collection: "sermons", id: UUID()) } == .recordNotFound)
+        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        #expect(code { try store.put(collection: "sermons", id: sermon.id, space: UUID(), fields: ["title": "moved"]) } == .spaceMismatch)
+        #expect(try store.pendingCount() == 1)
+        #expect(try store.list(collection: "sermons").count == 1)
+        let noDefault = try LocalStore.inMemory(schema: StoreFixture.schema)
+        #expect(code { try noDefault.put(collection: "sermons", fields: StoreFixture.sermonFields) } == .noSpace)
+    }
+
+    @Test("deleting a parent tombstones its children locally with the same clock, and pushes only the parent's delete", arguments: StoreKind.allCases)
+    func cascadeDelete(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let parent: JSONValue = .string(sermon.id.uuidString)
+        let note = try store.put(collection: "notes", fields: ["sermon_id": parent, "text": "Key point", "timestamp": 120.5])
+        let transcript = try store.put(collection: "transcripts", fields: ["sermon_id": parent, "text": "In the beginning"])
+        #expect(try store.children(of: "sermons", id: sermon.id).keys.sorted() == ["notes", "transcripts"])
+
+        try store.remove(collection: "sermons", id: sermon.id)
+        #expect(try store.get(collection: "sermons", id: sermon.id) == nil)
+        #expect(try store.get(collection: "notes", id: note.id) == nil)
+        let deletedNote = try #require(try store.get(collection: "notes", id: note.id, includeDeleted: true))
+        let deletedSermon = try #require(try store.get(collection: "sermons", id: sermon.id, includeDeleted: true))
+        #expect(deletedNote.isDeleted)
+        #expect(deletedNote.clocks["_deleted"] == deletedSermon.clocks["_deleted"])
+        #expect(try store.get(collection: "transcripts", id: transcript.id) == nil)
+        #expect(try store.children(of: "sermons", id: sermon.id).isEmpty)
+        let deletes = try store.pendingMutations().filter { $0.op == .delete }
+        #expect(deletes.map(\.id) == [sermon.id])
+
+        // Writing to the deleted record is an explicit undelete, carrying a `_deleted` clock.
+        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Restored"])
+        #expect(try store.get(collection: "sermons", id: sermon.id)?.fields["title"] == "Restored")
+        #expect(try store.pendingMutations().last?.clocks["_deleted"] != nil)
+    }
+
+    @Test("the server's answer: applied and duplicate leave the outbox, rejected ones move to rejections and never return", arguments: StoreKind.allCases)
+    func acknowledge(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        for title in ["one", "two", "three"] {
+            try store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
+        }
+        let batch = try store.pendingMutations()
+        let response = PushResponse(results: [
+            MutationResult(mutationId: batch[0].mutationId, status: .applied),
+            MutationResult(mutationId: batch[1].mutationId, status: .rejected, code: "forbidden_space", message: "You may not write this space."),
+        ], lastMutationId: batch[1].mutationId)
+        let acknowledgement = try store.acknowledge(response, for: batch)
+        #expect(acknowledgement.acknowledged == 1 && acknowledgement.rejected == 1)
+        #expect(try store.pendingMutations().map(\.mutationId) == [batch[2].mutationId], "an entry without a result stays")
+        let rejections = try store.rejections()
+        #expect(rejections.map(\.code) == ["forbidden_space"])
+        #expect(try store.get(collection: "sermons", id: batch[1].id)?.syncState == .rejected(code: "forbidden_space", message: "You may not write this space."))
+        #expect(try store.get(collection: "sermons", id: batch[0].id)?.syncState == .synced)
+        try store.dismissRejections()
+        #expect(try store.rejections().isEmpty)
+    }
+
+    @Test("a store opened with a newer schema adds the new collection and field, keeping data")
+    func additiveMigration() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = folder.url.appending(path: "store.sqlite")
+        let space = UUID()
+        let old = try SchemaParser.parse("collections:\n  tasks:\n    fields:\n      title: text\n")
+        let id = try LocalStore(fileURL: file, schema: old, defaultSpace: space).put(collection: "tasks", fields: ["title": "Buy milk"]).id
+        let new = try SchemaParser.parse("collections:\n  tasks:\n    fields:\n      title: text\n      done: bool\n  tags:\n    fields:\n      name: text\n")
+        let store = try LocalStore(fileURL: file, schema: new, defaultSpace: space)
+        try store.put(collection: "tasks", id: id, fields: ["done": true])
+        try store.put(collection: "tags", fields: ["name": "home"])
+        let task = try #require(try store.get(collection: "tasks", id: id))
+        #expect(task.fields["title"] == "Buy milk" && task.fields["done"] == .bool(true))
+        #expect(try store.list(collection: "tasks", where: ["done": true]).count == 1)
+        #expect(try store.pendingCount() == 3)
+        let reopened = try LocalStore(fileURL: file, schema: new, defaultSpace: space)
+        #expect(reopened.deviceId == store.deviceId, "the device id is kept in the file")
+    }
+}

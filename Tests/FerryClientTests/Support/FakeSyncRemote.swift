@@ -1,0 +1,112 @@
+import FerryClient
+import FerryCore
+import Foundation
+import Synchronization
+
+/// A server in memory for the engine's tests: counts requests, can hold a pull until released, can fail.
+final class FakeSyncRemote: SyncRemote {
+    struct State {
+        var pushes: [PushRequest] = []
+        var pulls: [PullRequest] = []
+        var pullsStarted = 0
+        var failuresLeft = 0
+        var failure: AuthError = AuthError(code: .networkUnavailable, message: "The server could not be reached.")
+        var holdPulls = false
+        var held: [CheckedContinuation<Void, Never>] = []
+        var pullWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var reply = PullResponse(changes: [], cursors: [:], hasMore: false)
+        /// Replies served before `reply`, first first.
+        var queuedReplies: [PullResponse] = []
+        /// Pushes with more mutations than this answer 413.
+        var maximumPushCount: Int?
+        /// Mutation ids the server rejects.
+        var rejectedIDs: Set<Int64> = []
+        var schemaRequests = 0
+    }
+
+    let state = Mutex(State())
+    let schemaValue: Schema
+
+    init(schema: Schema = .empty) {
+        schemaValue = schema
+    }
+
+    var pullCount: Int { state.withLock { $0.pulls.count } }
+    var pushCount: Int { state.withLock { $0.pushes.count } }
+    var pullsStarted: Int { state.withLock { $0.pullsStarted } }
+
+    func push(_ request: PushRequest) async throws -> PushResponse {
+        try state.withLock { state in
+            state.pushes.append(request)
+            if let maximum = state.maximumPushCount, request.mutations.count > maximum {
+                throw AuthError(code: .payloadTooLarge, message: "The request body is too large.", status: 413)
+            }
+            let results = request.mutations.map { mutation in
+                state.rejectedIDs.contains(mutation.mutationId)
+                    ? MutationResult(mutationId: mutation.mutationId, status: .rejected, code: "unknown_field", message: "No such field.")
+                    : MutationResult(mutationId: mutation.mutationId, status: .applied)
+            }
+            return PushResponse(results: results, lastMutationId: request.mutations.last?.mutationId ?? 0)
+        }
+    }
+
+    func pull(_ request: PullRequest) async throws -> PullResponse {
+        let (hold, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+            state.pullsStarted += 1
+            let count = state.pullsStarted
+            let ready = state.pullWatchers.filter { $0.count <= count }.map(\.continuation)
+            state.pullWatchers.removeAll { $0.count <= count }
+            return (state.holdPulls, ready)
+        }
+        for watcher in ready { watcher.resume() }
+        if hold {
+            await withCheckedContinuation { continuation in
+                state.withLock { $0.held.append(continuation) }
+            }
+        }
+        return try state.withLock { state in
+            if state.failuresLeft > 0 {
+                state.failuresLeft -= 1
+                throw state.failure
+            }
+            state.pulls.append(request)
+            if !state.queuedReplies.isEmpty { return state.queuedReplies.removeFirst() }
+            return state.reply
+        }
+    }
+
+    func schema() async throws -> Schema {
+        state.withLock { $0.schemaRequests += 1 }
+        return schemaValue
+    }
+
+    /// Makes the next pulls wait until ``releasePulls()``.
+    func holdPulls() {
+        state.withLock { $0.holdPulls = true }
+    }
+
+    func releasePulls() {
+        let held = state.withLock { state in
+            state.holdPulls = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    func failNextPulls(_ count: Int) {
+        state.withLock { $0.failuresLeft = count }
+    }
+
+    /// Returns once `count` pulls have started (counting held ones).
+    func waitForPullsStarted(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isReady = state.withLock { state in
+                if state.pullsStarted >= count { return true }
+                state.pullWatchers.append((count, continuation))
+                return false
+            }
+            if isReady { continuation.resume() }
+        }
+    }
+}
