@@ -76,12 +76,7 @@ extension SQLiteStorage: RecordStorage {
                     return .commit
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                for index in write.mutationIndexes where plan.results[index].status == .applied {
-                    plan.results[index] = MutationResult(
-                        mutationId: plan.results[index].mutationId, status: .rejected, code: ErrorCode.uniqueViolation.rawValue,
-                        message: "Another record in this space has the same \(write.collection.name) unique key."
-                    )
-                }
+                plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
             }
         }
     }
