@@ -33,13 +33,13 @@ public struct FileDeviceKeyStore: DeviceKeyStore {
         } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
             return nil
         } catch {
-            throw CryptoError(code: .keyStoreFailed, message: "Could not read the device key file \(fileURL.path): \(error.localizedDescription).")
+            throw EncryptionError(code: .keyStoreFailed, message: "Could not read the device key file \(fileURL.path): \(error.localizedDescription).")
         }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         do {
             return try DeviceKeyPair(privateKeyBase64: text)
         } catch {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .invalidPrivateKey,
                 message: "The device key file \(fileURL.path) does not hold a device key (the base64 of 32 bytes) and was left untouched. "
                     + "Restore it from a backup, or delete it to make this a new device that a trusted device must trust again."
@@ -55,12 +55,12 @@ public struct FileDeviceKeyStore: DeviceKeyStore {
         do {
             created = try OwnerOnlyFile.create(Data(keyPair.privateKeyBase64.utf8), at: fileURL)
         } catch {
-            throw CryptoError(code: .keyStoreFailed, message: "Could not save the device key to \(fileURL.path): \(error.localizedDescription).")
+            throw EncryptionError(code: .keyStoreFailed, message: "Could not save the device key to \(fileURL.path): \(error.localizedDescription).")
         }
         if created { return keyPair }
         // Another process created the file between our read and our write: use its key.
         guard let existing = try load() else {
-            throw CryptoError(code: .keyStoreFailed, message: "The device key file \(fileURL.path) appeared and vanished while it was being created; try again.")
+            throw EncryptionError(code: .keyStoreFailed, message: "The device key file \(fileURL.path) appeared and vanished while it was being created; try again.")
         }
         return existing
     }

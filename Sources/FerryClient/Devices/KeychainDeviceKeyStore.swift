@@ -35,7 +35,7 @@ public struct KeychainDeviceKeyStore: DeviceKeyStore {
         switch status {
         case errSecSuccess:
             guard let data = result as? Data, let keyPair = try? DeviceKeyPair(privateKeyRawRepresentation: data) else {
-                throw CryptoError(
+                throw EncryptionError(
                     code: .invalidPrivateKey,
                     message: "The Keychain item \(service)/\(account) does not hold a device key and was left untouched; "
                         + "delete it to make this a new device that a trusted device must trust again."
@@ -84,9 +84,9 @@ public struct KeychainDeviceKeyStore: DeviceKeyStore {
         return query
     }
 
-    private static func error(_ status: OSStatus, _ action: String) -> CryptoError {
+    private static func error(_ status: OSStatus, _ action: String) -> EncryptionError {
         let reason = (SecCopyErrorMessageString(status, nil) as String?) ?? "OSStatus \(status)"
-        return CryptoError(code: .keyStoreFailed, message: "Could not \(action) the device key in the Keychain: \(reason).")
+        return EncryptionError(code: .keyStoreFailed, message: "Could not \(action) the device key in the Keychain: \(reason).")
     }
 }
 #endif

@@ -23,7 +23,7 @@ public struct DeviceKeyPair: Sendable, CustomStringConvertible, CustomDebugStrin
     /// Restores a key pair from the 32 raw bytes of its private key; throws `invalid_private_key` for another length.
     public init(privateKeyRawRepresentation raw: Data) throws {
         guard raw.count == Self.byteCount, let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: raw) else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .invalidPrivateKey,
                 message: "A device private key must be \(Self.byteCount) bytes, not \(raw.count); the stored key is damaged."
             )
@@ -36,7 +36,7 @@ public struct DeviceKeyPair: Sendable, CustomStringConvertible, CustomDebugStrin
     /// Throws `invalid_private_key` when `text` is not canonical base64 of 32 bytes.
     public init(privateKeyBase64 text: String) throws {
         guard let raw = Data(canonicalBase64: text) else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .invalidPrivateKey,
                 message: "A device private key must be standard base64 with padding of 32 bytes; the stored key is not base64."
             )
@@ -46,9 +46,8 @@ public struct DeviceKeyPair: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// The public half, to publish in the `devices` collection.
     public var publicKey: DevicePublicKey {
-        // A freshly derived public key is never a low-order point, so validation cannot fail.
-        // swiftlint:disable:next force_try
-        try! DevicePublicKey(rawRepresentation: privateKey.publicKey.rawRepresentation)
+        // The public key of a private key is never a low-order point: no validation needed.
+        DevicePublicKey(derived: privateKey.publicKey)
     }
 
     /// The standard base64 (with padding) of the public key's 32 raw bytes.

@@ -27,7 +27,7 @@ extension FieldCipher {
         key: SpaceKey
     ) throws -> Data {
         guard value.keyVersion == key.version else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .keyVersionMismatch,
                 message: "The field '\(field)' was encrypted under space key version \(value.keyVersion), not \(key.version); "
                     + "decrypt it with the key of version \(value.keyVersion), which a trusted device seals to this device."

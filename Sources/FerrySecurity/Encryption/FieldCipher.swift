@@ -31,7 +31,7 @@ public enum FieldCipher {
             let box = try ChaChaPoly.seal(value, using: key.symmetricKey, nonce: ChaChaPoly.Nonce(), authenticating: aad)
             return box.combined.base64EncodedString()
         } catch {
-            throw CryptoError(code: .sealFailed, message: "Encrypting the field '\(field)' failed in the cryptographic library (\(type(of: error))).")
+            throw EncryptionError(code: .sealFailed, message: "Encrypting the field '\(field)' failed in the cryptographic library (\(type(of: error))).")
         }
     }
 
@@ -49,7 +49,7 @@ public enum FieldCipher {
     ) throws -> Data {
         let aad = try aad(spaceID: spaceID, collection: collection, recordID: recordID, field: field)
         guard let combined = Data(canonicalBase64: encrypted), combined.count >= nonceByteCount + tagByteCount else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .malformedCiphertext,
                 message: "The encrypted value of field '\(field)' in \(collection)/\(recordID.uuidString.lowercased()) is not standard base64 "
                     + "of at least \(nonceByteCount + tagByteCount) bytes; the record was damaged in storage or transit."
@@ -59,7 +59,7 @@ public enum FieldCipher {
             let box = try ChaChaPoly.SealedBox(combined: combined)
             return try ChaChaPoly.open(box, using: key.symmetricKey, authenticating: aad)
         } catch {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .openFailed,
                 message: "The field '\(field)' of \(collection)/\(recordID.uuidString.lowercased()) does not open with space key "
                     + "version \(key.version): it was written under another key or in another place, or altered."
@@ -70,7 +70,7 @@ public enum FieldCipher {
     /// The UTF-8 bytes of `<space id>/<collection>/<record id>/<field>`, ids as lowercase UUIDs.
     static func aad(spaceID: UUID, collection: String, recordID: UUID, field: String) throws -> Data {
         for (kind, name) in [("collection", collection), ("field", field)] where name.isEmpty || name.contains("/") {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .invalidFieldPath,
                 message: "The \(kind) name '\(name)' cannot label an encrypted value: it must be non-empty and contain no '/'."
             )

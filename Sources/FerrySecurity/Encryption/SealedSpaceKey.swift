@@ -24,10 +24,10 @@ public struct SealedSpaceKey: Sendable, Hashable {
     /// Throws `malformed_ciphertext` when either part is not canonical standard base64.
     public init(keyVersion: Int, encapsulatedKeyBase64: String, ciphertextBase64: String) throws {
         guard let encapsulatedKey = Data(canonicalBase64: encapsulatedKeyBase64) else {
-            throw CryptoError(code: .malformedCiphertext, message: Self.notBase64("encapsulated key"))
+            throw EncryptionError(code: .malformedCiphertext, message: Self.notBase64("encapsulated key"))
         }
         guard let ciphertext = Data(canonicalBase64: ciphertextBase64) else {
-            throw CryptoError(code: .malformedCiphertext, message: Self.notBase64("ciphertext"))
+            throw EncryptionError(code: .malformedCiphertext, message: Self.notBase64("ciphertext"))
         }
         self.init(keyVersion: keyVersion, encapsulatedKey: encapsulatedKey, ciphertext: ciphertext)
     }

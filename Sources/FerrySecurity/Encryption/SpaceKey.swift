@@ -25,7 +25,7 @@ public struct SpaceKey: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// `invalid_key_version` when `version` is not positive.
     public init(rawRepresentation raw: Data, version: Int) throws {
         guard raw.count == Self.byteCount else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .invalidKeyLength,
                 message: "A space key must be \(Self.byteCount) bytes, not \(raw.count); the key was damaged or is not a Ferry space key."
             )
@@ -35,7 +35,7 @@ public struct SpaceKey: Sendable, Equatable, CustomStringConvertible, CustomDebu
 
     init(symmetricKey: SymmetricKey, version: Int) throws {
         guard version >= 1 else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .invalidKeyVersion,
                 message: "A space key version must be 1 or more, not \(version); versions count up from 1 with each rotation."
             )

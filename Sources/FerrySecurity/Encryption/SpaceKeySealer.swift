@@ -39,7 +39,7 @@ public enum SpaceKeySealer {
             with: deviceKey.privateKey
         )
         guard raw.count == SpaceKey.byteCount else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .invalidKeyLength,
                 message: "The sealed secret opened but holds \(raw.count) bytes, not a \(SpaceKey.byteCount)-byte space key; "
                     + "ask a trusted device to seal the space key to this device again."
@@ -65,7 +65,7 @@ public enum SpaceKeySealer {
             let ciphertext = try sender.seal(plaintext, authenticating: aad)
             return (sender.encapsulatedKey, ciphertext)
         } catch {
-            throw CryptoError(code: .sealFailed, message: "Sealing the space key failed in the cryptographic library (\(type(of: error))).")
+            throw EncryptionError(code: .sealFailed, message: "Sealing the space key failed in the cryptographic library (\(type(of: error))).")
         }
     }
 
@@ -78,14 +78,14 @@ public enum SpaceKeySealer {
         with privateKey: Curve25519.KeyAgreement.PrivateKey
     ) throws -> Data {
         guard encapsulatedKey.count == DevicePublicKey.byteCount else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .malformedCiphertext,
                 message: "A sealed space key's encapsulated key must be \(DevicePublicKey.byteCount) bytes, not \(encapsulatedKey.count); "
                     + "ask a trusted device to seal the space key to this device again."
             )
         }
         guard ciphertext.count > tagByteCount else {
-            throw CryptoError(
+            throw EncryptionError(
                 code: .malformedCiphertext,
                 message: "A sealed space key's ciphertext must be longer than its \(tagByteCount)-byte tag, not \(ciphertext.count) bytes; "
                     + "ask a trusted device to seal the space key to this device again."
@@ -108,7 +108,7 @@ public enum SpaceKeySealer {
     /// The Poly1305 tag length.
     static let tagByteCount = 16
 
-    private static let openFailed = CryptoError(
+    private static let openFailed = EncryptionError(
         code: .openFailed,
         message: "This device cannot open the sealed space key: it was sealed to another device or space, or altered. "
             + "Ask a trusted device to seal the current space key to this device (it may have been revoked)."

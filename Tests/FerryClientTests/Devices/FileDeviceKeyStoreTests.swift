@@ -54,7 +54,7 @@ struct FileDeviceKeyStoreTests {
         try OwnerOnlyFile.write(Data(contents.utf8), to: store.fileURL)
 
         for attempt in [{ _ = try store.load() }, { _ = try store.loadOrCreate() }] as [() throws -> Void] {
-            let error = #expect(throws: CryptoError.self) { try attempt() }
+            let error = #expect(throws: EncryptionError.self) { try attempt() }
             #expect(error?.code == .invalidPrivateKey)
             #expect(error?.message.contains(store.fileURL.path) == true)
             #expect(error?.message.contains("delete it") == true)
@@ -69,7 +69,7 @@ struct FileDeviceKeyStoreTests {
         let store = FileDeviceKeyStore(folder: folder.url)
         let almost = String(DeviceKeyPair.generate().privateKeyBase64.dropLast())
         try OwnerOnlyFile.write(Data(almost.utf8), to: store.fileURL)
-        let error = #expect(throws: CryptoError.self) { try store.load() }
+        let error = #expect(throws: EncryptionError.self) { try store.load() }
         #expect(error?.message.contains(almost) == false)
     }
 

@@ -42,7 +42,7 @@ struct DeviceKeyPairTests {
         ]
     )
     func invalidPublicKeyStrings(text: String) {
-        let error = #expect(throws: CryptoError.self) { try DevicePublicKey(base64Encoded: text) }
+        let error = #expect(throws: EncryptionError.self) { try DevicePublicKey(base64Encoded: text) }
         #expect(error?.code == .invalidPublicKey)
         #expect(error?.message.contains("32 bytes") == true || error?.message.contains("base64") == true)
     }
@@ -53,7 +53,7 @@ struct DeviceKeyPairTests {
         var keyPair = DeviceKeyPair.generate()
         while !keyPair.publicKeyBase64.contains(where: { $0 == "+" || $0 == "/" }) { keyPair = .generate() }
         let urlSafe = keyPair.publicKeyBase64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        let error = #expect(throws: CryptoError.self) { try DevicePublicKey(base64Encoded: urlSafe) }
+        let error = #expect(throws: EncryptionError.self) { try DevicePublicKey(base64Encoded: urlSafe) }
         #expect(error?.code == .invalidPublicKey)
     }
 
@@ -67,18 +67,18 @@ struct DeviceKeyPairTests {
         ]
     )
     func lowOrderPoints(raw: Data) {
-        let error = #expect(throws: CryptoError.self) { try DevicePublicKey(base64Encoded: raw.base64EncodedString()) }
+        let error = #expect(throws: EncryptionError.self) { try DevicePublicKey(base64Encoded: raw.base64EncodedString()) }
         #expect(error?.code == .invalidPublicKey)
     }
 
     @Test("a private key of another length or not base64 is invalid_private_key")
     func invalidPrivateKeys() {
         for raw in [Data(), Data(count: 31), Data(count: 33)] {
-            let error = #expect(throws: CryptoError.self) { try DeviceKeyPair(privateKeyRawRepresentation: raw) }
+            let error = #expect(throws: EncryptionError.self) { try DeviceKeyPair(privateKeyRawRepresentation: raw) }
             #expect(error?.code == .invalidPrivateKey)
         }
         for text in ["", "****", Data(count: 16).base64EncodedString()] {
-            let error = #expect(throws: CryptoError.self) { try DeviceKeyPair(privateKeyBase64: text) }
+            let error = #expect(throws: EncryptionError.self) { try DeviceKeyPair(privateKeyBase64: text) }
             #expect(error?.code == .invalidPrivateKey)
         }
     }

@@ -52,7 +52,7 @@ struct FieldCipherTests {
         for offset in range {
             for bit in 0..<8 {
                 let altered = combined.flippingBit(bit, at: offset).base64EncodedString()
-                let error = #expect(throws: CryptoError.self, "\(part) byte \(offset) bit \(bit)") { try decrypt(altered, key: key) }
+                let error = #expect(throws: EncryptionError.self, "\(part) byte \(offset) bit \(bit)") { try decrypt(altered, key: key) }
                 #expect(error?.code == .openFailed, "\(part) byte \(offset) bit \(bit)")
             }
         }
@@ -70,7 +70,7 @@ struct FieldCipherTests {
             ("other key", { try FieldCipher.decrypt(encrypted, spaceID: spaceID, collection: "sermons", recordID: recordID, field: "notes", key: try SpaceKey.generate()) }),
         ]
         for (label, attempt) in attempts {
-            let error = #expect(throws: CryptoError.self, "\(label)") { try attempt() }
+            let error = #expect(throws: EncryptionError.self, "\(label)") { try attempt() }
             #expect(error?.code == .openFailed, "\(label)")
             #expect(error?.message.contains("notes") == true || error?.message.contains("title") == true, "\(label)")
         }
@@ -81,7 +81,7 @@ struct FieldCipherTests {
         let key = try SpaceKey.generate()
         let encrypted = try encrypt(value, key: key)
         for text in ["", "not base64!", String(encrypted.dropLast()), Data(count: 27).base64EncodedString(), encrypted + "\n"] {
-            let error = #expect(throws: CryptoError.self) { try decrypt(text, key: key) }
+            let error = #expect(throws: EncryptionError.self) { try decrypt(text, key: key) }
             #expect(error?.code == .malformedCiphertext)
         }
     }
@@ -93,7 +93,7 @@ struct FieldCipherTests {
             { _ = try FieldCipher.encrypt(value, spaceID: spaceID, collection: name, recordID: recordID, field: "notes", key: key) },
             { _ = try FieldCipher.encrypt(value, spaceID: spaceID, collection: "sermons", recordID: recordID, field: name, key: key) },
         ] as [() throws -> Void] {
-            let error = #expect(throws: CryptoError.self) { try attempt() }
+            let error = #expect(throws: EncryptionError.self) { try attempt() }
             #expect(error?.code == .invalidFieldPath)
         }
     }
@@ -108,7 +108,7 @@ struct FieldCipherTests {
         let decoded = try JSONDecoder().decode(EncryptedFieldValue.self, from: json)
         #expect(decoded == encrypted)
         #expect(try FieldCipher.decrypt(decoded, spaceID: spaceID, collection: "sermons", recordID: recordID, field: "notes", key: version2) == value)
-        let error = #expect(throws: CryptoError.self) {
+        let error = #expect(throws: EncryptionError.self) {
             try FieldCipher.decrypt(decoded, spaceID: spaceID, collection: "sermons", recordID: recordID, field: "notes", key: version1)
         }
         #expect(error?.code == .keyVersionMismatch)

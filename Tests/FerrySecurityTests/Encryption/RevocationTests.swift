@@ -42,7 +42,7 @@ struct RevocationTests {
         // Every version-2 row, whichever device id the tablet claims, refuses the tablet's private key.
         for (ownerID, sealed) in secrets2 {
             for claimedID in [ownerID, stolenTablet.id] {
-                let error = #expect(throws: CryptoError.self) {
+                let error = #expect(throws: EncryptionError.self) {
                     try SpaceKeySealer.open(sealed, spaceID: spaceID, deviceID: claimedID, with: stolenTablet.keyPair)
                 }
                 #expect(error?.code == .openFailed)
@@ -61,13 +61,13 @@ struct RevocationTests {
             #expect(try FieldCipher.decrypt(value, spaceID: spaceID, collection: "notes", recordID: recordID, field: "body", key: phoneKey) == json)
         }
         for (recordID, value) in written {
-            let versionError = #expect(throws: CryptoError.self) {
+            let versionError = #expect(throws: EncryptionError.self) {
                 try FieldCipher.decrypt(value, spaceID: spaceID, collection: "notes", recordID: recordID, field: "body", key: tabletKey1)
             }
             #expect(versionError?.code == .keyVersionMismatch)
             // Even ignoring the version label, the old key's bytes do not open a version-2 value.
             let relabelled = try SpaceKey(rawRepresentation: tabletKey1.rawRepresentation, version: 2)
-            let openError = #expect(throws: CryptoError.self) {
+            let openError = #expect(throws: EncryptionError.self) {
                 try FieldCipher.decrypt(value, spaceID: spaceID, collection: "notes", recordID: recordID, field: "body", key: relabelled)
             }
             #expect(openError?.code == .openFailed)

@@ -50,7 +50,7 @@ struct SpaceKeySealerTests {
             ("other private key", { try SpaceKeySealer.open(sealed, spaceID: spaceID, deviceID: deviceID, with: .generate()) }),
         ]
         for (label, attempt) in attempts {
-            let error = #expect(throws: CryptoError.self, "\(label)") { try attempt() }
+            let error = #expect(throws: EncryptionError.self, "\(label)") { try attempt() }
             #expect(error?.code == .openFailed, "\(label)")
         }
     }
@@ -74,7 +74,7 @@ struct SpaceKeySealerTests {
                 } else {
                     altered.ciphertext = sealed.ciphertext.flippingBit(bit, at: offset)
                 }
-                let error = #expect(throws: CryptoError.self, "\(part) byte \(offset) bit \(bit)") {
+                let error = #expect(throws: EncryptionError.self, "\(part) byte \(offset) bit \(bit)") {
                     try SpaceKeySealer.open(altered, spaceID: spaceID, deviceID: deviceID, with: device)
                 }
                 #expect(error?.code == .openFailed, "\(part) byte \(offset) bit \(bit)")
@@ -93,11 +93,11 @@ struct SpaceKeySealerTests {
             SealedSpaceKey(keyVersion: 1, encapsulatedKey: sealed.encapsulatedKey, ciphertext: Data()),
         ]
         for shape in shapes {
-            let error = #expect(throws: CryptoError.self) { try SpaceKeySealer.open(shape, spaceID: spaceID, deviceID: deviceID, with: device) }
+            let error = #expect(throws: EncryptionError.self) { try SpaceKeySealer.open(shape, spaceID: spaceID, deviceID: deviceID, with: device) }
             #expect(error?.code == .malformedCiphertext)
         }
         for (enc, ct) in [("not base64", sealed.ciphertextBase64), (sealed.encapsulatedKeyBase64, String(sealed.ciphertextBase64.dropLast()))] {
-            let error = #expect(throws: CryptoError.self) { try SealedSpaceKey(keyVersion: 1, encapsulatedKeyBase64: enc, ciphertextBase64: ct) }
+            let error = #expect(throws: EncryptionError.self) { try SealedSpaceKey(keyVersion: 1, encapsulatedKeyBase64: enc, ciphertextBase64: ct) }
             #expect(error?.code == .malformedCiphertext)
         }
     }
@@ -107,7 +107,7 @@ struct SpaceKeySealerTests {
         let key = try SpaceKey.generate()
         var sealed = try SpaceKeySealer.seal(key, spaceID: spaceID, to: device.publicKey, deviceID: deviceID)
         sealed.encapsulatedKey = Data(count: 32)
-        let error = #expect(throws: CryptoError.self) { try SpaceKeySealer.open(sealed, spaceID: spaceID, deviceID: deviceID, with: device) }
+        let error = #expect(throws: EncryptionError.self) { try SpaceKeySealer.open(sealed, spaceID: spaceID, deviceID: deviceID, with: device) }
         #expect(error?.code == .openFailed)
     }
 
@@ -116,12 +116,12 @@ struct SpaceKeySealerTests {
         let info = SpaceKeySealer.info(spaceID: spaceID), aad = SpaceKeySealer.aad(deviceID: deviceID)
         let (enc, ct) = try SpaceKeySealer.seal(Data(count: 16), info: info, aad: aad, to: device.publicKey.key)
         let short = SealedSpaceKey(keyVersion: 1, encapsulatedKey: enc, ciphertext: ct)
-        let error = #expect(throws: CryptoError.self) { try SpaceKeySealer.open(short, spaceID: spaceID, deviceID: deviceID, with: device) }
+        let error = #expect(throws: EncryptionError.self) { try SpaceKeySealer.open(short, spaceID: spaceID, deviceID: deviceID, with: device) }
         #expect(error?.code == .invalidKeyLength)
 
         var unversioned = try SpaceKeySealer.seal(try SpaceKey.generate(), spaceID: spaceID, to: device.publicKey, deviceID: deviceID)
         unversioned.keyVersion = 0
-        let versionError = #expect(throws: CryptoError.self) {
+        let versionError = #expect(throws: EncryptionError.self) {
             try SpaceKeySealer.open(unversioned, spaceID: spaceID, deviceID: deviceID, with: device)
         }
         #expect(versionError?.code == .invalidKeyVersion)

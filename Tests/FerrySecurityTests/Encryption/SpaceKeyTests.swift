@@ -24,16 +24,16 @@ struct SpaceKeyTests {
 
     @Test("raw bytes of another length are invalid_key_length", arguments: [0, 16, 31, 33, 64])
     func invalidLength(count: Int) {
-        let error = #expect(throws: CryptoError.self) { try SpaceKey(rawRepresentation: Data(count: count), version: 1) }
+        let error = #expect(throws: EncryptionError.self) { try SpaceKey(rawRepresentation: Data(count: count), version: 1) }
         #expect(error?.code == .invalidKeyLength)
         #expect(error?.message.contains("32 bytes") == true)
     }
 
     @Test("a version below 1 is invalid_key_version", arguments: [0, -1, Int.min])
     func invalidVersion(version: Int) {
-        let error = #expect(throws: CryptoError.self) { try SpaceKey(rawRepresentation: Data(count: 32), version: version) }
+        let error = #expect(throws: EncryptionError.self) { try SpaceKey(rawRepresentation: Data(count: 32), version: version) }
         #expect(error?.code == .invalidKeyVersion)
-        #expect(throws: CryptoError.self) { try SpaceKey.generate(version: version) }
+        #expect(throws: EncryptionError.self) { try SpaceKey.generate(version: version) }
     }
 
     @Test("printing or dumping a key shows its version, never its bytes")

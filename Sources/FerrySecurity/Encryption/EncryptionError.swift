@@ -1,7 +1,7 @@
 /// Why a cryptographic operation failed: a stable ``code`` to switch on and a ``message`` a person can act on.
 ///
 /// Messages never contain key material, plaintext or ciphertext; they name what was wrong and what to do.
-public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct EncryptionError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The stable machine code.
     public var code: Code
     /// What went wrong, in a sentence a person can act on.
@@ -17,8 +17,8 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 }
 
-extension CryptoError {
-    /// Stable machine codes of ``CryptoError``; compare against these, never against messages.
+extension EncryptionError {
+    /// Stable machine codes of ``EncryptionError``; compare against these, never against messages.
     public struct Code: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
         /// The code as it is written in logs and on the wire.
         public var rawValue: String
