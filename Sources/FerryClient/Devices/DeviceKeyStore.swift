@@ -1,6 +1,6 @@
 import FerrySecurity
 
-/// Keeps this device's X25519 key pair on the device: a 0600 file (``FileDeviceKeyStore``) or
+/// Keeps this device's X25519 key pair on the device: a 0600 file (``FileDeviceKeyStore``), memory (``InMemoryDeviceKeyStore``) or
 /// the Keychain (`KeychainDeviceKeyStore`, Apple platforms).
 ///
 /// The private key never leaves the device; only its public key is published in the `devices` collection.
