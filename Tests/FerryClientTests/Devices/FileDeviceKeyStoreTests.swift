@@ -1,6 +1,7 @@
 import FerryClient
 import FerrySecurity
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("FileDeviceKeyStore")
@@ -32,6 +33,28 @@ struct FileDeviceKeyStoreTests {
         #expect(again.publicKeyBase64 == created.publicKeyBase64)
         #expect(loaded.privateKeyRawRepresentation == created.privateKeyRawRepresentation)
         #expect(try mode(of: folder.url.appending(path: "device.key")) == 0o600)
+    }
+
+    @Test("devices started at once on a new profile all end up with the first key, never overwriting it")
+    func concurrentCreation() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let keys = Mutex<[String]>([])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            do {
+                let keyPair = try FileDeviceKeyStore(folder: folder.url).loadOrCreate()
+                keys.withLock { $0.append(keyPair.publicKeyBase64) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let published = keys.withLock { Set($0) }
+        #expect(published.count == 1)
+        let stored = try #require(try FileDeviceKeyStore(folder: folder.url).load())
+        #expect(published == [stored.publicKeyBase64])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["device.key"])
     }
 
     @Test("a key file written by hand with a trailing newline still loads")
