@@ -1,7 +1,7 @@
 import Foundation
 
 extension Data {
-    /// Bytes from a hex string such as `"4f6465"`; the test fails to compile its fixture if the hex is odd-length.
+    /// Bytes from a hex string such as `"4f6465"`; traps on malformed hex, which is a typo in a fixture.
     init(hex: String) {
         precondition(hex.count.isMultiple(of: 2), "hex strings have an even length")
         var bytes: [UInt8] = []
