@@ -44,34 +44,20 @@ extension PostgresStorage: RecordStorage {
     private func loadRows(
         _ connection: PostgresConnection, for entries: [Result<ValidatedMutation, Rejection>], schema: Schema
     ) async throws -> ([RecordKey: StoredRecord], [RecordKey: [RecordKey]]) {
-        var loaded: [RecordKey: StoredRecord] = [:]
+        var rows = PushRows(entries: entries, schema: schema)
         for (name, group) in Dictionary(grouping: PushPlan.keysToLoad(entries), by: \.collection) {
             guard let collection = schema.collection(named: name) else { continue }
             var binds = PostgresBindings()
             binds.append(group.map(\.id))
-            for found in try await Self.fetchRecords(connection, collection, where: "id = ANY($1)", binds: binds, logger: logger) {
-                loaded[RecordKey(collection: name, id: found.id)] = found.record
-            }
+            rows.add(try await Self.fetchRecords(connection, collection, where: "id = ANY($1)", binds: binds, logger: logger), collection: name)
         }
-        var children: [RecordKey: [RecordKey]] = [:]
-        var pending = PushPlan.deleteRoots(entries)
-        let links = schema.childLinks
-        while let parent = pending.popLast() {
-            guard children[parent] == nil else { continue }
-            children[parent] = []
-            for link in links[parent.collection] ?? [] {
-                var binds = PostgresBindings()
-                binds.append(parent.id)
-                let condition = "\(SQLDialect.postgres.quote(link.field)) = $1"
-                for found in try await Self.fetchRecords(connection, link.collection, where: condition, binds: binds, logger: logger) {
-                    let key = RecordKey(collection: link.collection.name, id: found.id)
-                    loaded[key] = loaded[key] ?? found.record
-                    children[parent, default: []].append(key)
-                    pending.append(key)
-                }
-            }
+        while let query = rows.nextChildQuery() {
+            var binds = PostgresBindings()
+            binds.append(query.parent.id)
+            let condition = "\(SQLDialect.postgres.quote(query.field)) = $1"
+            rows.addChildren(try await Self.fetchRecords(connection, query.collection, where: condition, binds: binds, logger: logger), of: query)
         }
-        return (loaded, children)
+        return (rows.loaded, rows.children)
     }
 
     /// Writes the plan's rows. Each space's sequence numbers come from one locked update; rows are written with
