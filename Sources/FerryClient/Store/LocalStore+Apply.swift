@@ -82,23 +82,37 @@ extension LocalStore {
             try saveRecord(db, record, in: collection)
             return true
         }
+        // A row hidden by a local cascade is live underneath until the server says otherwise.
+        let isHidden = try existing.isDeleted && isHiddenByCascade(db, collection.name, change.id)
         var state = existing.state
+        if isHidden { state.isDeleted = false }
         let changed = state.merge(change.state)
+        var isDeleted = state.isDeleted
+        if isHidden {
+            if change.clocks[RecordState.deletedKey] != nil {
+                try forgetCascade(db, collection.name, change.id)  // the server's own verdict on this record
+            } else {
+                isDeleted = true
+            }
+        }
         let seq = max(existing.seq, change.seq)
-        if changed {
+        if changed || isDeleted != existing.isDeleted {
             var updated = existing
             updated.fields = state.fields
             updated.clocks = state.clocks
-            updated.isDeleted = state.isDeleted
+            updated.isDeleted = isDeleted
             updated.seq = seq
             try saveRecord(db, updated, in: collection)
-            if state.isDeleted && !existing.isDeleted, let deleteClock = state.clocks[RecordState.deletedKey] {
-                try tombstoneChildren(db, of: change.id, in: collection, clock: deleteClock)
+            if isDeleted && !existing.isDeleted {
+                try hideChildren(db, of: change.id, in: collection)
+            } else if !isDeleted && existing.isDeleted {
+                // A later undelete won over a delete: what that delete hid on this device comes back.
+                try restoreChildren(db, of: change.id, in: collection)
             }
         } else if seq != existing.seq {
             try db.execute(sql: "UPDATE \(Self.quote(collection.name)) SET _seq = ? WHERE id = ?", arguments: [seq, Self.text(change.id)])
         }
-        return changed
+        return changed || isDeleted != existing.isDeleted
     }
 
     func setCursor(_ db: Database, space: UUID, seq: Int64) throws {
@@ -116,6 +130,10 @@ extension LocalStore {
                 arguments.append(Self.text(space).databaseValue)
             }
             try db.execute(sql: sql, arguments: StatementArguments(arguments))
+            try db.execute(
+                sql: "DELETE FROM ferry_cascades WHERE collection = ? AND record_id NOT IN (SELECT id FROM \(table))",
+                arguments: [collection.name]
+            )
         }
         logger.notice("dropped synced rows for a full resync", metadata: ["ferry.space": "\(space.map(Self.text) ?? "all")"])
     }

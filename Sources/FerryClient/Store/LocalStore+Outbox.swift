@@ -55,6 +55,9 @@ extension LocalStore {
                 switch result.status {
                 case .applied, .duplicate:
                     acknowledgement.acknowledged += 1
+                    if let stored = result.clocks, !stored.isEmpty {
+                        try adoptServerClocks(db, stored, for: mutation)
+                    }
                 case .rejected:
                     acknowledgement.rejected += 1
                     try db.execute(
@@ -77,6 +80,19 @@ extension LocalStore {
             }
             return acknowledgement
         }
+    }
+
+    /// Replaces this device's clocks with the ones the server stored (it lowers a clock that ran too far ahead
+    /// of its own), for the fields no later local write has clocked since, so both sides keep the same clocks.
+    private func adoptServerClocks(_ db: Database, _ stored: [String: HLC], for mutation: Mutation) throws {
+        guard let collection = schema.collection(named: mutation.collection),
+              var record = try loadRecord(db, collection, id: mutation.id) else { return }
+        var changed = false
+        for (field, clock) in stored where record.clocks[field] == mutation.clocks[field] && record.clocks[field] != clock {
+            record.clocks[field] = clock
+            changed = true
+        }
+        if changed { try saveRecord(db, record, in: collection) }
     }
 
     /// Moves an outbox entry to the rejections without asking the server (a change it could never accept).

@@ -12,7 +12,8 @@ extension LocalStore {
     /// - Parameters:
     ///   - collection: the collection's name.
     ///   - id: the record's id; a new random one when `nil`.
-    ///   - space: the space of a new record (``defaultSpace`` when `nil`); an existing record keeps its own.
+    ///   - space: the space of a new record (when `nil`: its parent's space for a child, else ``defaultSpace``);
+    ///     an existing record keeps its own.
     ///   - fields: values in wire form; each is checked against its field's type.
     /// - Returns: the record as stored.
     /// - Throws: ``StoreError``: `unknown_collection`, `unknown_field`, `type_mismatch`, `missing_field`,
@@ -24,6 +25,17 @@ extension LocalStore {
         let id = id ?? UUID()
         return try write { db in
             let existing = try loadRecord(db, collection, id: id)
+            // A child lives in its parent's space (the server refuses anything else): a new child without a
+            // space goes there.
+            var parentSpace: UUID?
+            if let parent = collection.parent, let value = normalized[parent.field], !value.isNull {
+                let parentCollection = try self.collection(named: parent.collection)
+                guard let parentID = value.stringValue.flatMap(UUID.init),
+                      let parentRecord = try loadRecord(db, parentCollection, id: parentID), !parentRecord.isDeleted else {
+                    throw StoreError(code: .parentMissing, message: "No \(parent.collection) record \(value.stringValue ?? value.jsonText) for \(name).\(parent.field).")
+                }
+                parentSpace = parentRecord.space
+            }
             let recordSpace: UUID
             if let existing {
                 if let space, space != existing.space {
@@ -31,7 +43,7 @@ extension LocalStore {
                 }
                 recordSpace = existing.space
             } else {
-                guard let chosen = space ?? defaultSpace else {
+                guard let chosen = space ?? parentSpace ?? defaultSpace else {
                     throw StoreError(code: .noSpace, message: "A new record needs a space: pass one, or open the store with a default space.")
                 }
                 recordSpace = chosen
@@ -40,11 +52,8 @@ extension LocalStore {
                     throw StoreError(code: .missingField, message: "A new '\(name)' record needs \(missing.joined(separator: ", ")).")
                 }
             }
-            if let parent = collection.parent, let value = normalized[parent.field], let parentID = value.stringValue.flatMap(UUID.init) {
-                let parentCollection = try self.collection(named: parent.collection)
-                guard let parentRecord = try loadRecord(db, parentCollection, id: parentID), !parentRecord.isDeleted else {
-                    throw StoreError(code: .parentMissing, message: "No \(parent.collection) record \(Self.text(parentID)) for \(name).\(parent.field).")
-                }
+            if let parentSpace, parentSpace != recordSpace {
+                throw StoreError(code: .spaceMismatch, message: "A \(name) record must be in its parent's space (\(Self.text(parentSpace))).")
             }
             let isUndelete = existing?.isDeleted == true
             let changed = existing.map { record in
@@ -67,6 +76,7 @@ extension LocalStore {
                 isDeleted: state.isDeleted, seq: existing?.seq ?? 0, updatedAt: now(), syncState: .pending
             )
             try saveRecord(db, record, in: collection)
+            if isUndelete { try forgetCascade(db, name, id) }
             try appendToOutbox(db, Mutation(
                 mutationId: 0, space: recordSpace, collection: name, id: id, op: .upsert, fields: changed, clocks: clocks
             ))
@@ -97,7 +107,7 @@ extension LocalStore {
         }
     }
 
-    /// Tombstones `record` and, recursively, every live child of it, with `clock`.
+    /// Tombstones `record` with `clock` and hides its live descendants until the server confirms their fate.
     func tombstone(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition, clock: HLC) throws {
         var state = record.state
         if state.merge(RecordState(clocks: [RecordState.deletedKey: clock], isDeleted: true)) {
@@ -107,20 +117,61 @@ extension LocalStore {
             updated.isDeleted = state.isDeleted
             try saveRecord(db, updated, in: collection)
         }
-        try tombstoneChildren(db, of: record.id, in: collection, clock: clock)
+        try hideChildren(db, of: record.id, in: collection)
     }
 
-    /// Tombstones every live child of record `id` (recursively) with `clock`.
-    func tombstoneChildren(_ db: Database, of id: UUID, in collection: CollectionDefinition, clock: HLC) throws {
+    /// Marks every live descendant of record `id` deleted, provisionally (see `ferry_cascades`).
+    ///
+    /// The device cascades a delete at once, as the server will; but whether the server cascades depends on
+    /// whether the parent's delete wins there (a concurrent undelete with a later clock beats it). So the
+    /// children get no clock of their own: the server's tombstones confirm them when pulled, and a pulled
+    /// undelete of the parent brings them back.
+    func hideChildren(_ db: Database, of id: UUID, in collection: CollectionDefinition) throws {
         for child in schema.collections {
             guard let link = child.parent, link.collection == collection.name else { continue }
             let children = try loadRecords(
                 db, child, where: "WHERE \(Self.quote(link.field)) = ? AND _deleted = 0", arguments: [Self.text(id)]
             )
-            for grandchild in children {
-                try tombstone(db, grandchild, in: child, clock: clock)
+            for var record in children {
+                record.isDeleted = true
+                try saveRecord(db, record, in: child)
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO ferry_cascades (collection, record_id) VALUES (?, ?)",
+                    arguments: [child.name, Self.text(record.id)]
+                )
+                try hideChildren(db, of: record.id, in: child)
             }
         }
+    }
+
+    /// Brings back the descendants of record `id` that only a local cascade had hidden.
+    func restoreChildren(_ db: Database, of id: UUID, in collection: CollectionDefinition) throws {
+        for child in schema.collections {
+            guard let link = child.parent, link.collection == collection.name else { continue }
+            let hidden = try loadRecords(
+                db, child,
+                where: "WHERE \(Self.quote(link.field)) = ? AND _deleted = 1 AND id IN (SELECT record_id FROM ferry_cascades WHERE collection = ?)",
+                arguments: [Self.text(id), child.name]
+            )
+            for var record in hidden {
+                record.isDeleted = false
+                try saveRecord(db, record, in: child)
+                try forgetCascade(db, child.name, record.id)
+                try restoreChildren(db, of: record.id, in: child)
+            }
+        }
+    }
+
+    /// Whether a local cascade hid record `id` and the server has not confirmed it yet.
+    func isHiddenByCascade(_ db: Database, _ collection: String, _ id: UUID) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_cascades WHERE collection = ? AND record_id = ?)",
+            arguments: [collection, Self.text(id)]
+        ) ?? false
+    }
+
+    func forgetCascade(_ db: Database, _ collection: String, _ id: UUID) throws {
+        try db.execute(sql: "DELETE FROM ferry_cascades WHERE collection = ? AND record_id = ?", arguments: [collection, Self.text(id)])
     }
 
     /// `fields` checked against `collection` and put in canonical wire form.

@@ -118,6 +118,13 @@ public final class LocalStore: Sendable {
                     arguments: [change.collection.name, definition]
                 )
             }
+            // Unique keys are the server's to enforce: a local unique index would make a pulled row that
+            // collides with a not-yet-pushed local one fail the whole pull. The server refuses the local one
+            // (`unique_violation`) and it shows as rejected instead.
+            let uniqueIndexes = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE 'CREATE UNIQUE INDEX%' AND tbl_name NOT LIKE 'ferry\\_%' ESCAPE '\\'")
+            for index in uniqueIndexes {
+                try db.execute(sql: "DROP INDEX \(SQLDialect.sqlite.quote(index))")
+            }
             if !changes.isEmpty {
                 logger.info("migrated the store", metadata: ["ferry.store.changes": "\(changes.count)"])
             }
@@ -162,6 +169,11 @@ public final class LocalStore: Sendable {
               rejected_at TEXT NOT NULL
             ) STRICT;
             CREATE INDEX IF NOT EXISTS ferry_rejections__record ON ferry_rejections (collection, record_id);
+            CREATE TABLE IF NOT EXISTS ferry_cascades (
+              collection TEXT NOT NULL,
+              record_id TEXT NOT NULL,
+              PRIMARY KEY (collection, record_id)
+            ) STRICT;
             """)
     }
 

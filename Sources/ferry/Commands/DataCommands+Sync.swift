@@ -20,7 +20,7 @@ struct SyncCommand: AsyncParsableCommand {
         let store = try profile.openStore(schema: schema)
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
-        let engine = SyncEngine(store: store, remote: client, configuration: configuration)
+        let engine = SyncEngine(store: store, remote: client, configuration: configuration, logger: ClientProfile.quietLogger("ferry.sync"))
         let report = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }
             let report = try await engine.sync()

@@ -14,7 +14,9 @@ struct SyncEndToEndTests {
         let store: LocalStore
         let engine: SyncEngine
 
-        static func signIn(_ server: LiveServer, email: String, password: String, signUp: Bool) async throws -> Device {
+        static func signIn(
+            _ server: LiveServer, email: String, password: String, signUp: Bool, localChangeDebounce: Duration = .milliseconds(300)
+        ) async throws -> Device {
             let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
             let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore())
             let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
@@ -22,6 +24,7 @@ struct SyncEndToEndTests {
             let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
             var configuration = SyncEngine.Configuration()
             configuration.periodicInterval = nil
+            configuration.localChangeDebounce = localChangeDebounce
             return Device(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
         }
 

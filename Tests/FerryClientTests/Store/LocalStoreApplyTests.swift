@@ -105,6 +105,47 @@ struct LocalStoreApplyTests {
         #expect(try store.get(collection: "sermons", id: sermon)?.fields["title"] == "back")
     }
 
+    @Test("a pulled row that collides with a local unsent one on a unique key still applies (the server refuses the local one)", arguments: StoreKind.allCases)
+    func uniqueKeysAreTheServers(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let parent: JSONValue = .string(sermon.id.uuidString.lowercased())
+        try store.put(collection: "transcripts", fields: ["sermon_id": parent, "text": "mine"])
+        let theirs = UUID()
+        let applied = try store.apply(PullResponse(changes: [
+            change(fixture, "transcripts", theirs, seq: 1, ["sermon_id": parent, "text": "theirs"], at: -5),
+        ], cursors: [fixture.space: 1], hasMore: false))
+        #expect(applied.applied == 1)
+        #expect(try store.get(collection: "transcripts", id: theirs)?.fields["text"] == "theirs")
+    }
+
+    @Test("a local cascade is provisional: the server's tombstone confirms a child; an undelete that beat the delete brings it back",
+          arguments: StoreKind.allCases)
+    func provisionalCascade(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let sermon = UUID(), kept = UUID(), confirmed = UUID()
+        let parent: JSONValue = .string(sermon.uuidString.lowercased())
+        try store.apply(PullResponse(changes: [
+            change(fixture, "sermons", sermon, seq: 1, StoreFixture.sermonFields, at: -100),
+            change(fixture, "notes", kept, seq: 2, ["sermon_id": parent, "text": "kept"], at: -100),
+            change(fixture, "notes", confirmed, seq: 3, ["sermon_id": parent, "text": "confirmed"], at: -100),
+        ], cursors: [fixture.space: 3], hasMore: false))
+        try store.remove(collection: "sermons", id: sermon)
+        #expect(try store.children(of: "sermons", id: sermon).isEmpty)
+
+        // The server tombstoned one child (its cascade) before another device's later undelete of the sermon won.
+        var tombstone = change(fixture, "notes", confirmed, seq: 4, [:], at: -100, deleted: true)
+        tombstone.clocks = ["_deleted": fixture.remoteClock(+1, node: "server")]
+        var undelete = change(fixture, "sermons", sermon, seq: 5, ["speaker": "back"], at: +3600)
+        undelete.clocks["_deleted"] = fixture.remoteClock(+3600)
+        try store.apply(PullResponse(changes: [tombstone, undelete], cursors: [fixture.space: 5], hasMore: false))
+        #expect(try store.get(collection: "sermons", id: sermon)?.fields["speaker"] == "back")
+        #expect(try store.get(collection: "notes", id: kept)?.fields["text"] == "kept", "the server never deleted it")
+        #expect(try store.get(collection: "notes", id: confirmed) == nil, "the server's tombstone stands")
+    }
+
     @Test("resetRequired drops the space's synced rows, keeps pending ones and the outbox, and restarts its cursor at 0", arguments: StoreKind.allCases)
     func resetRequired(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)

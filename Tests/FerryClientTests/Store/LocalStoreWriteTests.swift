@@ -49,13 +49,14 @@ struct LocalStoreWriteTests {
         #expect(code { try store.remove(collection: "sermons", id: UUID()) } == .recordNotFound)
         let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
         #expect(code { try store.put(collection: "sermons", id: sermon.id, space: UUID(), fields: ["title": "moved"]) } == .spaceMismatch)
+        #expect(code { try store.put(collection: "notes", space: UUID(), fields: ["sermon_id": .string(sermon.id.uuidString), "text": "elsewhere"]) } == .spaceMismatch)
         #expect(try store.pendingCount() == 1)
         #expect(try store.list(collection: "sermons").count == 1)
         let noDefault = try LocalStore.inMemory(schema: StoreFixture.schema)
         #expect(code { try noDefault.put(collection: "sermons", fields: StoreFixture.sermonFields) } == .noSpace)
     }
 
-    @Test("deleting a parent tombstones its children locally with the same clock, and pushes only the parent's delete", arguments: StoreKind.allCases)
+    @Test("deleting a parent hides its children locally at once, and pushes only the parent's delete", arguments: StoreKind.allCases)
     func cascadeDelete(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
@@ -71,7 +72,8 @@ struct LocalStoreWriteTests {
         let deletedNote = try #require(try store.get(collection: "notes", id: note.id, includeDeleted: true))
         let deletedSermon = try #require(try store.get(collection: "sermons", id: sermon.id, includeDeleted: true))
         #expect(deletedNote.isDeleted)
-        #expect(deletedNote.clocks["_deleted"] == deletedSermon.clocks["_deleted"])
+        #expect(deletedSermon.clocks["_deleted"] != nil)
+        #expect(deletedNote.clocks["_deleted"] == nil, "hidden until the server's own tombstone confirms it")
         #expect(try store.get(collection: "transcripts", id: transcript.id) == nil)
         #expect(try store.children(of: "sermons", id: sermon.id).isEmpty)
         let deletes = try store.pendingMutations().filter { $0.op == .delete }
@@ -104,6 +106,23 @@ struct LocalStoreWriteTests {
         #expect(try store.get(collection: "sermons", id: batch[0].id)?.syncState == .synced)
         try store.dismissRejections()
         #expect(try store.rejections().isEmpty)
+    }
+
+    @Test("clocks the server lowered (too far ahead of its own) replace the device's, unless a later local write clocked the field")
+    func serverClocks() throws {
+        let fixture = try StoreFixture()
+        let store = fixture.store
+        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let batch = try store.pendingMutations()
+        let lowered = fixture.remoteClock(-3600, node: "server")
+        try store.put(collection: "sermons", id: sermon.id, fields: ["date": "2026-12-01T10:00:00Z"])   // a later local write
+        let response = PushResponse(results: [
+            MutationResult(mutationId: batch[0].mutationId, status: .applied, clocks: ["title": lowered, "date": lowered]),
+        ], lastMutationId: batch[0].mutationId)
+        try store.acknowledge(response, for: batch)
+        let record = try #require(try store.get(collection: "sermons", id: sermon.id))
+        #expect(record.clocks["title"] == lowered)
+        #expect(record.clocks["date"] != lowered, "the later local write keeps its clock")
     }
 
     @Test("a store opened with a newer schema adds the new collection and field, keeping data")

@@ -48,13 +48,3 @@ final class StoreFixture: Sendable {
         "title": "Sunday Service", "date": "2026-11-01T10:00:00.000Z",
     ]
 }
-
-// Until FerryCore gives JSONValue its literals (main has them in flight): remove this when it does.
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral
-{
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-}
