@@ -5,6 +5,30 @@ import Foundation
 public enum OwnerOnlyFile {
     /// Replaces the file at `url` with `data`, creating its folder (mode 0700) when missing.
     public static func write(_ data: Data, to url: URL) throws {
+        try withTemporaryCopy(of: data, beside: url) { temporary in
+            guard rename(temporary.path(), url.path()) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        }
+    }
+
+    /// Creates the file at `url` with `data`, creating its folder (mode 0700) when missing, only if no file is there.
+    ///
+    /// Returns `false`, leaving the existing file untouched, when another writer created it first: two processes
+    /// racing to create a key file end up sharing the first one's key instead of overwriting each other.
+    public static func create(_ data: Data, at url: URL) throws -> Bool {
+        var created = false
+        try withTemporaryCopy(of: data, beside: url) { temporary in
+            if link(temporary.path(), url.path()) == 0 {
+                created = true
+            } else if errno != EEXIST {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            unlink(temporary.path())
+        }
+        return created
+    }
+
+    /// Writes `data` to a new 0600 temporary file in `url`'s folder, hands it to `body`, and removes it if `body` throws.
+    private static func withTemporaryCopy(of data: Data, beside url: URL, _ body: (URL) throws -> Void) throws {
         let folder = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = folder.appending(path: ".\(url.lastPathComponent).\(UUID().uuidString)")
@@ -15,7 +39,7 @@ public enum OwnerOnlyFile {
             try handle.write(contentsOf: data)
             try handle.synchronize()
             try handle.close()
-            guard rename(temporary.path(), url.path()) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            try body(temporary)
         } catch {
             unlink(temporary.path())
             throw error

@@ -90,3 +90,20 @@ extension TestDatabase {
         }
     }
 }
+
+extension TestDatabase {
+    /// The integer the query `sql` returns in its first row and column (a count, a maximum), or 0 when none.
+    public func integer(_ sql: String) async throws -> Int64 {
+        switch location {
+        case .sqlite(let path):
+            return try await DatabaseQueue(path: path).read { db in try Int64.fetchOne(db, sql: sql) ?? 0 }
+        case .postgres:
+            var value: Int64 = 0
+            try await onConnection { connection, logger in
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                for try await number in rows.decode(Int64.self) { value = number }
+            }
+            return value
+        }
+    }
+}

@@ -82,6 +82,15 @@ struct PushPlan: Sendable {
     }
 }
 
+extension PushPlan {
+    /// Turns the results of the mutations behind `write` into rejections (its row could not be written).
+    mutating func reject(_ write: Write, _ code: ErrorCode, _ message: String) {
+        for index in write.mutationIndexes where results[index].status == .applied {
+            results[index] = MutationResult(mutationId: results[index].mutationId, status: .rejected, code: code.rawValue, message: message)
+        }
+    }
+}
+
 /// The in-memory rows a plan changes.
 private struct Planner {
     var rows: [RecordKey: StoredRecord]

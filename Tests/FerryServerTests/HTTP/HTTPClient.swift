@@ -23,7 +23,7 @@ struct HTTPClient {
 
     static let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 10
+        configuration.timeoutIntervalForRequest = 30
         return URLSession(configuration: configuration)
     }()
 

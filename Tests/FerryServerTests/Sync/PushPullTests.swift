@@ -231,4 +231,23 @@ struct PushPullTests {
             #expect(change.clocks["display_name"]?.node == "server")
         }
     }
+
+    @Test("a write that breaks a unique key is rejected alone; the rest of the batch commits", arguments: TestEngine.available)
+    func uniqueKey(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var device = try await SyncDevice.signUp(server)
+            let sermon = UUID()
+            let parent = JSONValue.string(sermon.uuidString)
+            let reply = try await device.push([
+                device.upsert("sermons", sermon, ["title": "Grace", "date": "2026-11-21T10:00:00Z"]),
+                device.upsert("transcripts", ["sermon_id": parent, "text": "first"]),
+                device.upsert("transcripts", ["sermon_id": parent, "text": "second"]),
+                device.upsert("notes", ["sermon_id": parent, "text": "kept"]),
+            ])
+            #expect(reply.results.map(\.code) == [nil, nil, "unique_violation", nil])
+            let rows = try await device.pullAll().changes
+            #expect(rows.filter { $0.collection == "transcripts" }.map { $0.fields["text"] } == ["first"])
+            #expect(rows.count == 3)
+        }
+    }
 }

@@ -44,60 +44,59 @@ extension PostgresStorage: RecordStorage {
     private func loadRows(
         _ connection: PostgresConnection, for entries: [Result<ValidatedMutation, Rejection>], schema: Schema
     ) async throws -> ([RecordKey: StoredRecord], [RecordKey: [RecordKey]]) {
-        var loaded: [RecordKey: StoredRecord] = [:]
+        var rows = PushRows(entries: entries, schema: schema)
         for (name, group) in Dictionary(grouping: PushPlan.keysToLoad(entries), by: \.collection) {
             guard let collection = schema.collection(named: name) else { continue }
             var binds = PostgresBindings()
             binds.append(group.map(\.id))
-            for found in try await Self.fetchRecords(connection, collection, where: "id = ANY($1)", binds: binds, logger: logger) {
-                loaded[RecordKey(collection: name, id: found.id)] = found.record
-            }
+            rows.add(try await Self.fetchRecords(connection, collection, where: "id = ANY($1)", binds: binds, logger: logger), collection: name)
         }
-        var children: [RecordKey: [RecordKey]] = [:]
-        var pending = PushPlan.deleteRoots(entries)
-        let links = schema.childLinks
-        while let parent = pending.popLast() {
-            guard children[parent] == nil else { continue }
-            children[parent] = []
-            for link in links[parent.collection] ?? [] {
-                var binds = PostgresBindings()
-                binds.append(parent.id)
-                let condition = "\(SQLDialect.postgres.quote(link.field)) = $1"
-                for found in try await Self.fetchRecords(connection, link.collection, where: condition, binds: binds, logger: logger) {
-                    let key = RecordKey(collection: link.collection.name, id: found.id)
-                    loaded[key] = loaded[key] ?? found.record
-                    children[parent, default: []].append(key)
-                    pending.append(key)
-                }
-            }
+        while let query = rows.nextChildQuery() {
+            var binds = PostgresBindings()
+            binds.append(query.parent.id)
+            let condition = "\(SQLDialect.postgres.quote(query.field)) = $1"
+            rows.addChildren(try await Self.fetchRecords(connection, query.collection, where: condition, binds: binds, logger: logger), of: query)
         }
-        return (loaded, children)
+        return (rows.loaded, rows.children)
     }
 
-    /// Writes the plan's rows, each with the next sequence number of its space. A write that breaks a unique key
-    /// is rolled back alone (to a savepoint) and its mutations are rejected.
+    /// Writes the plan's rows. Each space's sequence numbers come from one locked update; rows are written with
+    /// multi-row upserts, except rows of collections with unique keys: each of those is written alone behind a
+    /// savepoint, so a write that breaks a key is rolled back alone and its mutations are rejected.
     private func write(_ plan: inout PushPlan, _ connection: PostgresConnection, now: Date) async throws {
-        for write in plan.writes {
+        var nextSeq: [UUID: Int64] = [:]
+        for (space, writes) in Dictionary(grouping: plan.writes, by: \.record.space) {
             let rows = try await connection.query(
-                "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = \(write.record.space) RETURNING seq", logger: logger
+                "UPDATE ferry_spaces SET seq = seq + \(Int64(writes.count)) WHERE id = \(space) RETURNING seq", logger: logger
             )
-            let seq = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
-            guard !write.collection.uniqueKeys.isEmpty else {
-                try await Self.writeRecord(connection, write, seq: seq, now: now, logger: logger)
+            let last = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
+            nextSeq[space] = last - Int64(writes.count) + 1
+        }
+        var batches: [String: [(write: PushPlan.Write, seq: Int64)]] = [:]
+        var order: [String] = []
+        for write in plan.writes {
+            let seq = nextSeq[write.record.space, default: 0]
+            nextSeq[write.record.space] = seq + 1
+            if write.collection.uniqueKeys.isEmpty {
+                if batches[write.collection.name] == nil { order.append(write.collection.name) }
+                batches[write.collection.name, default: []].append((write, seq))
                 continue
             }
             try await connection.query("SAVEPOINT ferry_row", logger: logger)
             do {
-                try await Self.writeRecord(connection, write, seq: seq, now: now, logger: logger)
+                try await Self.writeRecords(connection, write.collection, [(write, seq)], now: now, logger: logger)
                 try await connection.query("RELEASE SAVEPOINT ferry_row", logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
                 try await connection.query("ROLLBACK TO SAVEPOINT ferry_row", logger: logger)
-                for index in write.mutationIndexes where plan.results[index].status == .applied {
-                    plan.results[index] = MutationResult(
-                        mutationId: plan.results[index].mutationId, status: .rejected, code: ErrorCode.uniqueViolation.rawValue,
-                        message: "Another record in this space has the same \(write.collection.name) unique key."
-                    )
-                }
+                plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
+            }
+        }
+        for name in order {
+            guard let rows = batches[name], let collection = rows.first?.write.collection else { continue }
+            // PostgreSQL takes at most 65,535 parameters per statement.
+            let perStatement = max(1, 60_000 / (6 + collection.fields.count))
+            for chunk in rows.chunked(into: perStatement) {
+                try await Self.writeRecords(connection, collection, Array(chunk), now: now, logger: logger)
             }
         }
     }

@@ -35,24 +35,33 @@ extension PostgresStorage {
         return (id, Int64(seq), StoredRecord(space: space, state: RecordState(fields: fields, clocks: clocks, isDeleted: deleted)))
     }
 
-    static func writeRecord(_ connection: PostgresConnection, _ write: PushPlan.Write, seq: Int64, now: Date, logger: Logger) async throws {
-        let collection = write.collection
+    /// Writes rows of one collection with one multi-row upsert.
+    static func writeRecords(
+        _ connection: PostgresConnection, _ collection: CollectionDefinition, _ rows: [(write: PushPlan.Write, seq: Int64)], now: Date,
+        logger: Logger
+    ) async throws {
+        guard !rows.isEmpty else { return }
         var bindings = PostgresBindings()
-        bindings.append(write.key.id)
-        bindings.append(write.record.space)
-        bindings.append(seq)
-        bindings.append(ClockCoding.encode(write.record.state.clocks))
-        bindings.append(write.record.state.isDeleted)
-        bindings.append(now)
-        var placeholders = ["$1", "$2", "$3", "$4::jsonb", "$5", "$6"]
-        for field in collection.fields {
-            placeholders.append(try bind(write.record.state.fields[field.name] ?? .null, type: collection.storedType(of: field), into: &bindings))
+        var tuples: [String] = []
+        for (write, seq) in rows {
+            var placeholders: [String] = []
+            func next(_ cast: String = "") -> String { "$\(bindings.count)\(cast)" }
+            bindings.append(write.key.id); placeholders.append(next())
+            bindings.append(write.record.space); placeholders.append(next())
+            bindings.append(seq); placeholders.append(next())
+            bindings.append(ClockCoding.encode(write.record.state.clocks)); placeholders.append(next("::jsonb"))
+            bindings.append(write.record.state.isDeleted); placeholders.append(next())
+            bindings.append(now); placeholders.append(next())
+            for field in collection.fields {
+                placeholders.append(try bind(write.record.state.fields[field.name] ?? .null, type: collection.storedType(of: field), into: &bindings))
+            }
+            tuples.append("(" + placeholders.joined(separator: ", ") + ")")
         }
         let quoted = (["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)).map { SQLDialect.postgres.quote($0) }
         let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         let sql = """
             INSERT INTO \(SQLDialect.postgres.quote(collection.name)) (\(quoted.joined(separator: ", ")))
-            VALUES (\(placeholders.joined(separator: ", ")))
+            VALUES \(tuples.joined(separator: ", "))
             ON CONFLICT (id) DO UPDATE SET \(updates)
             """
         try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)

@@ -30,33 +30,19 @@ extension SQLiteStorage: RecordStorage {
     private static func loadRows(
         _ db: Database, for entries: [Result<ValidatedMutation, Rejection>], schema: Schema
     ) throws -> ([RecordKey: StoredRecord], [RecordKey: [RecordKey]]) {
-        var loaded: [RecordKey: StoredRecord] = [:]
-        let keys = PushPlan.keysToLoad(entries)
-        for (name, group) in Dictionary(grouping: keys, by: \.collection) {
+        var rows = PushRows(entries: entries, schema: schema)
+        for (name, group) in Dictionary(grouping: PushPlan.keysToLoad(entries), by: \.collection) {
             guard let collection = schema.collection(named: name) else { continue }
             for chunk in group.map(\.id.databaseText).chunked(into: 500) {
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                for found in try fetchRecords(db, collection, where: "id IN (\(placeholders))", arguments: StatementArguments(chunk)) {
-                    loaded[RecordKey(collection: name, id: found.id)] = found.record
-                }
+                rows.add(try fetchRecords(db, collection, where: "id IN (\(placeholders))", arguments: StatementArguments(chunk)), collection: name)
             }
         }
-        var children: [RecordKey: [RecordKey]] = [:]
-        var pending = PushPlan.deleteRoots(entries)
-        let links = schema.childLinks
-        while let parent = pending.popLast() {
-            guard children[parent] == nil else { continue }
-            children[parent] = []
-            for link in links[parent.collection] ?? [] {
-                for found in try fetchRecords(db, link.collection, where: "\(SQLDialect.sqlite.quote(link.field)) = ?", arguments: [parent.id.databaseText]) {
-                    let key = RecordKey(collection: link.collection.name, id: found.id)
-                    loaded[key] = loaded[key] ?? found.record
-                    children[parent, default: []].append(key)
-                    pending.append(key)
-                }
-            }
+        while let query = rows.nextChildQuery() {
+            let condition = "\(SQLDialect.sqlite.quote(query.field)) = ?"
+            rows.addChildren(try fetchRecords(db, query.collection, where: condition, arguments: [query.parent.id.databaseText]), of: query)
         }
-        return (loaded, children)
+        return (rows.loaded, rows.children)
     }
 
     /// Writes the plan's rows, each with the next sequence number of its space. A write that breaks a unique key
@@ -76,12 +62,7 @@ extension SQLiteStorage: RecordStorage {
                     return .commit
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                for index in write.mutationIndexes where plan.results[index].status == .applied {
-                    plan.results[index] = MutationResult(
-                        mutationId: plan.results[index].mutationId, status: .rejected, code: ErrorCode.uniqueViolation.rawValue,
-                        message: "Another record in this space has the same \(write.collection.name) unique key."
-                    )
-                }
+                plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
             }
         }
     }
