@@ -169,6 +169,12 @@ public final class LocalStore: Sendable {
               rejected_at TEXT NOT NULL
             ) STRICT;
             CREATE INDEX IF NOT EXISTS ferry_rejections__record ON ferry_rejections (collection, record_id);
+            CREATE TABLE IF NOT EXISTS ferry_pending_spaces (
+              id TEXT PRIMARY KEY NOT NULL,
+              name TEXT NOT NULL,
+              encrypted INTEGER NOT NULL,
+              created_at TEXT NOT NULL
+            ) STRICT;
             CREATE TABLE IF NOT EXISTS ferry_cascades (
               collection TEXT NOT NULL,
               record_id TEXT NOT NULL,

@@ -14,6 +14,18 @@ struct SyncPass: Sendable {
         report.startedAt = store.now()
         var current = SyncProgress(pushTotal: try store.pendingCount())
 
+        // Spaces created offline exist on the server before the records written into them arrive.
+        for request in try store.pendingSpaces() {
+            guard let id = request.id else { continue }
+            report.requests += 1
+            do {
+                _ = try await remote.createSpace(request)
+            } catch let error as AuthError where error.code == .spaceExists {
+                // Created by an earlier sync whose answer was lost.
+            }
+            try store.spaceCreated(id)
+        }
+
         // Push: every entry that was in the outbox, oldest first. Acked entries leave in the ack's transaction;
         // unacked ones stay for the next sync, and `after` keeps this one from sending them twice.
         await progress(.pushing, current)

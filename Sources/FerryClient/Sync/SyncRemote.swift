@@ -8,4 +8,6 @@ public protocol SyncRemote: Sendable {
     func pull(_ request: PullRequest) async throws -> PullResponse
     /// The server's schema (`GET /sync/v1/schema`).
     func schema() async throws -> Schema
+    /// Creates a shared space (`POST /sync/v1/spaces`), for spaces queued while offline.
+    func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary
 }

@@ -6,7 +6,7 @@ import Foundation
 /// `ferry spaces ls|create|invite`: the spaces this account belongs to (these need the server).
 struct SpacesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "spaces", abstract: "List, create and share spaces (needs the server).",
+        commandName: "spaces", abstract: "List, create and share spaces (ls and invite need the server).",
         subcommands: [List.self, Create.self, Invite.self]
     )
 
@@ -22,7 +22,9 @@ struct SpacesCommand: AsyncParsableCommand {
     }
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a shared space you own; prints its id.")
+        static let configuration = CommandConfiguration(
+            commandName: "create", abstract: "Create a shared space you own; prints its id (offline, it is queued for the next 'ferry sync')."
+        )
 
         @OptionGroup var options: ClientOptions
         @Argument(help: "The space's name.") var name: String
@@ -30,8 +32,16 @@ struct SpacesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let spaceID = try id.map { try RecordText.uuid($0, what: "--id") } ?? UUID()
-            let space = try await SpacesCommand.client(options).createSpace(CreateSpaceRequest(id: spaceID, name: name))
-            Output.emit(json: options.json, human: RecordText.id(space.id), SpacesCommand.object(space).mapValues { $0 as Any? })
+            let request = CreateSpaceRequest(id: spaceID, name: name)
+            do {
+                let space = try await SpacesCommand.client(options).createSpace(request)
+                Output.emit(json: options.json, human: RecordText.id(space.id), SpacesCommand.object(space).mapValues { $0 as Any? })
+            } catch let error as AuthError where error.isOffline {
+                // Offline: the space is queued with its id, so records can go into it now; 'ferry sync' creates it first.
+                try ClientProfile(options).openStore().queueSpace(request)
+                FileHandle.standardError.write(Data("ferry: offline; the space is queued and 'ferry sync' creates it\n".utf8))
+                Output.emit(json: options.json, human: RecordText.id(spaceID), ["id": RecordText.id(spaceID), "name": name, "queued": true])
+            }
         }
     }
 

@@ -103,6 +103,24 @@ struct SyncScenarioTests {
         }
     }
 
+    @Test("a space created offline is created by the next sync, before the records written into it", arguments: TestEngine.available)
+    func offlineSpace(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.tabletNotes, configure: { $0.useFastPasswordHashing() }) { server in
+            let device = try await Device.signIn(server, email: Self.email("offline-space"), password: "correct horse 1", signUp: true)
+            let space = try device.store.queueSpace(CreateSpaceRequest(name: "Made on a plane"))
+            let sermon = try device.store.put(collection: "sermons", space: space, fields: Self.fields)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await device.engine.run() }
+                defer { group.cancelAll() }
+                let report = try await device.engine.sync()
+                #expect(report.rejected == 0 && report.pushed == 1)
+                #expect(try device.store.get(collection: "sermons", id: sermon.id)?.syncState == .synced)
+                let spaces = try await SyncClient(auth: device.auth).spaces()
+                #expect(spaces.first { $0.id == space }?.role == .owner)
+            }
+        }
+    }
+
     /// A remote whose first push commits on the server but whose answer never arrives (the app was killed, the
     /// connection dropped): the device cannot know the batch was applied.
     final class LostAckRemote: SyncRemote {
@@ -123,6 +141,7 @@ struct SyncScenarioTests {
 
         func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
         func schema() async throws -> Schema { try await base.schema() }
+        func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary { try await base.createSpace(request) }
     }
 
     @Test("an acknowledgement lost after the server committed: the batch is pushed again, the server calls it duplicate, nothing changes twice",

@@ -22,6 +22,7 @@ final class FakeSyncRemote: SyncRemote {
         /// Mutation ids the server rejects.
         var rejectedIDs: Set<Int64> = []
         var schemaRequests = 0
+        var createdSpaces: [CreateSpaceRequest] = []
     }
 
     let state = Mutex(State())
@@ -73,6 +74,11 @@ final class FakeSyncRemote: SyncRemote {
             if !state.queuedReplies.isEmpty { return state.queuedReplies.removeFirst() }
             return state.reply
         }
+    }
+
+    func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary {
+        state.withLock { $0.createdSpaces.append(request) }
+        return SpaceSummary(id: request.id ?? UUID(), name: request.name, isPersonal: false, isEncrypted: false, role: .owner, seq: 0)
     }
 
     func schema() async throws -> Schema {

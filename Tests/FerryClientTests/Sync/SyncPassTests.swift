@@ -107,4 +107,20 @@ struct SyncPassTests {
             #expect(try harness.store.children(of: "sermons", id: sermon)["notes"]?.count == 1)
         }
     }
+
+    @Test("a space queued offline is created before the push that carries records written into it")
+    func queuedSpace() async throws {
+        let harness = try EngineHarness()
+        let space = try harness.store.queueSpace(CreateSpaceRequest(name: "Offline church"))
+        try harness.store.put(collection: "sermons", space: space, fields: fields(1))
+        try await harness.run { harness in
+            let report = try await harness.engine.sync()
+            #expect(report.requests == 3, "create the space, push, pull")
+            #expect(harness.remote.state.withLock { $0.createdSpaces.map(\.id) } == [space])
+            #expect(harness.remote.state.withLock { $0.pushes.first?.mutations.first?.space } == space)
+            #expect(try harness.store.pendingSpaces().isEmpty)
+            let again = try await harness.engine.sync()
+            #expect(again.requests == 1)
+        }
+    }
 }

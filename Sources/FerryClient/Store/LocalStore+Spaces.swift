@@ -1,0 +1,39 @@
+import FerryCore
+import Foundation
+import GRDB
+
+/// Spaces created while offline: queued here, created on the server by the next sync before its push.
+extension LocalStore {
+    /// Queues the creation of a shared space and returns its id, so records can go into it at once.
+    ///
+    /// The next sync creates it on the server (`POST /sync/v1/spaces` with this id) before pushing the outbox,
+    /// so the records written into it meanwhile arrive after their space exists.
+    @discardableResult
+    public func queueSpace(_ request: CreateSpaceRequest) throws -> UUID {
+        let id = request.id ?? UUID()
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO ferry_pending_spaces (id, name, encrypted, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [Self.text(id), request.name, (request.encrypted ?? false) ? 1 : 0, Timestamp.format(now())]
+            )
+        }
+        return id
+    }
+
+    /// Spaces queued by ``queueSpace(_:)`` and not created on the server yet, oldest first.
+    public func pendingSpaces() throws -> [CreateSpaceRequest] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM ferry_pending_spaces ORDER BY created_at, id").compactMap { row in
+                guard let id = UUID(uuidString: row["id"] as String) else { return nil }
+                return CreateSpaceRequest(id: id, name: row["name"], encrypted: (row["encrypted"] as Int64) != 0)
+            }
+        }
+    }
+
+    /// Forgets a queued space once the server has it.
+    func spaceCreated(_ id: UUID) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM ferry_pending_spaces WHERE id = ?", arguments: [Self.text(id)])
+        }
+    }
+}
