@@ -56,6 +56,8 @@ struct ServeCommandTests {
         (["serve", "--database", "postgres://u:hunter2@localhost"], "needs a database name"),
         (["serve", "--schema", "/nonexistent/schema.yaml"], "/nonexistent/schema.yaml: cannot read the file"),
         (["serve", "--session-timebox", "0"], "--session-timebox must be between 1 and"),
+        (["serve", "--max-clock-skew", "0"], "--max-clock-skew must be between 1 and"),
+        (["serve", "--tombstone-retention", "soon"], "invalid"),
         (["serve", "--access-token-lifetime", "9223372036854775807"], "--access-token-lifetime must be between 1 and"),
         (["serve", "--jwt-secret", "short"], "at least 32 characters"),
     ])

@@ -37,6 +37,7 @@ struct HealthProbeTests {
         let start = ContinuousClock.now
         #expect(await probe.check() == .unreachable(reason: "no answer in time"))
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(450) && elapsed < .seconds(5), "waited \(elapsed)")
+        // Loose upper bound: it only tells the probe's timeout from URLSession's 60 s default on a loaded machine.
+        #expect(elapsed >= .milliseconds(450) && elapsed < .seconds(30), "waited \(elapsed)")
     }
 }

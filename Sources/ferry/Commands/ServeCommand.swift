@@ -46,6 +46,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("session-inactivity-timeout"), help: "Seconds a session may go without a refresh. [default: no limit]")
     var sessionInactivityTimeout: Int?
 
+    @Option(name: .customLong("max-clock-skew"), help: "Seconds a device clock may run ahead of the server's before it is lowered. [default: 60]")
+    var maximumClockSkew: Int?
+
+    @Option(name: .customLong("tombstone-retention"), help: "Seconds deleted records are kept for offline devices. [default: 2592000, 30 days]")
+    var tombstoneRetention: Int?
+
     @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey', then exit.")
     var printKeys = false
 
@@ -110,6 +116,12 @@ struct ServeSettings {
         configuration.auth.sessionInactivityTimeout = try Self.seconds(
             command.sessionInactivityTimeout, environment, "FERRY_SESSION_INACTIVITY_TIMEOUT", flag: "--session-inactivity-timeout"
         )
+        if let seconds = try Self.seconds(command.maximumClockSkew, environment, "FERRY_MAX_CLOCK_SKEW", flag: "--max-clock-skew") {
+            configuration.sync.maximumClockSkew = seconds
+        }
+        if let seconds = try Self.seconds(command.tombstoneRetention, environment, "FERRY_TOMBSTONE_RETENTION", flag: "--tombstone-retention") {
+            configuration.sync.tombstoneRetention = seconds
+        }
         if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw CommandFailure(

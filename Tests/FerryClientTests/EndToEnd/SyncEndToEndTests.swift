@@ -18,6 +18,7 @@ struct SyncEndToEndTests {
         static func signIn(
             _ server: LiveServer, email: String, password: String, signUp: Bool, localChangeDebounce: Duration = .seconds(3600)
         ) async throws -> Device {
+            // Tests sync by hand by default: a debounced local-change sync would race them on a loaded machine.
             let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
             let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore())
             let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)

@@ -18,7 +18,9 @@ struct URLSessionTransportTests {
         }
         let elapsed = ContinuousClock.now - start
         #expect(error?.code == .timedOut)
-        #expect(elapsed >= .milliseconds(280) && elapsed < .seconds(4), "waited \(elapsed)")
+        // The upper bound only tells our timeout from URLSession's 60 s default; it is loose because a loaded
+        // 2-core machine can delay the wake-up by seconds (timing belongs in benchmarks, not tests).
+        #expect(elapsed >= .milliseconds(280) && elapsed < .seconds(30), "waited \(elapsed)")
     }
 
     @Test("a closed port is a network error, not a timeout")
