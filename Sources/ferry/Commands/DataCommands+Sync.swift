@@ -39,6 +39,7 @@ struct SyncCommand: AsyncParsableCommand {
             return report
         }
         if bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if store.schema != schema { try profile.saveSchema(store.schema) }  // the sync followed a newer server schema
         let pending = try store.pendingCount()
         var human = "Synced: \(report.requests) requests, pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied)"
         if report.rejected > 0 { human += ", rejected \(report.rejected) (see 'ferry doctor')" }
