@@ -92,6 +92,25 @@ struct DataCommandTests {
         }
     }
 
+    @Test("one account's local data is never used for another account signed in on the same profile")
+    func anotherAccount() async throws {
+        try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            let device = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "shared")
+            #expect(try await device.run(["signup", "first-\(UUID().uuidString.prefix(6))@example.com"], password: "correct horse 1").status == 0)
+            _ = try await device.ok(["put", "sermons", "title=Mine", "date=2026-11-01T10:00:00Z"])
+            _ = try await device.ok(["logout"])
+            let second = "second-\(UUID().uuidString.prefix(6))@example.com"
+            #expect(try await device.run(["signup", second], password: "correct horse 1").status == 0)
+            let refused = try await device.run(["ls", "sermons"])
+            #expect(refused.status == 1 && refused.stderr.contains("belongs to another account"))
+            _ = try await device.ok(["reset"])
+            #expect(try await device.run(["login", second], password: "correct horse 1").status == 0)
+            #expect(try await device.ok(["ls", "sermons"]).isEmpty, "after the reset the second account starts clean")
+        }
+    }
+
     @Test("SIGKILL in the middle of 'ferry sync': nothing acknowledged is lost, the next sync finishes, the other device gets every record",
           arguments: TestEngine.available)
     func killedMidSync(_ engine: TestEngine) async throws {

@@ -87,6 +87,9 @@ public final class LocalStore: Sendable {
                     return id
                 }
                 try Self.setState(db, "device_id", generated.uuidString.lowercased())
+                if let defaultSpace {
+                    try Self.setState(db, "first_default_space", defaultSpace.uuidString.lowercased())
+                }
                 return generated
             }
         }
@@ -212,6 +215,12 @@ public final class LocalStore: Sendable {
     /// The latest clock reading this device issued or observed.
     public func latestClock() throws -> HLC {
         try read { db in try loadClock(db).latest }
+    }
+
+    /// The default space the store was created with (the first user's personal space), so an app can refuse
+    /// to open one person's local data for another.
+    public func creationDefaultSpace() throws -> UUID? {
+        try read { db in try Self.state(db, "first_default_space").flatMap(UUID.init(uuidString:)) }
     }
 
     /// When the last sync finished, or `nil` before the first.

@@ -41,7 +41,11 @@ extension ClientProfile {
             throw CommandFailure(message: "this profile does not know the server's collections yet: run 'ferry sync' once (online), then retry")
         }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID, logger: Self.quietLogger("ferry.store"))
+        let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID, logger: Self.quietLogger("ferry.store"))
+        if let owner = try store.creationDefaultSpace(), owner != userID {
+            throw CommandFailure(message: "this profile's local data belongs to another account: run 'ferry reset', or use another --profile")
+        }
+        return store
     }
 }
 
