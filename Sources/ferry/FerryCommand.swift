@@ -2,6 +2,7 @@ import ArgumentParser
 import FerryClient
 import FerryServer
 import Foundation
+import Logging
 
 /// `ferry`: the command-line face of Ferry. Each subcommand parses, calls the library, prints.
 struct FerryCommand: AsyncParsableCommand {
@@ -24,6 +25,7 @@ enum FerryMain {
     static func main() async {
         do {
             var command = try FerryCommand.parseAsRoot()
+            if !(command is ServeCommand) { quietLibraryLogs() }
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
@@ -46,6 +48,17 @@ enum FerryMain {
             }
             let message = FerryCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
             fail("\(message) (see 'ferry help')", status: status.rawValue)
+        }
+    }
+
+    /// Client commands print their own results; the SDK's logs show only warnings and errors
+    /// (FERRY_LOG_LEVEL raises or lowers that). `serve` sets up its own logging.
+    static func quietLibraryLogs() {
+        let level = ProcessInfo.processInfo.environment["FERRY_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
         }
     }
 

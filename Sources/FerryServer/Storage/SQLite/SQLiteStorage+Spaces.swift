@@ -4,17 +4,26 @@ import GRDB
 
 extension SQLiteStorage: SpaceStorage {
     public func spaces(userID: UUID, email: String, now: Date) async throws -> [SpaceSummary] {
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO ferry_members (space_id, user_id, role, created_at)
-                    SELECT space_id, ?, role, ? FROM ferry_invitations WHERE email = ?
-                    ON CONFLICT (space_id, user_id) DO NOTHING
-                    """,
-                arguments: [userID.databaseText, Timestamp.format(now), email.lowercased()]
-            )
-            try db.execute(sql: "DELETE FROM ferry_invitations WHERE email = ?", arguments: [email.lowercased()])
-            return try Row.fetchAll(
+        let email = email.lowercased()
+        // Every push and pull looks up roles; only an invitation waiting for this address needs the writer.
+        let hasInvitation = try await pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM ferry_invitations WHERE email = ? LIMIT 1", arguments: [email]) ?? false
+        }
+        if hasInvitation {
+            try await pool.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO ferry_members (space_id, user_id, role, created_at)
+                        SELECT space_id, ?, role, ? FROM ferry_invitations WHERE email = ?
+                        ON CONFLICT (space_id, user_id) DO NOTHING
+                        """,
+                    arguments: [userID.databaseText, Timestamp.format(now), email]
+                )
+                try db.execute(sql: "DELETE FROM ferry_invitations WHERE email = ?", arguments: [email])
+            }
+        }
+        return try await pool.read { db in
+            try Row.fetchAll(
                 db,
                 sql: """
                     SELECT s.id, s.name, s.is_personal, s.is_encrypted, s.seq, m.role FROM ferry_members m
