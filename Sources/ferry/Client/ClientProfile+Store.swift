@@ -2,7 +2,6 @@ import FerryClient
 import FerryCore
 import FerrySecurity
 import Foundation
-import Logging
 
 /// The profile's local data: `store.sqlite` and the server's schema cached in `schema.json`.
 extension ClientProfile {
@@ -41,7 +40,7 @@ extension ClientProfile {
             throw CommandFailure(message: "this profile does not know the server's collections yet: run 'ferry sync' once (online), then retry")
         }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID, logger: Self.quietLogger("ferry.store"))
+        let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID)
         if let owner = try store.creationDefaultSpace(), owner != userID {
             throw CommandFailure(message: "this profile's local data belongs to another account: run 'ferry reset', or use another --profile")
         }
@@ -59,13 +58,6 @@ extension ClientProfile {
 }
 
 extension ClientProfile {
-    /// A logger for the SDK's store and engine in a command: warnings and worse (the command prints the outcome).
-    static func quietLogger(_ label: String) -> Logger {
-        var logger = Logger(label: label)
-        logger.logLevel = .warning
-        return logger
-    }
-
     /// Deletes the local store (with its WAL files) and the cached schema: part of the debug reset.
     func removeLocalData() {
         for file in [storeFile.path(), storeFile.path() + "-wal", storeFile.path() + "-shm", schemaFile.path()] {

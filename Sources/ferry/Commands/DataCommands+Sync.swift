@@ -26,7 +26,7 @@ struct SyncCommand: AsyncParsableCommand {
             throw CommandFailure(message: "--batch-size is between 1 and 1000", status: 64)
         }
         configuration.pushBatchSize = batchSize
-        let engine = SyncEngine(store: store, remote: client, configuration: configuration, logger: ClientProfile.quietLogger("ferry.sync"))
+        let engine = SyncEngine(store: store, remote: client, configuration: configuration)
         let lines = progress, bar = !progress && !options.json && isatty(STDERR_FILENO) == 1
         let report = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }
