@@ -25,14 +25,15 @@ struct ConvergencePropertyTests {
     }
 
     @Test("random interleavings of edits, deletes, offline periods and syncs on three devices end with identical rows everywhere, and no acknowledged write is lost",
-          arguments: TestEngine.available, seeds)
+          arguments: TestEngine.available, ConvergencePropertyTests.seeds)
     func convergence(_ engine: TestEngine, seed: UInt64) async throws {
         try await LiveServer.with(engine, schema: ConvergenceModel.schema, configure: { $0.useFastPasswordHashing() }) { server in
             let email = "converge-\(seed)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
-            var devices: [ConvergenceDevice] = []
+            var signedIn: [ConvergenceDevice] = []
             for index in 0..<3 {
-                devices.append(try await .signIn(server, email: email, signUp: index == 0))
+                signedIn.append(try await ConvergenceDevice.signIn(server, email: email, signUp: index == 0))
             }
+            let devices = signedIn
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for device in devices {
                     group.addTask { try await device.engine.run() }
@@ -242,6 +243,7 @@ struct ConvergenceRun {
         }
         if let last = batch.last { pushed[number] = last.mutationId }
         let report = try await devices[number].engine.sync()
+        let context = self.context
         #expect(report.pushed == batch.count, "device \(number) pushed \(report.pushed) of \(batch.count) queued writes; \(context)")
     }
 
