@@ -83,10 +83,15 @@ struct SyncBenchmark {
         defer { try? FileManager.default.removeItem(at: folder) }
 
         log("ferry-benchmark: \(options.rows) rows, server on \(engine)")
-        let results = try await LiveServer.with(engine, schema: schema, configure: { $0.useFastPasswordHashing() }) { server in
+        let results = try await measure(options, engine: engine, folder: folder)
+        print(results.table(rows: options.rows, engine: engine))
+    }
+
+    /// Starts the server, runs every measure, stops the server.
+    nonisolated static func measure(_ options: Options, engine: TestEngine, folder: URL) async throws -> Results {
+        try await LiveServer.with(engine, schema: schema, configure: { $0.useFastPasswordHashing() }) { server in
             try await run(options, server: server, folder: folder)
         }
-        print(results.table(rows: options.rows, engine: engine))
     }
 
     struct Results {
@@ -217,10 +222,11 @@ struct SyncBenchmark {
     /// The process's peak resident set size in MiB (Linux reports KiB, macOS bytes).
     static func peakResidentMiB() -> Double {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
         #if canImport(Darwin)
+        getrusage(RUSAGE_SELF, &usage)
         return Double(usage.ru_maxrss) / 1_048_576
         #else
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         return Double(usage.ru_maxrss) / 1024
         #endif
     }
