@@ -3,6 +3,7 @@ import FerryCore
 import FerryServer
 import FerryTesting
 import Foundation
+import Logging
 import Testing
 
 /// Random interleavings of edits, deletes, offline periods and syncs on three devices of one user, against a
@@ -45,6 +46,7 @@ struct ConvergencePropertyTests {
                 }
                 try await run.quiesce()
                 try run.check()
+                print(run.summary(engine: engine))
             }
         }
     }
@@ -73,16 +75,16 @@ struct ConvergenceDevice: Sendable {
 
     static func signIn(_ server: LiveServer, email: String, signUp: Bool) async throws -> ConvergenceDevice {
         let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
-        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore())
+        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), logger: .testing)
         let password = "correct horse 1"
         let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
         let client = SyncClient(auth: auth)
-        let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
+        let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id, logger: .testing)
         // Only the test decides when a device syncs: no periodic sync, and local writes never push on their own.
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
-        return ConvergenceDevice(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
+        return ConvergenceDevice(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration, logger: .testing))
     }
 }
 
@@ -290,6 +292,15 @@ struct ConvergenceRun {
     }
 
     // MARK: Checks
+
+    /// One line on what the run exercised.
+    func summary(engine: TestEngine) -> String {
+        let all = writes.joined()
+        let expected = expectedState()
+        return "convergence seed \(seed) on \(engine): \(all.count) writes (\(all.filter { $0.op == .delete }.count) deletes), "
+            + "\(predictedRejections.map(\.count).reduce(0, +)) refused, \(trace.filter { $0.hasSuffix("offline") }.count) offline periods, "
+            + "\(expected.values.filter { !$0.isDeleted }.count) live and \(expected.values.filter(\.isDeleted).count) deleted records at the end"
+    }
 
     /// A device's view of one record: absent, a tombstone, or live with its fields and clocks.
     enum View: Hashable, CustomStringConvertible {
