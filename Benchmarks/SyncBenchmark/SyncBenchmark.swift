@@ -136,6 +136,7 @@ struct SyncBenchmark {
         results.localWriteSeconds = try clock.measure {
             for index in 0..<options.rows {
                 try seeder.store.put(collection: "notes", fields: fields(index))
+                if (index + 1) % 10_000 == 0 { log("  \(index + 1) local writes") }
             }
         }.seconds
         log("wrote \(options.rows) rows locally in \(results.localWriteSeconds) s; pushing")
@@ -242,16 +243,16 @@ struct Device {
     let engine: SyncEngine
 
     static func signIn(_ server: LiveServer, email: String, password: String, signUp: Bool, fileURL: URL?) async throws -> Device {
-        let auth = AuthClient(endpoint: ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey), store: InMemorySessionStore())
+        let auth = AuthClient(endpoint: ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey), store: InMemorySessionStore(), logger: .testing)
         let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
         let client = SyncClient(auth: auth)
         let schema = try await client.schema()
-        let store = try fileURL.map { try LocalStore(fileURL: $0, schema: schema, defaultSpace: session.user.id) }
-            ?? LocalStore.inMemory(schema: schema, defaultSpace: session.user.id)
+        let store = try fileURL.map { try LocalStore(fileURL: $0, schema: schema, defaultSpace: session.user.id, logger: .testing) }
+            ?? LocalStore.inMemory(schema: schema, defaultSpace: session.user.id, logger: .testing)
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
-        return Device(store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
+        return Device(store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration, logger: .testing))
     }
 
     /// Runs `body` while the engine runs (``SyncEngine/sync()`` needs `run()`), then stops the engine.

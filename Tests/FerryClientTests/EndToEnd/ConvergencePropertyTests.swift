@@ -181,7 +181,7 @@ struct ConvergenceRun {
                 for field in ConvergenceModel.editableFields(of: ConvergenceModel.parents) {
                     fields[field] = ConvergenceModel.randomValue(for: field, using: &random)
                 }
-                let record = try device.store.put(collection: ConvergenceModel.parents, fields: fields)
+                let record = try device.store.put(collection: ConvergenceModel.parents, id: randomID(), fields: fields)
                 note(index, number, "create \(ConvergenceKey(collection: ConvergenceModel.parents, id: record.id))")
             } else {
                 let parent = lists.randomElement(using: &random)!
@@ -189,7 +189,7 @@ struct ConvergenceRun {
                 for field in ConvergenceModel.editableFields(of: ConvergenceModel.children) where Bool.random(using: &random) {
                     fields[field] = ConvergenceModel.randomValue(for: field, using: &random)
                 }
-                let record = try device.store.put(collection: ConvergenceModel.children, fields: fields)
+                let record = try device.store.put(collection: ConvergenceModel.children, id: randomID(), fields: fields)
                 note(index, number, "create \(ConvergenceKey(collection: ConvergenceModel.children, id: record.id)) under \(ConvergenceKey(collection: ConvergenceModel.parents, id: parent.id))")
             }
         case 30..<55:
@@ -216,6 +216,20 @@ struct ConvergenceRun {
             note(index, number, "sync")
         }
         try recordWrites(of: number)
+    }
+
+    /// A record id drawn from the seeded generator, so the whole run (list order included) replays from the seed.
+    mutating func randomID() -> UUID {
+        let high = random.next(), low = random.next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: high >> (8 * index))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (8 * index))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
     mutating func note(_ step: Int, _ device: Int, _ text: String) {
