@@ -112,6 +112,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "ferry-benchmark",
+            dependencies: [
+                "FerryClient",
+                "FerryServer",
+                "FerryTesting",
+                "FerryCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/SyncBenchmark",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "EmbedOpenAPI",
             path: "Plugins/EmbedOpenAPITool",
             swiftSettings: swiftSettings

@@ -1,0 +1,437 @@
+import FerryClient
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Logging
+import Testing
+
+/// Random interleavings of edits, deletes, offline periods and syncs on three devices of one user, against a
+/// real server on each engine (DESIGN.md §6 invariants 1 and 4).
+///
+/// Every local write is recorded as the device queued it (read back from the outbox right after the write, so
+/// the test sees the clocks the store assigned). At the end every device syncs until quiescent, and the test
+/// checks the devices against each other and against a state it computes on its own: the merge, with
+/// ``RecordState/merge(_:)``, of every write the server accepted, plus the delete cascade. Which writes the
+/// server refuses is predicted by a small model of the server's rules, replayed in the order the devices pushed.
+///
+/// A failing run names its seed; rerun just that seed with `FERRY_CONVERGENCE_SEED=<seed>`.
+@Suite("Convergence, property-based")
+struct ConvergencePropertyTests {
+    static let steps = 150
+
+    static var seeds: [UInt64] {
+        if let text = ProcessInfo.processInfo.environment["FERRY_CONVERGENCE_SEED"], let seed = UInt64(text) { return [seed] }
+        return [0xF0E1_2026, 7, 424_242]
+    }
+
+    @Test("random interleavings of edits, deletes, offline periods and syncs on three devices end with identical rows everywhere, and no acknowledged write is lost",
+          arguments: TestEngine.available, ConvergencePropertyTests.seeds)
+    func convergence(_ engine: TestEngine, seed: UInt64) async throws {
+        try await LiveServer.with(engine, schema: ConvergenceModel.schema, configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "converge-\(seed)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            var signedIn: [ConvergenceDevice] = []
+            for index in 0..<3 {
+                signedIn.append(try await ConvergenceDevice.signIn(server, email: email, signUp: index == 0))
+            }
+            let devices = signedIn
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for device in devices {
+                    group.addTask { try await device.engine.run() }
+                }
+                defer { group.cancelAll() }
+                var run = ConvergenceRun(seed: seed, devices: devices)
+                for step in 0..<Self.steps {
+                    try await run.step(step)
+                }
+                try await run.quiesce()
+                try run.check()
+                print(run.summary(engine: engine))
+            }
+        }
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64), so a failing interleaving can be replayed exactly.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// One device of the run: its session, store and engine.
+struct ConvergenceDevice: Sendable {
+    let auth: AuthClient
+    let store: LocalStore
+    let engine: SyncEngine
+
+    static func signIn(_ server: LiveServer, email: String, signUp: Bool) async throws -> ConvergenceDevice {
+        let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
+        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), logger: .testing)
+        let password = "correct horse 1"
+        let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
+        let client = SyncClient(auth: auth)
+        let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id, logger: .testing)
+        // Only the test decides when a device syncs: no periodic sync, and local writes never push on their own.
+        var configuration = SyncEngine.Configuration()
+        configuration.periodicInterval = nil
+        configuration.localChangeDebounce = .seconds(86_400)
+        return ConvergenceDevice(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration, logger: .testing))
+    }
+}
+
+/// The schema of the run and the server rules the test predicts with.
+enum ConvergenceModel {
+    static let parents = "lists"
+    static let children = "items"
+    static let link = "list_id"
+
+    static let schema = """
+        version: 1
+        collections:
+          lists:
+            fields:
+              title: { type: text, required: true }
+              rank: integer
+              done: bool
+          items:
+            parent: { collection: lists, field: list_id }
+            fields:
+              list_id: uuid
+              text: text
+              weight: real
+        """
+
+    /// The editable (non-link) fields of a collection.
+    static func editableFields(of collection: String) -> [String] {
+        collection == parents ? ["title", "rank", "done"] : ["text", "weight"]
+    }
+
+    static func randomValue(for field: String, using random: inout SplitMix64) -> JSONValue {
+        switch field {
+        case "title", "text": .string(["alpha", "beta", "gamma", "delta", "epsilon"].randomElement(using: &random)! + "\(Int.random(in: 0..<4, using: &random))")
+        case "rank": .number(Double(Int.random(in: -50...50, using: &random)))
+        case "done": .bool(Bool.random(using: &random))
+        default: .number(Double(Int.random(in: 0..<40, using: &random)) / 4)
+        }
+    }
+}
+
+/// A record's identity across devices.
+struct ConvergenceKey: Hashable, Comparable, CustomStringConvertible {
+    var collection: String
+    var id: UUID
+
+    static func < (lhs: ConvergenceKey, rhs: ConvergenceKey) -> Bool {
+        (lhs.collection, lhs.id.uuidString) < (rhs.collection, rhs.id.uuidString)
+    }
+
+    var description: String { "\(collection)/\(id.uuidString.lowercased().prefix(8))" }
+}
+
+/// One interleaving: the devices, what each wrote, and the test's model of the server.
+struct ConvergenceRun {
+    let seed: UInt64
+    let devices: [ConvergenceDevice]
+    var random: SplitMix64
+    var isOnline: [Bool]
+    /// Every mutation each device queued, in its outbox order.
+    var writes: [[Mutation]]
+    /// The highest outbox id recorded, and pushed, per device.
+    var recorded: [Int64]
+    var pushed: [Int64]
+    /// The server as the test predicts it, and the mutation ids it predicts it refuses, per device.
+    var server: [ConvergenceKey: RecordState] = [:]
+    var predictedRejections: [Set<Int64>]
+    /// What happened, for failure messages.
+    var trace: [String] = []
+
+    init(seed: UInt64, devices: [ConvergenceDevice]) {
+        self.seed = seed
+        self.devices = devices
+        random = SplitMix64(seed: seed)
+        isOnline = Array(repeating: true, count: devices.count)
+        writes = Array(repeating: [], count: devices.count)
+        recorded = Array(repeating: 0, count: devices.count)
+        pushed = Array(repeating: 0, count: devices.count)
+        predictedRejections = Array(repeating: [], count: devices.count)
+    }
+
+    var context: String { "seed \(seed) (rerun with FERRY_CONVERGENCE_SEED=\(seed)); last steps:\n" + trace.suffix(25).joined(separator: "\n") }
+
+    // MARK: Steps
+
+    mutating func step(_ index: Int) async throws {
+        let number = Int.random(in: 0..<devices.count, using: &random)
+        let device = devices[number]
+        let roll = Int.random(in: 0..<100, using: &random)
+        switch roll {
+        case 0..<30:
+            let lists = try device.store.list(collection: ConvergenceModel.parents)
+            if lists.isEmpty || Bool.random(using: &random) {
+                var fields: [String: JSONValue] = [:]
+                for field in ConvergenceModel.editableFields(of: ConvergenceModel.parents) {
+                    fields[field] = ConvergenceModel.randomValue(for: field, using: &random)
+                }
+                let record = try device.store.put(collection: ConvergenceModel.parents, id: randomID(), fields: fields)
+                note(index, number, "create \(ConvergenceKey(collection: ConvergenceModel.parents, id: record.id))")
+            } else {
+                let parent = lists.randomElement(using: &random)!
+                var fields: [String: JSONValue] = [ConvergenceModel.link: .string(parent.id.uuidString.lowercased())]
+                for field in ConvergenceModel.editableFields(of: ConvergenceModel.children) where Bool.random(using: &random) {
+                    fields[field] = ConvergenceModel.randomValue(for: field, using: &random)
+                }
+                let record = try device.store.put(collection: ConvergenceModel.children, id: randomID(), fields: fields)
+                note(index, number, "create \(ConvergenceKey(collection: ConvergenceModel.children, id: record.id)) under \(ConvergenceKey(collection: ConvergenceModel.parents, id: parent.id))")
+            }
+        case 30..<55:
+            guard let target = try randomLiveRecord(on: device) else { return note(index, number, "edit: nothing to edit") }
+            let names = ConvergenceModel.editableFields(of: target.collection)
+            var fields: [String: JSONValue] = [:]
+            while fields.isEmpty {
+                for name in names where Int.random(in: 0..<3, using: &random) == 0 {
+                    fields[name] = ConvergenceModel.randomValue(for: name, using: &random)
+                }
+            }
+            try device.store.put(collection: target.collection, id: target.id, fields: fields)
+            note(index, number, "edit \(target) \(fields.keys.sorted())")
+        case 55..<67:
+            guard let target = try randomLiveRecord(on: device) else { return note(index, number, "delete: nothing to delete") }
+            try device.store.remove(collection: target.collection, id: target.id)
+            note(index, number, "delete \(target)")
+        case 67..<77:
+            isOnline[number].toggle()
+            note(index, number, isOnline[number] ? "online" : "offline")
+        default:
+            guard isOnline[number] else { return note(index, number, "sync skipped: offline") }
+            try await sync(number)
+            note(index, number, "sync")
+        }
+        try recordWrites(of: number)
+    }
+
+    /// A record id drawn from the seeded generator, so the whole run (list order included) replays from the seed.
+    mutating func randomID() -> UUID {
+        let high = random.next(), low = random.next()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            bytes[index] = UInt8(truncatingIfNeeded: high >> (8 * index))
+            bytes[8 + index] = UInt8(truncatingIfNeeded: low >> (8 * index))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    mutating func note(_ step: Int, _ device: Int, _ text: String) {
+        trace.append("#\(step) d\(device): \(text)")
+    }
+
+    mutating func randomLiveRecord(on device: ConvergenceDevice) throws -> ConvergenceKey? {
+        let live = try [ConvergenceModel.parents, ConvergenceModel.children].flatMap { collection in
+            try device.store.list(collection: collection).map { ConvergenceKey(collection: collection, id: $0.id) }
+        }
+        return live.randomElement(using: &random)
+    }
+
+    /// Reads the mutations the last write queued (with the clocks the store gave them) from the outbox.
+    mutating func recordWrites(of number: Int) throws {
+        let new = try devices[number].store.pendingMutations(limit: 10_000, after: recorded[number])
+        writes[number] += new
+        if let last = new.last { recorded[number] = last.mutationId }
+    }
+
+    /// Syncs one device, replaying its push on the model server first (the push precedes the pull).
+    mutating func sync(_ number: Int) async throws {
+        try recordWrites(of: number)
+        let batch = writes[number].filter { $0.mutationId > pushed[number] }
+        for mutation in batch where !modelApply(mutation) {
+            predictedRejections[number].insert(mutation.mutationId)
+        }
+        if let last = batch.last { pushed[number] = last.mutationId }
+        let report = try await devices[number].engine.sync()
+        let context = self.context
+        #expect(report.pushed == batch.count, "device \(number) pushed \(report.pushed) of \(batch.count) queued writes; \(context)")
+    }
+
+    /// Every device online; all sync twice, so each has pulled every other's last push.
+    mutating func quiesce() async throws {
+        isOnline = Array(repeating: true, count: devices.count)
+        for _ in 0..<2 {
+            for number in devices.indices {
+                try await sync(number)
+                trace.append("final sync d\(number)")
+            }
+        }
+    }
+
+    // MARK: The server, as the test predicts it
+
+    /// Applies one pushed mutation with the server's rules; `false` when the server refuses it.
+    ///
+    /// A child that is new (or moves to another parent) and is not deleted needs a live parent; a new record
+    /// needs its required fields (a child's link is required), so an edit of a child whose creation was refused
+    /// is refused too (`invalid_record`); a delete that turns a parent into a tombstone tombstones its children
+    /// with the delete's clock.
+    mutating func modelApply(_ mutation: Mutation) -> Bool {
+        let key = ConvergenceKey(collection: mutation.collection, id: mutation.id)
+        let existing = server[key]
+        var state = existing ?? RecordState()
+        let changed = state.merge(mutation.state)
+        if key.collection == ConvergenceModel.children, !state.isDeleted,
+           existing == nil || existing?.fields[ConvergenceModel.link] != state.fields[ConvergenceModel.link],
+           let value = state.fields[ConvergenceModel.link], !value.isNull {
+            guard let parentID = value.stringValue.flatMap(UUID.init(uuidString:)),
+                  let parent = server[ConvergenceKey(collection: ConvergenceModel.parents, id: parentID)], !parent.isDeleted
+            else { return false }
+        }
+        // A new record needs its required fields; a child's parent link is required.
+        let required = key.collection == ConvergenceModel.parents ? "title" : ConvergenceModel.link
+        if existing == nil, !state.isDeleted, (state.fields[required] ?? .null).isNull { return false }
+        guard changed else { return true }
+        server[key] = state
+        if key.collection == ConvergenceModel.parents, state.isDeleted, existing?.isDeleted != true,
+           let clock = state.clocks[RecordState.deletedKey] {
+            for (childKey, var child) in server where childKey.collection == ConvergenceModel.children
+                && child.fields[ConvergenceModel.link]?.stringValue.flatMap(UUID.init(uuidString:)) == key.id {
+                child.merge(RecordState(clocks: [RecordState.deletedKey: clock], isDeleted: true))
+                server[childKey] = child
+            }
+        }
+        return true
+    }
+
+    // MARK: Checks
+
+    /// One line on what the run exercised.
+    func summary(engine: TestEngine) -> String {
+        let all = writes.joined()
+        let expected = expectedState()
+        return "convergence seed \(seed) on \(engine): \(all.count) writes (\(all.filter { $0.op == .delete }.count) deletes), "
+            + "\(predictedRejections.map(\.count).reduce(0, +)) refused, \(trace.filter { $0.hasSuffix("offline") }.count) offline periods, "
+            + "\(expected.values.filter { !$0.isDeleted }.count) live and \(expected.values.filter(\.isDeleted).count) deleted records at the end"
+    }
+
+    /// A device's view of one record: absent, a tombstone, or live with its fields and clocks.
+    enum View: Hashable, CustomStringConvertible {
+        case absent
+        case deleted
+        case live(fields: [String: JSONValue], clocks: [String: HLC])
+
+        var description: String {
+            switch self {
+            case .absent: "absent"
+            case .deleted: "deleted"
+            case .live(let fields, _): "live \(fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+            }
+        }
+    }
+
+    /// The final state computed on its own: every accepted write merged (in any order), then the cascade.
+    func expectedState() -> [ConvergenceKey: RecordState] {
+        var expected: [ConvergenceKey: RecordState] = [:]
+        for (number, mutations) in writes.enumerated() {
+            for mutation in mutations where !predictedRejections[number].contains(mutation.mutationId) {
+                expected[ConvergenceKey(collection: mutation.collection, id: mutation.id), default: RecordState()].merge(mutation.state)
+            }
+        }
+        for (key, state) in expected where key.collection == ConvergenceModel.children && !state.isDeleted {
+            if let parentID = state.fields[ConvergenceModel.link]?.stringValue.flatMap(UUID.init(uuidString:)),
+               expected[ConvergenceKey(collection: ConvergenceModel.parents, id: parentID)]?.isDeleted == true {
+                expected[key]?.isDeleted = true
+            }
+        }
+        return expected
+    }
+
+    func view(of device: ConvergenceDevice, _ key: ConvergenceKey) throws -> View {
+        guard let record = try device.store.get(collection: key.collection, id: key.id, includeDeleted: true) else { return .absent }
+        return record.isDeleted ? .deleted : .live(fields: record.fields, clocks: record.clocks)
+    }
+
+    func check() throws {
+        let context = self.context
+        let expected = expectedState()
+        let allKeys = Set(writes.joined().map { ConvergenceKey(collection: $0.collection, id: $0.id) })
+        var views: [[ConvergenceKey: View]] = []
+
+        for (number, device) in devices.enumerated() {
+            #expect(try device.store.pendingCount() == 0, "device \(number) still has unsent writes; \(context)")
+
+            // The refused writes are exactly the predicted ones, each visible with its reason.
+            let rejections = try device.store.rejections()
+            #expect(Set(rejections.map(\.mutation.mutationId)) == predictedRejections[number],
+                    "device \(number): rejections \(rejections.map { "\($0.mutation.mutationId):\($0.code)" }) ≠ predicted \(predictedRejections[number].sorted()); \(context)")
+            for rejection in rejections {
+                #expect([ErrorCode.parentMissing.rawValue, ErrorCode.invalidRecord.rawValue].contains(rejection.code), "device \(number): unexpected rejection \(rejection.code): \(rejection.message); \(context)")
+            }
+
+            var deviceViews: [ConvergenceKey: View] = [:]
+            for key in allKeys { deviceViews[key] = try view(of: device, key) }
+            views.append(deviceViews)
+
+            // No live row the test does not know of, and list() agrees with get().
+            for collection in [ConvergenceModel.parents, ConvergenceModel.children] {
+                let listed = Set(try device.store.list(collection: collection).map { ConvergenceKey(collection: collection, id: $0.id) })
+                let live = Set(deviceViews.filter { $0.key.collection == collection && $0.value != .absent && $0.value != .deleted }.keys)
+                #expect(listed == live, "device \(number): list(\(collection)) disagrees with get(); \(context)")
+            }
+
+            // Against the independent expectation.
+            for key in allKeys.sorted() {
+                let actual = deviceViews[key]!
+                guard let state = expected[key] else {
+                    // Only refused writes made this record: it may linger on its device, never live.
+                    #expect(actual == .absent || actual == .deleted, "device \(number): \(key) was refused by the server but is \(actual); \(context)")
+                    continue
+                }
+                let want: View = state.isDeleted ? .deleted : .live(fields: state.fields, clocks: state.clocks)
+                #expect(actual == want, "device \(number): \(key) is \(actual), expected \(want); \(context)")
+            }
+        }
+
+        // Identical everywhere (records the server knows of).
+        for number in views.indices.dropFirst() {
+            for key in allKeys.sorted() where expected[key] != nil && views[number][key] != views[0][key] {
+                Issue.record("\(key): device 0 has \(views[0][key]!), device \(number) has \(views[number][key]!); \(context)")
+            }
+        }
+
+        // Tombstone clocks. Known gap: a cascade stamps children with the clock of the first parent delete each
+        // side (server, device) sees, so after concurrent deletes of one parent its children's `_deleted` clocks can
+        // differ between devices (values and flags agree; an explicit undelete with a clock between them would not).
+        withKnownIssue("children's tombstone clocks depend on which parent delete each side saw first", isIntermittent: true) {
+            for key in allKeys.sorted() where expected[key]?.isDeleted == true {
+                let clocks = try devices.map { try $0.store.get(collection: key.collection, id: key.id, includeDeleted: true)?.clocks[RecordState.deletedKey] }
+                #expect(Set(clocks).count == 1, "\(key): tombstone clocks differ between devices: \(clocks.map { $0?.description ?? "none" }); seed \(seed)")
+            }
+        }
+
+        // No acknowledged write is lost: each accepted field write is in the final row or lost to a later clock.
+        for (number, mutations) in writes.enumerated() {
+            for mutation in mutations where mutation.op == .upsert && !predictedRejections[number].contains(mutation.mutationId) {
+                let key = ConvergenceKey(collection: mutation.collection, id: mutation.id)
+                guard case .live(let fields, let clocks) = views[number][key] else { continue }
+                for (field, clock) in mutation.clocks where field != RecordState.deletedKey {
+                    let final = clocks[field] ?? .zero
+                    #expect(final > clock || (final == clock && fields[field] == mutation.fields[field]),
+                            "device \(number): write \(mutation.mutationId) of \(key).\(field) was lost; \(context)")
+                }
+            }
+        }
+
+        // The model server agrees with the order-independent merge on what is live.
+        for key in allKeys {
+            #expect(server[key]?.isDeleted == expected[key]?.isDeleted, "model server and merge disagree on \(key); \(context)")
+        }
+    }
+}
