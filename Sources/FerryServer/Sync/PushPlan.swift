@@ -126,7 +126,10 @@ private struct Planner {
         }
         guard changed else { return nil }
         mark(key, record, contributor: index)
-        if record.state.isDeleted, existing?.state.isDeleted != true, let clock = record.state.clocks[RecordState.deletedKey] {
+        // Cascade whenever the parent's delete clock moves forward, not only on its first delete: after two
+        // concurrent deletes every child then carries the later clock, whichever delete arrived first.
+        if record.state.isDeleted, let clock = record.state.clocks[RecordState.deletedKey],
+           existing?.state.clocks[RecordState.deletedKey] != clock {
             cascade(from: key, clock: clock, contributor: index)
         }
         return nil

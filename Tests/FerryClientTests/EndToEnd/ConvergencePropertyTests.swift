@@ -406,14 +406,11 @@ struct ConvergenceRun {
             }
         }
 
-        // Tombstone clocks. Known gap: a cascade stamps children with the clock of the first parent delete each
-        // side (server, device) sees, so after concurrent deletes of one parent its children's `_deleted` clocks can
-        // differ between devices (values and flags agree; an explicit undelete with a clock between them would not).
-        withKnownIssue("children's tombstone clocks depend on which parent delete each side saw first", isIntermittent: true) {
-            for key in allKeys.sorted() where expected[key]?.isDeleted == true {
-                let clocks = try devices.map { try $0.store.get(collection: key.collection, id: key.id, includeDeleted: true)?.clocks[RecordState.deletedKey] }
-                #expect(Set(clocks).count == 1, "\(key): tombstone clocks differ between devices: \(clocks.map { $0?.description ?? "none" }); seed \(seed)")
-            }
+        // Tombstone clocks agree too: the server re-cascades whenever a parent's delete clock moves forward, so after
+        // concurrent deletes of one parent every child carries the later clock on every device.
+        for key in allKeys.sorted() where expected[key]?.isDeleted == true {
+            let clocks = try devices.map { try $0.store.get(collection: key.collection, id: key.id, includeDeleted: true)?.clocks[RecordState.deletedKey] }
+            #expect(Set(clocks).count == 1, "\(key): tombstone clocks differ between devices: \(clocks.map { $0?.description ?? "none" }); seed \(seed)")
         }
 
         // No acknowledged write is lost: each accepted field write is in the final row or lost to a later clock.
