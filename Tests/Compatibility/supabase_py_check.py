@@ -6,6 +6,7 @@ first surprise, so the Swift test that runs it can show exactly which step broke
 import sys
 import uuid
 
+import httpx
 from supabase_auth import SyncGoTrueClient
 from supabase_auth.errors import AuthApiError, AuthWeakPasswordError
 
@@ -15,6 +16,9 @@ client = SyncGoTrueClient(
     headers={"apikey": key, "Authorization": f"Bearer {key}"},
     auto_refresh_token=False,
     persist_session=True,
+    # httpx's default 5 s read timeout is shorter than a loaded 2-core CI machine sometimes needs while the
+    # rest of the suite runs beside this script; a real timeout still fails the check, just later.
+    http_client=httpx.Client(timeout=60, follow_redirects=True),
 )
 
 
