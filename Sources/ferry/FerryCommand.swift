@@ -11,7 +11,7 @@ struct FerryCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ServeCommand.self, SignUpCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self,
-            StatusCommand.self, ProfileCommand.self, ResetCommand.self,
+            StatusCommand.self, ProfileCommand.self, ResetCommand.self, VaultCommand.self,
         ]
     )
 }

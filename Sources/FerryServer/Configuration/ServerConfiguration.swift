@@ -22,6 +22,9 @@ public struct ServerConfiguration: Sendable {
     /// Accounts, sessions and tokens.
     public var auth = AuthConfiguration()
 
+    /// The GitHub OAuth code exchange for vaults (`/oauth/v1/github/token`).
+    public var githubOAuth = GitHubOAuthConfiguration()
+
     /// Creates a configuration with the defaults.
     public init() {}
 

@@ -26,6 +26,7 @@ extension FerryServer {
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
             .register(on: router)
         AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
+        OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         return router
     }
 

@@ -1,0 +1,82 @@
+@testable import FerryVault
+import Foundation
+import Testing
+
+/// Sync over HTTP against the real `git http-backend` with basic auth: the token is the password.
+@Suite("HTTPS token authentication against git http-backend")
+struct HTTPTokenTests {
+    static let token = "ferry-test-token-\(UUID().uuidString)"
+
+    private func withServer(_ body: (VaultFixture, GitHTTPServer) async throws -> Void) async throws {
+        let fixture = try VaultFixture()
+        defer { fixture.remove() }
+        try GitTool.run(["--git-dir", fixture.bare.path(), "config", "http.receivepack", "true"])
+        try fixture.seed(["a.md": "alpha\n"])
+        let server = try GitHTTPServer.start(projectRoot: fixture.root.url, token: Self.token)
+        defer { server.stop() }
+        try await body(fixture, server)
+    }
+
+    @Test("the right token clones and pushes")
+    func rightToken() async throws {
+        try await withServer { fixture, server in
+            let device = try fixture.makeEmptyDevice("laptop")
+            try device.profile.credentialStore.save(VaultCredentials(token: Self.token))
+            let cloned = try await device.vault.clone(from: server.url("remote.git"), options: device.options)
+            #expect(cloned.pulledCommits == 1)
+            #expect(try device.read("a.md") == "alpha\n")
+            try device.write("b.md", "beta over http\n")
+            let report = try await device.sync()
+            #expect(report.pushed && report.committedFiles == ["b.md"])
+            #expect(try GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
+            // The token is never written into the repository's configuration.
+            let config = try String(contentsOf: device.gitDirectory.appending(path: "config"), encoding: .utf8)
+            #expect(!config.contains(Self.token))
+        }
+    }
+
+    @Test("a wrong token fails with the mapped message after a bounded number of attempts")
+    func wrongToken() async throws {
+        try await withServer { fixture, server in
+            let device = try fixture.makeEmptyDevice("laptop")
+            try device.vault.initialiseRepository()
+            try device.vault.setOrigin(server.url("remote.git"))
+            try device.profile.credentialStore.save(VaultCredentials(token: "wrong-token"))
+            try device.write("b.md", "beta\n")
+            var options = device.options
+            options.maxAuthenticationAttempts = 3
+            let error = await #expect(throws: VaultError.self) { try await device.vault.sync(options) }
+            #expect(error?.code == .authenticationFailed)
+            #expect(error?.message.contains("Authentication failed") == true)
+            #expect(error.map { !$0.description.contains("wrong-token") } == true)
+            let refused = server.unauthorizedCount
+            #expect(refused >= 1 && refused <= options.maxAuthenticationAttempts + 1, "\(refused) refused requests")
+        }
+    }
+
+    @Test("no stored token: authentication fails at once, saying what to store")
+    func noToken() async throws {
+        try await withServer { fixture, server in
+            let device = try fixture.makeEmptyDevice("laptop")
+            try device.vault.initialiseRepository()
+            try device.vault.setOrigin(server.url("remote.git"))
+            let error = await #expect(throws: VaultError.self) { try await device.sync() }
+            #expect(error?.code == .authenticationFailed)
+            #expect(server.unauthorizedCount <= 2)
+        }
+    }
+
+    @Test("a closed port maps to network unreachable")
+    func unreachable() async throws {
+        let fixture = try VaultFixture()
+        defer { fixture.remove() }
+        let server = try GitHTTPServer.start(projectRoot: fixture.root.url, token: Self.token)
+        let url = server.url("remote.git")
+        server.stop()
+        let device = try fixture.makeEmptyDevice("laptop")
+        try device.vault.initialiseRepository()
+        try device.vault.setOrigin(url)
+        let error = await #expect(throws: VaultError.self) { try await device.sync() }
+        #expect(error?.code == .networkUnreachable)
+    }
+}

@@ -1,0 +1,115 @@
+@testable import FerryVault
+import Foundation
+import Logging
+import Testing
+
+/// A bare repository on disk and any number of devices, each a profile with a vault cloned from it.
+struct VaultFixture {
+    /// One device: its profile, its vault and its host name.
+    struct Device {
+        let profile: VaultProfile
+        let vault: Vault
+        let hostname: String
+
+        var options: SyncOptions {
+            var options = SyncOptions()
+            options.hostname = hostname
+            return options
+        }
+
+        func sync() async throws -> SyncReport {
+            try await vault.sync(options)
+        }
+
+        func write(_ path: String, _ text: String) throws {
+            let url = vault.folder.appending(path: path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+        }
+
+        func read(_ path: String) throws -> String {
+            try String(contentsOf: vault.folder.appending(path: path), encoding: .utf8)
+        }
+
+        func delete(_ path: String) throws {
+            try FileManager.default.removeItem(at: vault.folder.appending(path: path))
+        }
+
+        var gitDirectory: URL {
+            get throws { try #require(vault.discoverRepository().location).gitDirectory }
+        }
+
+        /// Every note (path → text), `.git` aside.
+        func notes() throws -> [String: String] {
+            var notes: [String: String] = [:]
+            let root = vault.folder.standardizedFileURL.path()
+            let enumerator = FileManager.default.enumerator(atPath: root)
+            while let relative = enumerator?.nextObject() as? String {
+                if relative == ".git" || relative.hasPrefix(".git/") { continue }
+                var isFolder: ObjCBool = false
+                let full = vault.folder.appending(path: relative).path()
+                if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), !isFolder.boolValue {
+                    notes[relative] = try String(contentsOfFile: full, encoding: .utf8)
+                }
+            }
+            return notes
+        }
+    }
+
+    let root: TemporaryFolder
+    let bare: URL
+
+    init() throws {
+        root = try TemporaryFolder()
+        bare = root.url.appending(path: "remote.git", directoryHint: .isDirectory)
+        try GitTool.makeBare(at: bare)
+    }
+
+    func remove() {
+        root.remove()
+    }
+
+    /// A profile (no vault yet) named `name`.
+    func makeProfile(_ name: String) -> VaultProfile {
+        VaultProfile(folder: root.url.appending(path: "profiles/\(name)", directoryHint: .isDirectory), logger: Logger(label: "ferry.vault.tests.\(name)"))
+    }
+
+    /// A device whose vault folder exists (empty), chosen but without a repository.
+    func makeEmptyDevice(_ name: String) throws -> Device {
+        let profile = makeProfile(name)
+        let folder = root.url.appending(path: "vaults/\(name)", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return Device(profile: profile, vault: try profile.choose(folder), hostname: name)
+    }
+
+    /// A device with the bare repository cloned into its vault.
+    func makeDevice(_ name: String, storage: RepositoryStorage = .inline) async throws -> Device {
+        let device = try makeEmptyDevice(name)
+        _ = try await device.vault.clone(from: bare.path(), storage: storage, options: device.options)
+        return device
+    }
+
+    /// Seeds the bare repository with `notes` through the real `git` program.
+    func seed(_ notes: [String: String]) throws {
+        let work = root.url.appending(path: "seed-\(UUID().uuidString)", directoryHint: .isDirectory)
+        try GitTool.run(["clone", "--quiet", bare.path(), work.path()])
+        for (path, text) in notes {
+            let url = work.appending(path: path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+        }
+        try GitTool.run(["add", "-A"], in: work)
+        try GitTool.run(["commit", "--quiet", "-m", "seed"], in: work)
+        try GitTool.run(["push", "--quiet", "origin", "HEAD:main"], in: work)
+    }
+
+    /// The remote's tree.
+    func remoteTree() throws -> String {
+        try GitTool.tree(gitDirectory: bare, revision: "main")
+    }
+}
+
+/// Ten numbered lines, so edits far apart do not overlap.
+func numberedLines(_ replacements: [Int: String] = [:]) -> String {
+    (1...10).map { replacements[$0] ?? "line \($0)" }.joined(separator: "\n") + "\n"
+}
