@@ -1,3 +1,4 @@
+import Logging
 import CLibGit2
 import Foundation
 
@@ -41,36 +42,54 @@ extension Vault {
         if repository.config("remote.origin.url") != origin { try repository.setRemote("origin", url: origin) }
         let credentials = try profile.credentialStore.load()
         var branch = try repository.currentBranch()
-        for round in 1...max(1, options.maxPushRounds) {
-            try repository.fetch("origin", session: RemoteSession(credentials: credentials, maxAttempts: options.maxAuthenticationAttempts))
-            if repository.isHeadUnborn { branch = try adoptRemoteBranch(repository, preferred: branch) }
-            let remoteReference = "refs/remotes/origin/\(branch)"
-            let remoteSide = repository.commitID(of: remoteReference).map { remoteIdentity(repository, commit: $0) }
-            let outcome = try repository.integrate(
-                remoteReference: remoteReference, branch: branch, author: settings.author,
-                mergeMessage: "Merge origin/\(branch) on \(options.hostname)\n\nFerry-Host: \(options.hostname)\n"
-            ) { path, exists in
-                Self.conflictCopyName(for: path, host: remoteSide?.host ?? "remote", date: remoteSide?.date ?? options.now(), exists: exists)
-            }
+        var round = 1
+        while true {
+            let outcome = try pullRound(repository, branch: &branch, credentials: credentials, author: settings.author, options: options)
             report.pulledCommits += outcome.pulledCommits
             report.conflicts += outcome.conflicts
-            guard let local = repository.commitID(of: "refs/heads/\(branch)") else { break }
-            var remote = repository.commitID(of: remoteReference)
-            var localID = local
-            if var remoteID = remote, git_oid_equal(&localID, &remoteID) != 0 { break }
-            let ahead = try repository.countCommits(from: local, excluding: remote)
+            let pushed: Int?
             do {
-                try repository.push(branch: branch, to: "origin", session: RemoteSession(credentials: credentials, maxAttempts: options.maxAuthenticationAttempts))
-                report.pushedCommits += ahead
-                break
-            } catch where error.code == .rejectedNonFastForward && round < options.maxPushRounds {
+                pushed = try pushIfAhead(repository, branch: branch, credentials: credentials, options: options)
+            } catch let error as VaultError {
+                guard error.code == .rejectedNonFastForward, round < options.maxPushRounds else { throw error }
                 profile.logger.info("push raced another device; fetching again", metadata: ["ferry.vault.round": "\(round)"])
-                remote = nil
+                round += 1
                 continue
             }
+            report.pushedCommits += pushed ?? 0
+            break
         }
         profile.logger.info("vault synced", metadata: ["ferry.vault.path": "\(path)", "ferry.vault.summary": "\(report.summary)"])
         return report
+    }
+
+    /// Fetches and integrates the remote branch (adopting the remote's branch on a repository without commits).
+    private func pullRound(
+        _ repository: GitRepository, branch: inout String, credentials: VaultCredentials, author: VaultAuthor, options: SyncOptions
+    ) throws -> IntegrationOutcome {
+        try repository.fetch("origin", session: RemoteSession(credentials: credentials, maxAttempts: options.maxAuthenticationAttempts))
+        if repository.isHeadUnborn { branch = try adoptRemoteBranch(repository, preferred: branch) }
+        let remoteReference = "refs/remotes/origin/\(branch)"
+        let remoteSide = repository.commitID(of: remoteReference).map { remoteIdentity(repository, commit: $0) }
+        let host = remoteSide?.host ?? "remote"
+        let date = remoteSide?.date ?? options.now()
+        let hostname = options.hostname
+        return try repository.integrate(
+            remoteReference: remoteReference, branch: branch, author: author,
+            mergeMessage: "Merge origin/\(branch) on \(hostname)\n\nFerry-Host: \(hostname)\n"
+        ) { path, exists in
+            Self.conflictCopyName(for: path, host: host, date: date, exists: exists)
+        }
+    }
+
+    /// Pushes when the local branch has commits the remote lacks; returns how many, `nil` when nothing was pushed.
+    private func pushIfAhead(_ repository: GitRepository, branch: String, credentials: VaultCredentials, options: SyncOptions) throws -> Int? {
+        guard var local = repository.commitID(of: "refs/heads/\(branch)") else { return nil }
+        let remote = repository.commitID(of: "refs/remotes/origin/\(branch)")
+        if var remoteID = remote, git_oid_equal(&local, &remoteID) != 0 { return nil }
+        let ahead = try repository.countCommits(from: local, excluding: remote)
+        try repository.push(branch: branch, to: "origin", session: RemoteSession(credentials: credentials, maxAttempts: options.maxAuthenticationAttempts))
+        return ahead
     }
 
     /// The name of the copy holding the remote version of `path`: `idea (conflict from HOST 2026-11-21 19.30.12).md`.

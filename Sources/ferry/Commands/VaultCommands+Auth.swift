@@ -1,4 +1,5 @@
 import ArgumentParser
+import FerryClient
 import FerryVault
 import Foundation
 

@@ -1,4 +1,5 @@
 import FerrySecurity
+import FerryServer
 import FerryTesting
 @testable import FerryVault
 import Foundation

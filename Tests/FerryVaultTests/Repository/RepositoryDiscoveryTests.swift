@@ -84,7 +84,7 @@ struct RepositoryDiscoveryTests {
     }
 
     @Test("nothing found: repo=missing with an empty storage is the seed's first critical signal")
-    func missing() throws {
+    func missing() async throws {
         let fixture = try VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")

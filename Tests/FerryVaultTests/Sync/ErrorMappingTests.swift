@@ -1,4 +1,5 @@
 import CLibGit2
+import Foundation
 @testable import FerryVault
 import Testing
 

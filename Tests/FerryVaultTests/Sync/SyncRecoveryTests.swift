@@ -12,7 +12,7 @@ struct SyncRecoveryTests {
         try fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
         let lock = try device.gitDirectory.appending(path: "index.lock")
-        FileManager.default.createFile(atPath: lock.path(), contents: Data())
+        _ = FileManager.default.createFile(atPath: lock.path(), contents: Data())
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: lock.path())
         try device.write("b.md", "beta\n")
         let report = try await device.sync()
@@ -29,7 +29,7 @@ struct SyncRecoveryTests {
         try fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
         let lock = try device.gitDirectory.appending(path: "index.lock")
-        FileManager.default.createFile(atPath: lock.path(), contents: Data())
+        _ = FileManager.default.createFile(atPath: lock.path(), contents: Data())
         try device.write("b.md", "beta\n")
         let error = await #expect(throws: VaultError.self) { try await device.sync() }
         #expect(error?.code == .repositoryLocked)

@@ -72,9 +72,10 @@ struct OAuthRoutes {
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         request.httpBody = Data(fields.map { "\($0)=\(Self.formEncoded($1))" }.joined(separator: "&").utf8)
 
+        let outgoing = request
         let data: Data, response: URLResponse
         do {
-            (data, response) = try await withTimeout(configuration.timeout) { try await URLSession.shared.data(for: request) }
+            (data, response) = try await withTimeout(configuration.timeout) { try await URLSession.shared.data(for: outgoing) }
         } catch {
             logger.warning("GitHub token exchange failed to reach the token URL", metadata: ["ferry.oauth.token_url": "\(configuration.tokenURL)"])
             throw APIError(.badGateway, .oauthUpstreamUnavailable, "GitHub's token endpoint could not be reached; try again.")
