@@ -21,16 +21,16 @@ extension Vault {
         let target = parts.reduce(folder) { $0.appending(path: $1, directoryHint: .isDirectory) }
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: target.path())
+            names = try FileManager.default.contentsOfDirectory(atPath: target.path(percentEncoded: false))
         } catch let error as CocoaError where error.code == .fileReadNoPermission {
-            throw VaultError(.permissionDenied, "Permission denied on '\(target.path())': pick the vault folder again.")
+            throw VaultError(.permissionDenied, "Permission denied on '\(target.path(percentEncoded: false))': pick the vault folder again.")
         } catch {
             throw VaultError(.invalidArgument, "'\(subfolder)' is not a folder of the vault.")
         }
         var folders: [String] = [], notes: [String] = []
         for name in names where !name.hasPrefix(".") {
             var isFolder: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: target.appending(path: name).path(), isDirectory: &isFolder)
+            _ = FileManager.default.fileExists(atPath: target.appending(path: name).path(percentEncoded: false), isDirectory: &isFolder)
             if isFolder.boolValue { folders.append(name) } else { notes.append(name) }
         }
         let order: (String, String) -> Bool = { $0.compare($1, options: [.caseInsensitive, .numeric]) == .orderedAscending }

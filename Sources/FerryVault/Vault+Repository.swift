@@ -8,7 +8,7 @@ extension Vault {
     public func initialiseRepository(storage: RepositoryStorage = .inline, initialBranch: String = "main") throws -> RepositoryLocation {
         try checkFolderAccess()
         if let existing = discoverRepository().location {
-            throw VaultError(.repositoryExists, "The vault already has a repository at \(existing.gitDirectory.path()) (\(existing.kind.rawValue)).")
+            throw VaultError(.repositoryExists, "The vault already has a repository at \(existing.gitDirectory.path(percentEncoded: false)) (\(existing.kind.rawValue)).")
         }
         let gitDirectory: URL? = storage == .separate ? profile.locator.storageLocation(for: folder) : nil
         if let gitDirectory {

@@ -128,7 +128,7 @@ extension Vault {
     /// else `main`, `master` or the only branch.
     private func adoptRemoteBranch(_ repository: GitRepository, preferred: String) throws(VaultError) -> String {
         if repository.commitID(of: "refs/remotes/origin/\(preferred)") != nil { return preferred }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: repository.gitDirectory.appending(path: "refs/remotes/origin").path())) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: repository.gitDirectory.appending(path: "refs/remotes/origin").path(percentEncoded: false))) ?? []
         let packed = (try? String(contentsOf: repository.gitDirectory.appending(path: "packed-refs"), encoding: .utf8)) ?? ""
         let packedNames = packed.split(whereSeparator: \.isNewline).compactMap { line -> String? in
             guard let range = line.range(of: "refs/remotes/origin/") else { return nil }
@@ -146,7 +146,7 @@ extension Vault {
     /// process is working, and sync fails with ``VaultError/Code/repositoryLocked``.
     private func recoverStaleIndexLock(in gitDirectory: URL, options: SyncOptions) throws(VaultError) -> Bool {
         let lock = gitDirectory.appending(path: "index.lock")
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: lock.path()) else { return false }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: lock.path(percentEncoded: false)) else { return false }
         let modified = (attributes[.modificationDate] as? Date) ?? .distantPast
         let age = options.now().timeIntervalSince(modified)
         let staleSeconds = Double(options.staleLockAge.components.seconds)

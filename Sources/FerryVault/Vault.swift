@@ -38,10 +38,10 @@ public struct Vault: Sendable {
     /// platforms, a lost security-scoped bookmark), ``VaultError/Code/vaultMissing`` when it is gone.
     func checkFolderAccess() throws(VaultError) {
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder.path(), isDirectory: &isFolder), isFolder.boolValue else {
+        guard FileManager.default.fileExists(atPath: folder.path(percentEncoded: false), isDirectory: &isFolder), isFolder.boolValue else {
             throw VaultError(.vaultMissing, "The vault folder '\(path)' is gone; choose it again ('ferry vault open PATH').")
         }
-        guard FileManager.default.isReadableFile(atPath: folder.path()), FileManager.default.isWritableFile(atPath: folder.path()) else {
+        guard FileManager.default.isReadableFile(atPath: folder.path(percentEncoded: false)), FileManager.default.isWritableFile(atPath: folder.path(percentEncoded: false)) else {
             throw VaultError(.permissionDenied,
                 "Permission denied on the vault folder (Operation not permitted): pick the folder again ('ferry vault open PATH').")
         }

@@ -35,8 +35,8 @@ public struct VaultProfile: Sendable {
     @discardableResult
     public func choose(_ path: URL) throws -> Vault {
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path.path(), isDirectory: &isFolder), isFolder.boolValue else {
-            throw VaultError(.vaultMissing, "'\(path.path())' is not a folder; choose an existing folder as the vault.")
+        guard FileManager.default.fileExists(atPath: path.path(percentEncoded: false), isDirectory: &isFolder), isFolder.boolValue else {
+            throw VaultError(.vaultMissing, "'\(path.path(percentEncoded: false))' is not a folder; choose an existing folder as the vault.")
         }
         let canonical = RepositoryLocator.canonicalPath(path)
         try settingsStore.update { settings in

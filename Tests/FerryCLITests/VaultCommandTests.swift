@@ -12,13 +12,13 @@ struct VaultCommandTests {
         init() throws {
             root = FileManager.default.temporaryDirectory.appending(path: "ferry-vault-cli-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-            try Self.git(["init", "--quiet", "--bare", "--initial-branch=main", root.appending(path: "remote.git").path()])
+            try Self.git(["init", "--quiet", "--bare", "--initial-branch=main", root.appending(path: "remote.git").path(percentEncoded: false)])
         }
 
         func remove() { try? FileManager.default.removeItem(at: root) }
 
         func ferry(_ arguments: [String], profile: String = "laptop", input: String? = nil) async throws -> FerryProcess.Exit {
-            try await FerryProcess.run(["vault"] + arguments + ["--home", home.path(), "--profile", profile], input: input)
+            try await FerryProcess.run(["vault"] + arguments + ["--home", home.path(percentEncoded: false), "--profile", profile], input: input)
         }
 
         @discardableResult
@@ -48,19 +48,19 @@ struct VaultCommandTests {
         try "first note\n".write(to: vault.appending(path: "todo.md"), atomically: true, encoding: .utf8)
         try "an idea\n".write(to: vault.appending(path: "Ideas/idea.md"), atomically: true, encoding: .utf8)
 
-        let opened = try await workspace.ferry(["open", vault.path()])
+        let opened = try await workspace.ferry(["open", vault.path(percentEncoded: false)])
         #expect(opened.status == 0, "\(opened.stderr)")
         #expect(opened.stdout.contains("repository: none yet"))
         let initialised = try await workspace.ferry(["init", "--storage", "separate"])
         #expect(initialised.status == 0, "\(initialised.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: vault.appending(path: ".git").path()))
-        #expect(try await workspace.ferry(["origin", "set", workspace.bare.path()]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: vault.appending(path: ".git").path(percentEncoded: false)))
+        #expect(try await workspace.ferry(["origin", "set", workspace.bare.path(percentEncoded: false)]).status == 0)
 
         let synced = try await workspace.ferry(["sync", "--hostname", "laptop"])
         #expect(synced.status == 0, "\(synced.stderr)")
         #expect(synced.stdout.hasPrefix("Synced: committed 2 files"))
         #expect(synced.stdout.contains("pushed 1 commit"))
-        #expect(try Workspace.git(["--git-dir", workspace.bare.path(), "ls-tree", "-r", "--name-only", "main"]) == "Ideas/idea.md\ntodo.md")
+        #expect(try Workspace.git(["--git-dir", workspace.bare.path(percentEncoded: false), "ls-tree", "-r", "--name-only", "main"]) == "Ideas/idea.md\ntodo.md")
 
         let listed = try await workspace.ferry(["ls"])
         #expect(listed.stdout == "Ideas/\ntodo.md\n")
@@ -79,7 +79,7 @@ struct VaultCommandTests {
         #expect(human.stdout.hasPrefix("vault=") && human.stdout.contains("repo=found(storage)"))
 
         let copy = workspace.root.appending(path: "Phone")
-        let cloned = try await workspace.ferry(["clone", workspace.bare.path(), copy.path()], profile: "phone")
+        let cloned = try await workspace.ferry(["clone", workspace.bare.path(percentEncoded: false), copy.path(percentEncoded: false)], profile: "phone")
         #expect(cloned.status == 0, "\(cloned.stderr)")
         #expect(cloned.stdout.contains("pulled 1 commit"))
         #expect(try String(contentsOf: copy.appending(path: "todo.md"), encoding: .utf8) == "first note\n")
@@ -93,7 +93,7 @@ struct VaultCommandTests {
         #expect(stored.status == 0, "\(stored.stderr)")
         #expect(!stored.stdout.contains("ghp_never_printed") && !stored.stderr.contains("ghp_never_printed"))
         let file = workspace.home.appending(path: "profiles/laptop/vault-credentials.json")
-        let mode = try FileManager.default.attributesOfItem(atPath: file.path())[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path(percentEncoded: false))[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let empty = try await workspace.ferry(["auth", "token"], input: "\n")
         #expect(empty.status == 64)
@@ -106,9 +106,9 @@ struct VaultCommandTests {
         let noVault = try await workspace.ferry(["sync"])
         #expect(noVault.status == 1)
         #expect(noVault.stderr.hasPrefix("ferry: error: No vault is chosen") && noVault.stderr.contains("(vault_missing)"))
-        let missing = try await workspace.ferry(["open", workspace.root.appending(path: "absent").path()])
+        let missing = try await workspace.ferry(["open", workspace.root.appending(path: "absent").path(percentEncoded: false)])
         #expect(missing.status == 1 && missing.stderr.contains("(vault_missing)"))
-        try await #require(workspace.ferry(["open", workspace.root.path()]).status == 0)
+        try await #require(workspace.ferry(["open", workspace.root.path(percentEncoded: false)]).status == 0)
         let tooFast = try await workspace.ferry(["sync", "--watch", "--interval", "5"])
         #expect(tooFast.status == 64 && tooFast.stderr.contains("at least 10 seconds"))
         let diagnosed = try await workspace.ferry(["diagnose"])

@@ -5,11 +5,11 @@ import Testing
 struct PKCETests {
     @Test("the RFC 7636 Appendix B vector")
     func appendixB() throws {
-        let pkce = try #require(PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r-wW1gFWFOEjXk"))
+        let pkce = try #require(PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"))
         #expect(pkce.challenge == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
         #expect(pkce.method == "S256")
         #expect(PKCE.verify(verifier: pkce.verifier, challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"))
-        #expect(!PKCE.verify(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r-wW1gFWFOEjXK", challenge: pkce.challenge))
+        #expect(!PKCE.verify(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXK", challenge: pkce.challenge))
     }
 
     @Test("fresh verifiers are 43 unreserved characters, differ, and match their challenge")

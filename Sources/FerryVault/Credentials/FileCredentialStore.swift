@@ -13,7 +13,7 @@ public struct FileCredentialStore: CredentialStore {
 
     /// The stored credentials; empty when the file does not exist.
     public func load() throws -> VaultCredentials {
-        guard FileManager.default.fileExists(atPath: fileURL.path()) else { return VaultCredentials() }
+        guard FileManager.default.fileExists(atPath: fileURL.path(percentEncoded: false)) else { return VaultCredentials() }
         return try JSONDecoder().decode(VaultCredentials.self, from: Data(contentsOf: fileURL))
     }
 
@@ -26,6 +26,6 @@ public struct FileCredentialStore: CredentialStore {
 
     /// Deletes the file.
     public func delete() throws {
-        if FileManager.default.fileExists(atPath: fileURL.path()) { try FileManager.default.removeItem(at: fileURL) }
+        if FileManager.default.fileExists(atPath: fileURL.path(percentEncoded: false)) { try FileManager.default.removeItem(at: fileURL) }
     }
 }

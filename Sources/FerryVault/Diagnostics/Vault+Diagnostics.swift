@@ -44,13 +44,13 @@ extension Vault {
             signals.append(.init(code: "origin-empty",
                 explanation: "origin=empty and originSource=none: no origin is configured anywhere (vault, global, parent vault, repository config); set one ('ferry vault origin set URL')."))
         }
-        if let gitDirectory = discovery.location?.gitDirectory, FileManager.default.fileExists(atPath: gitDirectory.appending(path: "index.lock").path()) {
+        if let gitDirectory = discovery.location?.gitDirectory, FileManager.default.fileExists(atPath: gitDirectory.appending(path: "index.lock").path(percentEncoded: false)) {
             signals.append(.init(code: "index-locked",
                 explanation: "index.lock exists: another git process is running, or a crashed one left it; sync removes it once it is older than a few minutes."))
         }
         return VaultDiagnostics(
             vaultPath: path, storageKey: storageKey, repositoryFound: discovery.location != nil, repositoryKind: discovery.location?.kind,
-            repositoryPath: discovery.location?.gitDirectory.path(), candidates: discovery.candidates,
+            repositoryPath: discovery.location?.gitDirectory.path(percentEncoded: false), candidates: discovery.candidates,
             storageRepositoryCount: discovery.storageRepositoryCount, globalOriginPresent: settings.globalOrigin?.isEmpty == false,
             remotes: remotes, origin: origin.url, originSource: origin.source, folderAccessible: accessible, signals: signals
         )

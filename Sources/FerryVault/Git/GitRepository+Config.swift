@@ -32,7 +32,7 @@ extension GitRepository {
     static func configuredWorkTree(ofGitDirectory gitDirectory: URL) -> String? {
         LibGit2.ensureInitialised()
         var config: OpaquePointer?
-        guard git_config_open_ondisk(&config, gitDirectory.appending(path: "config").path()) == 0 else { return nil }
+        guard git_config_open_ondisk(&config, gitDirectory.appending(path: "config").path(percentEncoded: false)) == 0 else { return nil }
         defer { git_config_free(config) }
         var buffer = git_buf()
         defer { git_buf_dispose(&buffer) }

@@ -20,10 +20,10 @@ final class GitRepository {
     static func open(gitDirectory: URL, workTree: URL) throws(VaultError) -> GitRepository {
         LibGit2.ensureInitialised()
         var repository: OpaquePointer?
-        try LibGit2.check(git_repository_open_ext(&repository, gitDirectory.path(), UInt32(GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue), nil))
+        try LibGit2.check(git_repository_open_ext(&repository, gitDirectory.path(percentEncoded: false), UInt32(GIT_REPOSITORY_OPEN_NO_SEARCH.rawValue), nil))
         let opened = GitRepository(pointer: repository!)
-        if opened.workTree?.standardizedFileURL.path() != workTree.standardizedFileURL.path() {
-            try LibGit2.check(git_repository_set_workdir(opened.pointer, workTree.path(), 0))
+        if opened.workTree?.standardizedFileURL.path(percentEncoded: false) != workTree.standardizedFileURL.path(percentEncoded: false) {
+            try LibGit2.check(git_repository_set_workdir(opened.pointer, workTree.path(percentEncoded: false), 0))
         }
         return opened
     }
@@ -40,12 +40,12 @@ final class GitRepository {
             options.initial_head = branch
             if gitDirectory != nil {
                 options.flags |= GIT_REPOSITORY_INIT_NO_DOTGIT_DIR.rawValue
-                return workTree.path().withCString { tree in
+                return workTree.path(percentEncoded: false).withCString { tree in
                     options.workdir_path = tree
-                    return git_repository_init_ext(&repository, path.path(), &options)
+                    return git_repository_init_ext(&repository, path.path(percentEncoded: false), &options)
                 }
             }
-            return git_repository_init_ext(&repository, path.path(), &options)
+            return git_repository_init_ext(&repository, path.path(percentEncoded: false), &options)
         }
         try LibGit2.check(result)
         let created = GitRepository(pointer: repository!)
@@ -53,10 +53,10 @@ final class GitRepository {
             // Keep the work tree free of a `.git` link (the iCloud case): discovery goes through the storage.
             let link = workTree.appending(path: ".git")
             var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: link.path(), isDirectory: &isFolder), !isFolder.boolValue {
+            if FileManager.default.fileExists(atPath: link.path(percentEncoded: false), isDirectory: &isFolder), !isFolder.boolValue {
                 try? FileManager.default.removeItem(at: link)
             }
-            try created.setConfig("core.worktree", workTree.standardizedFileURL.path())
+            try created.setConfig("core.worktree", workTree.standardizedFileURL.path(percentEncoded: false))
             try created.setConfig("core.bare", false)
             _ = gitDirectory
         }

@@ -41,27 +41,27 @@ public struct RepositoryLocator: Sendable {
         }
 
         let dotGit = vault.appending(path: ".git")
-        candidates.append(dotGit.path())
+        candidates.append(dotGit.path(percentEncoded: false))
         var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: dotGit.path(), isDirectory: &isFolder) {
+        if FileManager.default.fileExists(atPath: dotGit.path(percentEncoded: false), isDirectory: &isFolder) {
             if isFolder.boolValue, Self.isGitDirectory(dotGit) { return found(dotGit, .inline) }
             if !isFolder.boolValue, let target = Self.gitFileTarget(dotGit, vault: vault), Self.isGitDirectory(target) {
                 return found(target, .gitFile)
             }
         }
         let primary = storageLocation(for: vault)
-        candidates.append(primary.path())
+        candidates.append(primary.path(percentEncoded: false))
         if Self.isGitDirectory(primary), Self.workTree(of: primary).map({ Self.samePath($0, vault) }) ?? false {
             return found(primary, .storage)
         }
         for legacy in legacyLocations(for: vault) {
-            candidates.append(legacy.path())
+            candidates.append(legacy.path(percentEncoded: false))
             guard Self.isGitDirectory(legacy) else { continue }
             // A legacy name belongs to this vault unless it says it serves another folder.
             if Self.workTree(of: legacy).map({ Self.samePath($0, vault) }) ?? true { return found(legacy, .legacy) }
         }
-        for repository in stored where !candidates.contains(repository.path()) {
-            candidates.append(repository.path())
+        for repository in stored where !candidates.contains(repository.path(percentEncoded: false)) {
+            candidates.append(repository.path(percentEncoded: false))
             if let tree = Self.workTree(of: repository), Self.samePath(tree, vault) { return found(repository, .scan) }
         }
         return RepositoryDiscovery(location: nil, candidates: candidates, storageRepositoryCount: stored.count)
@@ -69,7 +69,7 @@ public struct RepositoryLocator: Sendable {
 
     /// The git folders directly inside the storage, sorted by name.
     public func storedRepositories() -> [URL] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: storage.path())) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: storage.path(percentEncoded: false))) ?? []
         return names.sorted()
             .map { storage.appending(path: $0, directoryHint: .isDirectory) }
             .filter { Self.isGitDirectory($0) }
@@ -78,7 +78,7 @@ public struct RepositoryLocator: Sendable {
     /// Whether `url` looks like a git folder (a `HEAD` file and an `objects` folder).
     static func isGitDirectory(_ url: URL) -> Bool {
         let manager = FileManager.default
-        return manager.fileExists(atPath: url.appending(path: "HEAD").path()) && manager.fileExists(atPath: url.appending(path: "objects").path())
+        return manager.fileExists(atPath: url.appending(path: "HEAD").path(percentEncoded: false)) && manager.fileExists(atPath: url.appending(path: "objects").path(percentEncoded: false))
     }
 
     /// The target of a `.git` file (`gitdir: PATH`, relative to the vault when not absolute).

@@ -13,11 +13,11 @@ public struct VaultSettingsStore: Sendable {
 
     /// The stored settings, or the defaults when none are stored.
     public func load() throws -> VaultSettings {
-        guard FileManager.default.fileExists(atPath: fileURL.path()) else { return VaultSettings() }
+        guard FileManager.default.fileExists(atPath: fileURL.path(percentEncoded: false)) else { return VaultSettings() }
         do {
             return try JSONDecoder().decode(VaultSettings.self, from: Data(contentsOf: fileURL))
         } catch {
-            throw VaultError(.invalidArgument, "The vault settings at \(fileURL.path()) are unreadable: \(error.localizedDescription)")
+            throw VaultError(.invalidArgument, "The vault settings at \(fileURL.path(percentEncoded: false)) are unreadable: \(error.localizedDescription)")
         }
     }
 

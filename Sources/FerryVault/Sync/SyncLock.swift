@@ -7,7 +7,7 @@ struct SyncLock {
 
     /// Takes the lock, or throws ``VaultError/Code/repositoryLocked`` when another sync holds it.
     init(gitDirectory: URL) throws(VaultError) {
-        let path = gitDirectory.appending(path: "ferry-sync.lock").path()
+        let path = gitDirectory.appending(path: "ferry-sync.lock").path(percentEncoded: false)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw VaultError(.permissionDenied, "Cannot open \(path): permission denied. Pick the folder again.")

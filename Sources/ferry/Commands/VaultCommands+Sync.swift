@@ -64,13 +64,13 @@ struct VaultStatusCommand: AsyncParsableCommand {
             let credentials = try profile.credentialStore.load()
             let human = """
                 vault: \(vault.path)
-                repository: \(location.map { "\($0.gitDirectory.path()) (\($0.kind.rawValue))" } ?? "missing")
+                repository: \(location.map { "\($0.gitDirectory.path(percentEncoded: false)) (\($0.kind.rawValue))" } ?? "missing")
                 origin: \(origin.url ?? "none") (\(origin.source.rawValue))
                 credentials: token \(credentials.token == nil ? "not set" : "set"), ssh key \(credentials.sshKey?.privateKeyPath ?? "not set")
                 auto-sync: \(settings.autoSync.intervalSeconds.map { "every \($0) s" } ?? "off"), pull on open \(settings.autoSync.pullOnOpen ? "on" : "off")
                 """
             Output.emit(json: options.json, human: human, [
-                "vault": vault.path, "repository": location?.gitDirectory.path(), "repository_kind": location?.kind.rawValue,
+                "vault": vault.path, "repository": location?.gitDirectory.path(percentEncoded: false), "repository_kind": location?.kind.rawValue,
                 "origin": origin.url, "origin_source": origin.source.rawValue, "token_set": credentials.token != nil,
                 "interval_seconds": settings.autoSync.intervalSeconds, "pull_on_open": settings.autoSync.pullOnOpen,
             ])

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryVault
 import Foundation
+import Logging
 
 /// `ferry vault …`: a git-backed notes vault (seed 002) over libgit2.
 struct VaultCommand: AsyncParsableCommand {
@@ -21,7 +22,13 @@ extension ClientOptions {
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw CommandFailure(message: "a profile name uses letters, digits, '-' and '_' only, not '\(name)'", status: 64)
         }
-        return VaultProfile(folder: homeFolder.appending(path: "profiles/\(name)"))
+        // Library logs go to standard error, warnings and worse only: standard output is the command's result.
+        let logger = Logger(label: "ferry.vault") { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        return VaultProfile(folder: homeFolder.appending(path: "profiles/\(name)"), logger: logger)
     }
 }
 
@@ -57,8 +64,8 @@ struct VaultOpenCommand: AsyncParsableCommand {
                 if let messageTemplate { settings.commitMessageTemplate = messageTemplate }
             }
             let location = vault.discoverRepository().location
-            var object: [String: Any?] = ["vault": vault.path, "repository": location?.gitDirectory.path(), "repository_kind": location?.kind.rawValue]
-            var human = "Vault: \(vault.path) (repository: \(location.map { "\($0.kind.rawValue) at \($0.gitDirectory.path())" } ?? "none yet; run 'ferry vault init'"))"
+            var object: [String: Any?] = ["vault": vault.path, "repository": location?.gitDirectory.path(percentEncoded: false), "repository_kind": location?.kind.rawValue]
+            var human = "Vault: \(vault.path) (repository: \(location.map { "\($0.kind.rawValue) at \($0.gitDirectory.path(percentEncoded: false))" } ?? "none yet; run 'ferry vault init'"))"
             if settings.autoSync.pullOnOpen, location != nil {
                 let report = try await vault.sync()
                 human += "\nSynced: \(report.summary)"
@@ -82,8 +89,8 @@ struct VaultInitCommand: AsyncParsableCommand {
         try await vaultCommand {
             let vault = try options.vaultProfile().current()
             let location = try vault.initialiseRepository(storage: storage, initialBranch: branch)
-            Output.emit(json: options.json, human: "Initialised a \(storage.rawValue) repository at \(location.gitDirectory.path()) for \(vault.path)", [
-                "vault": vault.path, "repository": location.gitDirectory.path(), "storage": storage.rawValue,
+            Output.emit(json: options.json, human: "Initialised a \(storage.rawValue) repository at \(location.gitDirectory.path(percentEncoded: false)) for \(vault.path)", [
+                "vault": vault.path, "repository": location.gitDirectory.path(percentEncoded: false), "storage": storage.rawValue,
             ])
         }
     }

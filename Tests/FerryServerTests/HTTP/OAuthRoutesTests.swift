@@ -54,7 +54,7 @@ struct OAuthRoutesTests {
     }
 
     @Test("bad input gets a clear 400 and never reaches GitHub", arguments: [
-        #"{"code": "c"}"#, #"{"code": "", "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r-wW1gFWFOEjXk"}"#,
+        #"{"code": "c"}"#, #"{"code": "", "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"}"#,
         #"{"code": "c", "code_verifier": "short"}"#, "not json",
     ])
     func badInput(_ body: String) async throws {

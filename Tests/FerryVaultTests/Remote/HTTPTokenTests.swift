@@ -10,7 +10,7 @@ struct HTTPTokenTests {
     private func withServer(_ body: (VaultFixture, GitHTTPServer) async throws -> Void) async throws {
         let fixture = try VaultFixture()
         defer { fixture.remove() }
-        try GitTool.run(["--git-dir", fixture.bare.path(), "config", "http.receivepack", "true"])
+        try GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "config", "http.receivepack", "true"])
         try fixture.seed(["a.md": "alpha\n"])
         let server = try GitHTTPServer.start(projectRoot: fixture.root.url, token: Self.token)
         defer { server.stop() }

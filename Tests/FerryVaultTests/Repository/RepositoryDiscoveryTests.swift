@@ -10,7 +10,7 @@ struct RepositoryDiscoveryTests {
         let fixture = try VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
-        try GitTool.run(["init", "--quiet", device.vault.folder.path()])
+        try GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
         let found = try #require(device.vault.discoverRepository().location)
         #expect(found.kind == .inline)
         #expect(RepositoryLocator.samePath(found.gitDirectory, device.vault.folder.appending(path: ".git")))
@@ -25,7 +25,7 @@ struct RepositoryDiscoveryTests {
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         let elsewhere = fixture.root.url.appending(path: "elsewhere.git")
-        try GitTool.run(["init", "--quiet", "--separate-git-dir", elsewhere.path(), device.vault.folder.path()])
+        try GitTool.run(["init", "--quiet", "--separate-git-dir", elsewhere.path(percentEncoded: false), device.vault.folder.path(percentEncoded: false)])
         let found = try #require(device.vault.discoverRepository().location)
         #expect(found.kind == .gitFile)
         #expect(RepositoryLocator.samePath(found.gitDirectory, elsewhere))
@@ -38,13 +38,13 @@ struct RepositoryDiscoveryTests {
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         let created = try device.vault.initialiseRepository(storage: .separate)
-        #expect(!FileManager.default.fileExists(atPath: device.vault.folder.appending(path: ".git").path()))
+        #expect(!FileManager.default.fileExists(atPath: device.vault.folder.appending(path: ".git").path(percentEncoded: false)))
         let found = try #require(device.vault.discoverRepository().location)
         #expect(found.kind == .storage)
         #expect(RepositoryLocator.samePath(found.gitDirectory, created.gitDirectory))
-        #expect(found.gitDirectory.path().contains("git-storage/\(device.vault.storageKey).git"))
+        #expect(found.gitDirectory.path(percentEncoded: false).contains("git-storage/\(device.vault.storageKey).git"))
         // The real git agrees the work tree is the vault.
-        let worktree = try GitTool.run(["--git-dir", found.gitDirectory.path(), "config", "core.worktree"])
+        let worktree = try GitTool.run(["--git-dir", found.gitDirectory.path(percentEncoded: false), "config", "core.worktree"])
         #expect(RepositoryLocator.samePath(URL(filePath: worktree), device.vault.folder))
         let diagnostics = device.vault.diagnose()
         #expect(diagnostics.repositoryKind == .storage && diagnostics.storageRepositoryCount == 1)
@@ -56,7 +56,7 @@ struct RepositoryDiscoveryTests {
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         let legacy = device.profile.locator.legacyLocations(for: device.vault.folder)[which]
-        try GitTool.run(["init", "--quiet", "--bare", legacy.path()])
+        try GitTool.run(["init", "--quiet", "--bare", legacy.path(percentEncoded: false)])
         let found = try #require(device.vault.discoverRepository().location)
         #expect(found.kind == .legacy)
         #expect(RepositoryLocator.samePath(found.gitDirectory, legacy))
@@ -70,9 +70,9 @@ struct RepositoryDiscoveryTests {
         let device = try fixture.makeEmptyDevice("laptop")
         let storage = device.profile.locator.storage
         let other = storage.appending(path: "aaa-someone-else.git"), ours = storage.appending(path: "zzz-renamed.git")
-        for repository in [other, ours] { try GitTool.run(["init", "--quiet", "--bare", repository.path()]) }
-        try GitTool.run(["--git-dir", other.path(), "config", "core.worktree", fixture.root.url.appending(path: "not-this-one").path()])
-        try GitTool.run(["--git-dir", ours.path(), "config", "core.worktree", device.vault.folder.path()])
+        for repository in [other, ours] { try GitTool.run(["init", "--quiet", "--bare", repository.path(percentEncoded: false)]) }
+        try GitTool.run(["--git-dir", other.path(percentEncoded: false), "config", "core.worktree", fixture.root.url.appending(path: "not-this-one").path(percentEncoded: false)])
+        try GitTool.run(["--git-dir", ours.path(percentEncoded: false), "config", "core.worktree", device.vault.folder.path(percentEncoded: false)])
         let discovery = device.vault.discoverRepository()
         let found = try #require(discovery.location)
         #expect(found.kind == .scan)
@@ -102,7 +102,7 @@ struct RepositoryDiscoveryTests {
         try fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop", storage: .separate)
         #expect(try device.read("a.md") == "alpha\n")
-        #expect(!FileManager.default.fileExists(atPath: device.vault.folder.appending(path: ".git").path()))
+        #expect(!FileManager.default.fileExists(atPath: device.vault.folder.appending(path: ".git").path(percentEncoded: false)))
         try device.write("b.md", "beta\n")
         let report = try await device.sync()
         #expect(report.committedFiles == ["b.md"] && report.pushed)

@@ -50,7 +50,7 @@ struct OriginResolutionTests {
         let fixture = try VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
-        try GitTool.run(["init", "--quiet", device.vault.folder.path()])
+        try GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
         try GitTool.run(["remote", "add", "origin", "https://example.com/from-config.git"], in: device.vault.folder)
         #expect(device.vault.diagnose().originSource == .repository)
         #expect(try device.vault.resolveOrigin() == OriginResolution(url: "https://example.com/from-config.git", source: .repository))
@@ -64,7 +64,7 @@ struct OriginResolutionTests {
         let fixture = try VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
-        try GitTool.run(["init", "--quiet", device.vault.folder.path()])
+        try GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
         #expect(try device.vault.resolveOrigin() == OriginResolution(url: nil, source: .none))
         let diagnostics = device.vault.diagnose()
         #expect(diagnostics.originSource == .none && !diagnostics.globalOriginPresent)
@@ -77,7 +77,7 @@ struct OriginResolutionTests {
         let fixture = try VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
-        try GitTool.run(["init", "--quiet", device.vault.folder.path()])
+        try GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
         try GitTool.run(["remote", "add", "origin", "gh:ada/notes.git"], in: device.vault.folder)
         try GitTool.run(["config", "url.https://github.com/.insteadOf", "gh:"], in: device.vault.folder)
         let remote = try #require(device.vault.diagnose().remotes.first)

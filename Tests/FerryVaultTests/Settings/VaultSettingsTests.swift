@@ -50,7 +50,7 @@ struct VaultSettingsTests {
         let profile = fixture.makeProfile("laptop")
         try profile.credentialStore.save(VaultCredentials(token: "ghp_secret_value"))
         let file = profile.folder.appending(path: "vault-credentials.json")
-        let mode = try FileManager.default.attributesOfItem(atPath: file.path())[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path(percentEncoded: false))[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(try profile.credentialStore.load().token == "ghp_secret_value")
         #expect(!"\(try profile.credentialStore.load())".contains("ghp_secret_value"))

@@ -19,7 +19,7 @@ final class GitHTTPServer: Sendable {
         let countFile = projectRoot.appending(path: ".unauthorized-count")
         let process = Process()
         process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["python3", script.path(), projectRoot.path(), token, countFile.path()]
+        process.arguments = ["python3", script.path(percentEncoded: false), projectRoot.path(percentEncoded: false), token, countFile.path(percentEncoded: false)]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -47,13 +47,13 @@ final class GitHTTPServer: Sendable {
         (try? String(contentsOf: countFile, encoding: .utf8)).flatMap { Int($0) } ?? 0
     }
 
-    /// Stops the server and waits for it to exit.
+    /// Stops the server at once (SIGKILL: the port closes with it). Foundation's `waitUntilExit` can spin forever
+    /// on Linux when called from a cooperative thread, so nothing here waits on it.
     func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        kill(process.processIdentifier, SIGKILL)
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        kill(process.processIdentifier, SIGKILL)
     }
 }

@@ -37,11 +37,11 @@ enum GitTool {
 
     /// Creates a bare repository whose HEAD is `main`.
     static func makeBare(at url: URL) throws {
-        try run(["init", "--bare", "--initial-branch=main", url.path()])
+        try run(["init", "--bare", "--initial-branch=main", url.path(percentEncoded: false)])
     }
 
     /// The tree id of `revision` in the repository whose git folder is `gitDirectory`.
     static func tree(gitDirectory: URL, revision: String = "HEAD") throws -> String {
-        try run(["--git-dir", gitDirectory.path(), "rev-parse", "\(revision)^{tree}"])
+        try run(["--git-dir", gitDirectory.path(percentEncoded: false), "rev-parse", "\(revision)^{tree}"])
     }
 }

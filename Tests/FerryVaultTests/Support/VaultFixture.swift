@@ -42,12 +42,12 @@ struct VaultFixture {
         /// Every note (path → text), `.git` aside.
         func notes() throws -> [String: String] {
             var notes: [String: String] = [:]
-            let root = vault.folder.standardizedFileURL.path()
+            let root = vault.folder.standardizedFileURL.path(percentEncoded: false)
             let enumerator = FileManager.default.enumerator(atPath: root)
             while let relative = enumerator?.nextObject() as? String {
                 if relative == ".git" || relative.hasPrefix(".git/") { continue }
                 var isFolder: ObjCBool = false
-                let full = vault.folder.appending(path: relative).path()
+                let full = vault.folder.appending(path: relative).path(percentEncoded: false)
                 if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), !isFolder.boolValue {
                     notes[relative] = try String(contentsOfFile: full, encoding: .utf8)
                 }
@@ -85,14 +85,14 @@ struct VaultFixture {
     /// A device with the bare repository cloned into its vault.
     func makeDevice(_ name: String, storage: RepositoryStorage = .inline) async throws -> Device {
         let device = try makeEmptyDevice(name)
-        _ = try await device.vault.clone(from: bare.path(), storage: storage, options: device.options)
+        _ = try await device.vault.clone(from: bare.path(percentEncoded: false), storage: storage, options: device.options)
         return device
     }
 
     /// Seeds the bare repository with `notes` through the real `git` program.
     func seed(_ notes: [String: String]) throws {
         let work = root.url.appending(path: "seed-\(UUID().uuidString)", directoryHint: .isDirectory)
-        try GitTool.run(["clone", "--quiet", bare.path(), work.path()])
+        try GitTool.run(["clone", "--quiet", bare.path(percentEncoded: false), work.path(percentEncoded: false)])
         for (path, text) in notes {
             let url = work.appending(path: path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -12,14 +12,14 @@ struct SyncRecoveryTests {
         try fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
         let lock = try device.gitDirectory.appending(path: "index.lock")
-        _ = FileManager.default.createFile(atPath: lock.path(), contents: Data())
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: lock.path())
+        _ = FileManager.default.createFile(atPath: lock.path(percentEncoded: false), contents: Data())
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: lock.path(percentEncoded: false))
         try device.write("b.md", "beta\n")
         let report = try await device.sync()
         #expect(report.recoveredStaleLock)
         #expect(report.committedFiles == ["b.md"] && report.pushed)
         #expect(report.summary.hasPrefix("removed a stale index.lock"))
-        #expect(!FileManager.default.fileExists(atPath: lock.path()))
+        #expect(!FileManager.default.fileExists(atPath: lock.path(percentEncoded: false)))
     }
 
     @Test("a fresh index.lock means another git is working: sync fails with repository_locked and changes nothing")
@@ -29,11 +29,11 @@ struct SyncRecoveryTests {
         try fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
         let lock = try device.gitDirectory.appending(path: "index.lock")
-        _ = FileManager.default.createFile(atPath: lock.path(), contents: Data())
+        _ = FileManager.default.createFile(atPath: lock.path(percentEncoded: false), contents: Data())
         try device.write("b.md", "beta\n")
         let error = await #expect(throws: VaultError.self) { try await device.sync() }
         #expect(error?.code == .repositoryLocked)
-        #expect(FileManager.default.fileExists(atPath: lock.path()))
+        #expect(FileManager.default.fileExists(atPath: lock.path(percentEncoded: false)))
         #expect(device.vault.diagnose().signals.map(\.code).contains("index-locked"))
     }
 
@@ -63,9 +63,9 @@ struct SyncRecoveryTests {
         try device.write("b.md", "beta\n")
         try device.write("c.md", "gamma\n")
         _ = try await device.sync()
-        let subject = try GitTool.run(["--git-dir", fixture.bare.path(), "log", "-1", "--format=%s|%an|%ae", "main"])
+        let subject = try GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "log", "-1", "--format=%s|%an|%ae", "main"])
         #expect(subject == "laptop: 2 files (b.md, c.md)|Ada|ada@example.com")
-        let body = try GitTool.run(["--git-dir", fixture.bare.path(), "log", "-1", "--format=%b", "main"])
+        let body = try GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "log", "-1", "--format=%b", "main"])
         #expect(body.contains("Ferry-Host: laptop"))
     }
 
@@ -75,7 +75,7 @@ struct SyncRecoveryTests {
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         try device.vault.initialiseRepository()
-        try device.vault.setOrigin(fixture.root.url.appending(path: "nowhere.git").path())
+        try device.vault.setOrigin(fixture.root.url.appending(path: "nowhere.git").path(percentEncoded: false))
         try device.write("a.md", "alpha\n")
         let error = await #expect(throws: VaultError.self) { try await device.sync() }
         #expect(error?.message.isEmpty == false)

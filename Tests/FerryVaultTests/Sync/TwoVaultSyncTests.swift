@@ -16,8 +16,8 @@ struct TwoVaultSyncTests {
             #expect(!text.contains("<<<<<<<") && !text.contains(">>>>>>>") && !text.contains("======="), "conflict markers in \(path)")
         }
         // The real git sees clean work trees: nothing left uncommitted.
-        #expect(try GitTool.run(["--git-dir", first.gitDirectory.path(), "--work-tree", first.vault.folder.path(), "status", "--porcelain"]).isEmpty)
-        #expect(try GitTool.run(["--git-dir", second.gitDirectory.path(), "--work-tree", second.vault.folder.path(), "status", "--porcelain"]).isEmpty)
+        #expect(try GitTool.run(["--git-dir", first.gitDirectory.path(percentEncoded: false), "--work-tree", first.vault.folder.path(percentEncoded: false), "status", "--porcelain"]).isEmpty)
+        #expect(try GitTool.run(["--git-dir", second.gitDirectory.path(percentEncoded: false), "--work-tree", second.vault.folder.path(percentEncoded: false), "status", "--porcelain"]).isEmpty)
         return reports
     }
 
@@ -108,7 +108,7 @@ struct TwoVaultSyncTests {
         #expect(report.pushed)
         #expect(try device.read("from-git.md") == "pushed by git\n")
         #expect(try GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
-        let log = try GitTool.run(["--git-dir", fixture.bare.path(), "log", "--format=%s", "main"])
+        let log = try GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "log", "--format=%s", "main"])
         #expect(log.contains("vault backup: "))
     }
 
