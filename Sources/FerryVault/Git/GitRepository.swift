@@ -58,7 +58,6 @@ final class GitRepository {
             }
             try created.setConfig("core.worktree", workTree.standardizedFileURL.path(percentEncoded: false))
             try created.setConfig("core.bare", false)
-            _ = gitDirectory
         }
         return created
     }
