@@ -114,4 +114,21 @@ struct VaultCommandTests {
         let diagnosed = try await workspace.ferry(["diagnose"])
         #expect(diagnosed.stdout.contains("repo=missing") && diagnosed.stdout.contains("signal repo-missing"))
     }
+
+    @Test("serve takes the GitHub OAuth app from flags and FERRY_ variables, validates the token URL, never logs the secret")
+    func serveGitHubSettings() async throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let bad = try await FerryProcess.run(["serve", "--port", "0", "--data-dir", workspace.root.path(percentEncoded: false), "--github-token-url", "not a url"])
+        #expect(bad.status == 64 && bad.stderr.contains("--github-token-url must be an http(s) URL"))
+        let server = try FerryProcess(
+            ["serve", "--port", "0", "--data-dir", workspace.root.path(percentEncoded: false), "--github-client-id", "Iv1.test"],
+            environment: ["FERRY_GITHUB_CLIENT_SECRET": "never-logged-secret", "FERRY_LOG_LEVEL": "trace"]
+        )
+        let banner = await server.waitForLine(startingWith: "Ferry listening on")
+        #expect(banner != nil)
+        server.signal()
+        let exit = await server.waitForExit()
+        #expect(!exit.stderr.contains("never-logged-secret") && !exit.stdout.contains("never-logged-secret"))
+    }
 }

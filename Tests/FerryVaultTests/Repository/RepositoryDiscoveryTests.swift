@@ -108,4 +108,23 @@ struct RepositoryDiscoveryTests {
         #expect(report.committedFiles == ["b.md"] && report.pushed)
         #expect(try GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
     }
+
+    @Test("a vault whose path has spaces and non-ASCII letters syncs through separate storage")
+    func unusualPath() async throws {
+        let fixture = try VaultFixture()
+        defer { fixture.remove() }
+        try fixture.seed(["a.md": "alpha\n"])
+        let profile = fixture.makeProfile("laptop")
+        let folder = fixture.root.url.appending(path: "vaults/My Notés", directoryHint: .isDirectory)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let vault = try profile.choose(folder)
+        var options = SyncOptions()
+        options.hostname = "laptop"
+        _ = try await vault.clone(from: fixture.bare.path(percentEncoded: false), storage: .separate, options: options)
+        try "beta\n".write(to: folder.appending(path: "b c.md"), atomically: true, encoding: .utf8)
+        let report = try await vault.sync(options)
+        #expect(report.committedFiles == ["b c.md"] && report.pushed)
+        #expect(vault.discoverRepository().location?.kind == .storage)
+        #expect(try GitTool.tree(gitDirectory: #require(vault.discoverRepository().location).gitDirectory) == fixture.remoteTree())
+    }
 }
