@@ -79,4 +79,27 @@ struct HTTPTokenTests {
         let error = await #expect(throws: VaultError.self) { try await device.sync() }
         #expect(error?.code == .networkUnreachable)
     }
+
+    @Test("over HTTP, a push the remote's hook declines fails with push_rejected and the hook's reason; the commit stays local")
+    func hookDeclines() async throws {
+        try await withServer { fixture, server in
+            let device = try fixture.makeEmptyDevice("laptop")
+            try device.profile.credentialStore.save(VaultCredentials(token: Self.token))
+            _ = try await device.vault.clone(from: server.url("remote.git"), options: device.options)
+            let hook = fixture.bare.appending(path: "hooks/pre-receive")
+            try "#!/bin/sh\necho 'notes are read-only today' >&2\nexit 1\n".write(to: hook, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hook.path(percentEncoded: false))
+            try device.write("b.md", "beta\n")
+            let error = await #expect(throws: VaultError.self) { try await device.sync() }
+            #expect(error?.code == .pushRejected)
+            #expect(error?.message.contains("rejected") == true)
+            let local = try GitTool.run(["--git-dir", device.gitDirectory.path(percentEncoded: false), "log", "-1", "--format=%s"])
+            #expect(local.hasPrefix("vault backup: "))
+            // Once the hook is gone, the next sync pushes what was committed.
+            try FileManager.default.removeItem(at: hook)
+            let report = try await device.sync()
+            #expect(report.pushed && report.committedFiles.isEmpty)
+            #expect(try GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
+        }
+    }
 }

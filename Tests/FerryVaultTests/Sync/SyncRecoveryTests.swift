@@ -81,4 +81,24 @@ struct SyncRecoveryTests {
         #expect(error?.message.isEmpty == false)
         #expect(error?.code != nil)
     }
+
+    @Test("a push that is not a fast-forward is mapped from libgit2's own error")
+    func nonFastForward() async throws {
+        let fixture = try VaultFixture()
+        defer { fixture.remove() }
+        try fixture.seed(["a.md": "alpha\n"])
+        let device = try await fixture.makeDevice("laptop")
+        try fixture.seed(["elsewhere.md": "pushed by someone else\n"])
+        try device.write("b.md", "beta\n")
+        let repository = try GitRepository.open(gitDirectory: device.gitDirectory, workTree: device.vault.folder)
+        _ = try repository.stageAll()
+        _ = try repository.commitIndex(message: "local", author: .default)
+        let error = #expect(throws: VaultError.self) {
+            try repository.push(branch: "main", to: "origin", session: RemoteSession(credentials: VaultCredentials(), maxAttempts: 1))
+        }
+        #expect(error?.code == .rejectedNonFastForward)
+        // sync fetches, merges and pushes instead.
+        let report = try await device.sync()
+        #expect(report.pulledCommits == 1 && report.pushed)
+    }
 }
