@@ -82,7 +82,9 @@ final class GitRepository {
         var reference: OpaquePointer?
         try LibGit2.check(git_reference_lookup(&reference, pointer, "HEAD"))
         defer { git_reference_free(reference) }
-        guard let target = git_reference_symbolic_target(reference) else { return "main" }
+        guard let target = git_reference_symbolic_target(reference) else {
+            throw VaultError(.gitFailed, "The vault's repository has a detached HEAD; check out a branch (git switch main) and sync again.")
+        }
         let name = String(cString: target)
         return name.hasPrefix("refs/heads/") ? String(name.dropFirst("refs/heads/".count)) : name
     }

@@ -80,7 +80,7 @@ struct HTTPTokenTests {
         #expect(error?.code == .networkUnreachable)
     }
 
-    @Test("over HTTP, a push the remote's hook declines fails with push_rejected and the hook's reason; the commit stays local")
+    @Test("over HTTP, a push the remote's hook declines fails with push_rejected; the commit stays local and goes out later")
     func hookDeclines() async throws {
         try await withServer { fixture, server in
             let device = try fixture.makeEmptyDevice("laptop")
