@@ -1,15 +1,5 @@
 import Foundation
 
-/// One folder's content: its child folders first, then its notes.
-public struct VaultListing: Sendable, Hashable, Codable {
-    /// The listed folder, relative to the vault (`""` for the vault itself).
-    public var folder: String
-    /// Direct child folders, sorted.
-    public var folders: [String]
-    /// Notes (files) directly in the folder, sorted.
-    public var notes: [String]
-}
-
 extension Vault {
     /// Lists `subfolder` (relative to the vault): child folders first, then notes. Hidden entries (`.git`,
     /// `.DS_Store`) are left out, and a folder never lists its parent.

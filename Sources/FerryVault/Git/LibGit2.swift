@@ -34,32 +34,3 @@ enum LibGit2 {
         return "\(major).\(minor).\(revision)"
     }
 }
-
-/// One libgit2 failure as returned: the negative code, the error class and libgit2's message.
-public struct GitFailure: Sendable, Hashable {
-    /// The negative return code (`GIT_EAUTH`, `GIT_ELOCKED`, …).
-    public var code: Int32
-    /// The `git_error_t` class (`GIT_ERROR_NET`, `GIT_ERROR_OS`, …).
-    public var errorClass: Int32
-    /// libgit2's message.
-    public var message: String
-
-    /// Creates a failure description.
-    public init(code: Int32, errorClass: Int32, message: String) {
-        self.code = code
-        self.errorClass = errorClass
-        self.message = message
-    }
-}
-
-/// What was being done when libgit2 failed, so the mapped message can say what to do next.
-public enum GitErrorContext: Sendable, Hashable {
-    /// Work on the local repository and folder.
-    case local
-    /// Fetching from the remote.
-    case fetch
-    /// Pushing to the remote.
-    case push
-    /// Authentication gave up after the bounded number of attempts.
-    case credentialsExhausted(attempts: Int)
-}

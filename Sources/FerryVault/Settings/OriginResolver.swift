@@ -1,33 +1,5 @@
 import Foundation
 
-/// Where a vault's origin came from.
-public enum OriginSource: String, Sendable, Hashable, Codable {
-    /// The vault's own setting.
-    case vault
-    /// The global default.
-    case global
-    /// The nearest parent vault's setting.
-    case parent
-    /// The repository's `remote.origin.url`.
-    case repository
-    /// Nowhere: no origin is configured.
-    case none
-}
-
-/// A resolved origin and its source.
-public struct OriginResolution: Sendable, Hashable, Codable {
-    /// The origin URL, or `nil` when ``source`` is ``OriginSource/none``.
-    public var url: String?
-    /// Where it came from.
-    public var source: OriginSource
-
-    /// Creates a resolution.
-    public init(url: String?, source: OriginSource) {
-        self.url = url
-        self.source = source
-    }
-}
-
 /// The seed's origin fallback chain: the vault's setting → the global default → the nearest parent vault's
 /// setting → the repository's `remote.origin.url`.
 public enum OriginResolver {

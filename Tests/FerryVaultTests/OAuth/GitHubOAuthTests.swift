@@ -24,7 +24,7 @@ struct GitHubOAuthTests {
     }
 
     @Test("the authorize URL carries the client id, redirect, scope, state and the S256 challenge")
-    func authorizeURL() throws {
+    func authorizeURL() async throws {
         let pkce = try #require(PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"))
         let oauth = GitHubOAuth(clientID: "Iv1.abc", server: Self.server, apiKey: "anon")
         let url = oauth.authorizationURL(redirectURI: "http://127.0.0.1:5000/callback", state: "xyz", pkce: pkce)

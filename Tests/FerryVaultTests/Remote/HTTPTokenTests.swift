@@ -8,11 +8,11 @@ struct HTTPTokenTests {
     static let token = "ferry-test-token-\(UUID().uuidString)"
 
     private func withServer(_ body: (VaultFixture, GitHTTPServer) async throws -> Void) async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
-        try GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "config", "http.receivepack", "true"])
-        try fixture.seed(["a.md": "alpha\n"])
-        let server = try GitHTTPServer.start(projectRoot: fixture.root.url, token: Self.token)
+        try await GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "config", "http.receivepack", "true"])
+        try await fixture.seed(["a.md": "alpha\n"])
+        let server = try await GitHTTPServer.start(projectRoot: fixture.root.url, token: Self.token)
         defer { server.stop() }
         try await body(fixture, server)
     }
@@ -28,7 +28,7 @@ struct HTTPTokenTests {
             try device.write("b.md", "beta over http\n")
             let report = try await device.sync()
             #expect(report.pushed && report.committedFiles == ["b.md"])
-            #expect(try GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
+            #expect(try await GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
             // The token is never written into the repository's configuration.
             let config = try String(contentsOf: device.gitDirectory.appending(path: "config"), encoding: .utf8)
             #expect(!config.contains(Self.token))
@@ -68,9 +68,9 @@ struct HTTPTokenTests {
 
     @Test("a closed port maps to network unreachable")
     func unreachable() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
-        let server = try GitHTTPServer.start(projectRoot: fixture.root.url, token: Self.token)
+        let server = try await GitHTTPServer.start(projectRoot: fixture.root.url, token: Self.token)
         let url = server.url("remote.git")
         server.stop()
         let device = try fixture.makeEmptyDevice("laptop")
@@ -93,13 +93,13 @@ struct HTTPTokenTests {
             let error = await #expect(throws: VaultError.self) { try await device.sync() }
             #expect(error?.code == .pushRejected)
             #expect(error?.message.contains("rejected") == true)
-            let local = try GitTool.run(["--git-dir", device.gitDirectory.path(percentEncoded: false), "log", "-1", "--format=%s"])
+            let local = try await GitTool.run(["--git-dir", device.gitDirectory.path(percentEncoded: false), "log", "-1", "--format=%s"])
             #expect(local.hasPrefix("vault backup: "))
             // Once the hook is gone, the next sync pushes what was committed.
             try FileManager.default.removeItem(at: hook)
             let report = try await device.sync()
             #expect(report.pushed && report.committedFiles.isEmpty)
-            #expect(try GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
+            #expect(try await GitTool.tree(gitDirectory: device.gitDirectory) == fixture.remoteTree())
         }
     }
 }

@@ -6,8 +6,8 @@ import Testing
 @Suite("Vault folder and listing")
 struct VaultListingTests {
     @Test("child folders first, then notes; hidden entries left out; a subfolder never lists its parent")
-    func listing() throws {
-        let fixture = try VaultFixture()
+    func listing() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         try device.vault.initialiseRepository()
@@ -25,8 +25,8 @@ struct VaultListingTests {
     }
 
     @Test("choosing another folder replaces the vault; a missing folder is refused")
-    func choose() throws {
-        let fixture = try VaultFixture()
+    func choose() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         let other = fixture.root.url.appending(path: "vaults/other")
@@ -38,8 +38,8 @@ struct VaultListingTests {
     }
 
     @Test("init refuses to replace an existing repository")
-    func initTwice() throws {
-        let fixture = try VaultFixture()
+    func initTwice() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         try device.vault.initialiseRepository()

@@ -6,8 +6,8 @@ import Testing
 @Suite("Origin resolution")
 struct OriginResolutionTests {
     @Test("the vault's own setting comes first")
-    func vaultSetting() throws {
-        let fixture = try VaultFixture()
+    func vaultSetting() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         try device.profile.setGlobalOrigin("https://example.com/global.git")
@@ -17,8 +17,8 @@ struct OriginResolutionTests {
     }
 
     @Test("then the global default, written back to the vault")
-    func global() throws {
-        let fixture = try VaultFixture()
+    func global() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         try device.profile.setGlobalOrigin("https://example.com/global.git")
@@ -29,8 +29,8 @@ struct OriginResolutionTests {
     }
 
     @Test("then the nearest parent vault's setting, written back to the vault and the global default")
-    func parent() throws {
-        let fixture = try VaultFixture()
+    func parent() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let profile = fixture.makeProfile("laptop")
         let outer = fixture.root.url.appending(path: "vaults/outer"), inner = outer.appending(path: "Work/inner")
@@ -46,12 +46,12 @@ struct OriginResolutionTests {
     }
 
     @Test("then the repository's remote.origin.url, written back")
-    func repository() throws {
-        let fixture = try VaultFixture()
+    func repository() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
-        try GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
-        try GitTool.run(["remote", "add", "origin", "https://example.com/from-config.git"], in: device.vault.folder)
+        try await GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
+        try await GitTool.run(["remote", "add", "origin", "https://example.com/from-config.git"], in: device.vault.folder)
         #expect(device.vault.diagnose().originSource == .repository)
         #expect(try device.vault.resolveOrigin() == OriginResolution(url: "https://example.com/from-config.git", source: .repository))
         let settings = try device.profile.settingsStore.load()
@@ -60,11 +60,11 @@ struct OriginResolutionTests {
     }
 
     @Test("nowhere: origin=empty and originSource=none is a critical signal")
-    func none() throws {
-        let fixture = try VaultFixture()
+    func none() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
-        try GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
+        try await GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
         #expect(try device.vault.resolveOrigin() == OriginResolution(url: nil, source: .none))
         let diagnostics = device.vault.diagnose()
         #expect(diagnostics.originSource == .none && !diagnostics.globalOriginPresent)
@@ -73,21 +73,21 @@ struct OriginResolutionTests {
     }
 
     @Test("diagnostics show the configured URL and the one after insteadOf")
-    func insteadOf() throws {
-        let fixture = try VaultFixture()
+    func insteadOf() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
-        try GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
-        try GitTool.run(["remote", "add", "origin", "gh:ada/notes.git"], in: device.vault.folder)
-        try GitTool.run(["config", "url.https://github.com/.insteadOf", "gh:"], in: device.vault.folder)
+        try await GitTool.run(["init", "--quiet", device.vault.folder.path(percentEncoded: false)])
+        try await GitTool.run(["remote", "add", "origin", "gh:ada/notes.git"], in: device.vault.folder)
+        try await GitTool.run(["config", "url.https://github.com/.insteadOf", "gh:"], in: device.vault.folder)
         let remote = try #require(device.vault.diagnose().remotes.first)
         #expect(remote.name == "origin" && remote.url == "gh:ada/notes.git")
         #expect(remote.effectiveURL == "https://github.com/ada/notes.git")
     }
 
     @Test("a URL with a password is refused: tokens go to the credential store")
-    func passwordInURL() throws {
-        let fixture = try VaultFixture()
+    func passwordInURL() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         #expect(throws: VaultError.self) { try device.vault.setOrigin("https://ada:ghp_secret@github.com/ada/notes.git") }

@@ -13,10 +13,10 @@ struct VaultSettingsTests {
     }
 
     @Test("auto-sync intervals under 10 seconds are refused")
-    func interval() throws {
+    func interval() async throws {
         #expect(throws: VaultError.self) { try AutoSyncSettings.validatedInterval(9) }
         #expect(try AutoSyncSettings.validatedInterval(10) == 10)
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         #expect(throws: VaultError.self) { try VaultAutoSync(vault: device.vault, intervalSeconds: 5) }
@@ -24,11 +24,11 @@ struct VaultSettingsTests {
 
     @Test("pull-on-open syncs at once and reports; cancelling stops the loop")
     func pullOnOpen() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
-        try fixture.seed(["a.md": "alpha\n"])
+        try await fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
-        try fixture.seed(["b.md": "beta\n"])
+        try await fixture.seed(["b.md": "beta\n"])
         let auto = try VaultAutoSync(vault: device.vault, intervalSeconds: 60, pullOnOpen: true, options: device.options)
         let (reports, continuation) = AsyncStream<Result<SyncReport, VaultError>>.makeStream()
         let task = Task { await auto.run { continuation.yield($0) } }
@@ -44,8 +44,8 @@ struct VaultSettingsTests {
     }
 
     @Test("credentials are stored with mode 0600 and never described with the token")
-    func credentials() throws {
-        let fixture = try VaultFixture()
+    func credentials() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let profile = fixture.makeProfile("laptop")
         try profile.credentialStore.save(VaultCredentials(token: "ghp_secret_value"))
@@ -57,8 +57,8 @@ struct VaultSettingsTests {
     }
 
     @Test("settings persist in the profile and older files without new keys still load")
-    func persistence() throws {
-        let fixture = try VaultFixture()
+    func persistence() async throws {
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let profile = fixture.makeProfile("laptop")
         try FileManager.default.createDirectory(at: profile.folder, withIntermediateDirectories: true)

@@ -14,7 +14,16 @@ final class GitHTTPServer: Sendable {
     }
 
     /// Starts serving the repositories under `projectRoot`, accepting `token` as the basic-auth password.
-    static func start(projectRoot: URL, token: String) throws -> GitHTTPServer {
+    static func start(projectRoot: URL, token: String) async throws -> GitHTTPServer {
+        // Reading the first line blocks: do it on a dispatch queue, off Swift's cooperative pool.
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try startBlocking(projectRoot: projectRoot, token: token) })
+            }
+        }
+    }
+
+    private static func startBlocking(projectRoot: URL, token: String) throws -> GitHTTPServer {
         let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "git_http_server.py")
         let countFile = projectRoot.appending(path: ".unauthorized-count")
         let process = Process()

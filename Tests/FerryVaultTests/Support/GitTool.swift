@@ -8,8 +8,19 @@ enum GitTool {
     }
 
     /// Runs `git ARGUMENTS` (in `directory` when given) and returns its trimmed standard output.
+    ///
+    /// The process is waited for on a dispatch queue, never on Swift's cooperative pool: on a 2-core machine two
+    /// blocked pool threads would stall every other test running in parallel.
     @discardableResult
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> String {
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments, in: directory, environment: environment) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], in directory: URL?, environment: [String: String]) throws -> String {
         let process = Process()
         process.executableURL = URL(filePath: "/usr/bin/env")
         process.arguments = ["git"] + arguments
@@ -36,12 +47,12 @@ enum GitTool {
     }
 
     /// Creates a bare repository whose HEAD is `main`.
-    static func makeBare(at url: URL) throws {
-        try run(["init", "--bare", "--initial-branch=main", url.path(percentEncoded: false)])
+    static func makeBare(at url: URL) async throws {
+        try await run(["init", "--bare", "--initial-branch=main", url.path(percentEncoded: false)])
     }
 
     /// The tree id of `revision` in the repository whose git folder is `gitDirectory`.
-    static func tree(gitDirectory: URL, revision: String = "HEAD") throws -> String {
-        try run(["--git-dir", gitDirectory.path(percentEncoded: false), "rev-parse", "\(revision)^{tree}"])
+    static func tree(gitDirectory: URL, revision: String = "HEAD") async throws -> String {
+        try await run(["--git-dir", gitDirectory.path(percentEncoded: false), "rev-parse", "\(revision)^{tree}"])
     }
 }

@@ -1,3 +1,4 @@
+import FerryTesting
 @testable import FerryVault
 import Foundation
 import Logging
@@ -59,10 +60,10 @@ struct VaultFixture {
     let root: TemporaryFolder
     let bare: URL
 
-    init() throws {
+    init() async throws {
         root = try TemporaryFolder()
         bare = root.url.appending(path: "remote.git", directoryHint: .isDirectory)
-        try GitTool.makeBare(at: bare)
+        try await GitTool.makeBare(at: bare)
     }
 
     func remove() {
@@ -71,7 +72,7 @@ struct VaultFixture {
 
     /// A profile (no vault yet) named `name`.
     func makeProfile(_ name: String) -> VaultProfile {
-        VaultProfile(folder: root.url.appending(path: "profiles/\(name)", directoryHint: .isDirectory), logger: Logger(label: "ferry.vault.tests.\(name)"))
+        VaultProfile(folder: root.url.appending(path: "profiles/\(name)", directoryHint: .isDirectory), logger: .testing)
     }
 
     /// A device whose vault folder exists (empty), chosen but without a repository.
@@ -90,22 +91,22 @@ struct VaultFixture {
     }
 
     /// Seeds the bare repository with `notes` through the real `git` program.
-    func seed(_ notes: [String: String]) throws {
+    func seed(_ notes: [String: String]) async throws {
         let work = root.url.appending(path: "seed-\(UUID().uuidString)", directoryHint: .isDirectory)
-        try GitTool.run(["clone", "--quiet", bare.path(percentEncoded: false), work.path(percentEncoded: false)])
+        try await GitTool.run(["clone", "--quiet", bare.path(percentEncoded: false), work.path(percentEncoded: false)])
         for (path, text) in notes {
             let url = work.appending(path: path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try text.write(to: url, atomically: true, encoding: .utf8)
         }
-        try GitTool.run(["add", "-A"], in: work)
-        try GitTool.run(["commit", "--quiet", "-m", "seed"], in: work)
-        try GitTool.run(["push", "--quiet", "origin", "HEAD:main"], in: work)
+        try await GitTool.run(["add", "-A"], in: work)
+        try await GitTool.run(["commit", "--quiet", "-m", "seed"], in: work)
+        try await GitTool.run(["push", "--quiet", "origin", "HEAD:main"], in: work)
     }
 
     /// The remote's tree.
-    func remoteTree() throws -> String {
-        try GitTool.tree(gitDirectory: bare, revision: "main")
+    func remoteTree() async throws -> String {
+        try await GitTool.tree(gitDirectory: bare, revision: "main")
     }
 }
 

@@ -7,9 +7,9 @@ import Testing
 struct SyncRecoveryTests {
     @Test("an index.lock left by a crashed run is removed and the sync goes on")
     func staleLock() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
-        try fixture.seed(["a.md": "alpha\n"])
+        try await fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
         let lock = try device.gitDirectory.appending(path: "index.lock")
         _ = FileManager.default.createFile(atPath: lock.path(percentEncoded: false), contents: Data())
@@ -24,9 +24,9 @@ struct SyncRecoveryTests {
 
     @Test("a fresh index.lock means another git is working: sync fails with repository_locked and changes nothing")
     func freshLock() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
-        try fixture.seed(["a.md": "alpha\n"])
+        try await fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
         let lock = try device.gitDirectory.appending(path: "index.lock")
         _ = FileManager.default.createFile(atPath: lock.path(percentEncoded: false), contents: Data())
@@ -39,7 +39,7 @@ struct SyncRecoveryTests {
 
     @Test("without any origin a sync commits locally and says nothing was pulled or pushed")
     func noOrigin() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         try device.vault.initialiseRepository()
@@ -52,9 +52,9 @@ struct SyncRecoveryTests {
 
     @Test("the commit message template and author are used, with the host trailer")
     func template() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
-        try fixture.seed(["a.md": "alpha\n"])
+        try await fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
         try device.profile.settingsStore.update { settings in
             settings.commitMessageTemplate = "{{hostname}}: {{numFiles}} files ({{files}})"
@@ -63,15 +63,15 @@ struct SyncRecoveryTests {
         try device.write("b.md", "beta\n")
         try device.write("c.md", "gamma\n")
         _ = try await device.sync()
-        let subject = try GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "log", "-1", "--format=%s|%an|%ae", "main"])
+        let subject = try await GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "log", "-1", "--format=%s|%an|%ae", "main"])
         #expect(subject == "laptop: 2 files (b.md, c.md)|Ada|ada@example.com")
-        let body = try GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "log", "-1", "--format=%b", "main"])
+        let body = try await GitTool.run(["--git-dir", fixture.bare.path(percentEncoded: false), "log", "-1", "--format=%b", "main"])
         #expect(body.contains("Ferry-Host: laptop"))
     }
 
     @Test("pushing to a remote that does not exist fails with a message that says what to do")
     func missingRemote() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
         let device = try fixture.makeEmptyDevice("laptop")
         try device.vault.initialiseRepository()
@@ -84,11 +84,11 @@ struct SyncRecoveryTests {
 
     @Test("a push that is not a fast-forward is mapped from libgit2's own error")
     func nonFastForward() async throws {
-        let fixture = try VaultFixture()
+        let fixture = try await VaultFixture()
         defer { fixture.remove() }
-        try fixture.seed(["a.md": "alpha\n"])
+        try await fixture.seed(["a.md": "alpha\n"])
         let device = try await fixture.makeDevice("laptop")
-        try fixture.seed(["elsewhere.md": "pushed by someone else\n"])
+        try await fixture.seed(["elsewhere.md": "pushed by someone else\n"])
         try device.write("b.md", "beta\n")
         let repository = try GitRepository.open(gitDirectory: device.gitDirectory, workTree: device.vault.folder)
         _ = try repository.stageAll()
