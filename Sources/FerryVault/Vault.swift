@@ -25,10 +25,11 @@ public struct Vault: Sendable {
         profile.locator.locate(vault: folder)
     }
 
-    /// Runs blocking libgit2 work on a dispatch queue, off Swift's cooperative pool.
+    /// Runs blocking libgit2 work on a thread of its own: off Swift's cooperative pool, and off Dispatch's global
+    /// queues too, whose few threads (one per core) URLSession and others need to make progress.
     static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .utility).async {
+            Thread.detachNewThread {
                 continuation.resume(with: Result { try work() })
             }
         }

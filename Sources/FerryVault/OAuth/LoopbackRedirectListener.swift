@@ -53,7 +53,7 @@ public final class LoopbackRedirectListener: Sendable {
         let descriptor = socketDescriptor
         let deadline = Date().addingTimeInterval(Double(timeout.components.seconds))
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
+            Thread.detachNewThread {
                 continuation.resume(with: Result { try Self.serve(descriptor, expectedState: expectedState, deadline: deadline) })
             }
         }

@@ -15,9 +15,9 @@ final class GitHTTPServer: Sendable {
 
     /// Starts serving the repositories under `projectRoot`, accepting `token` as the basic-auth password.
     static func start(projectRoot: URL, token: String) async throws -> GitHTTPServer {
-        // Reading the first line blocks: do it on a dispatch queue, off Swift's cooperative pool.
+        // Reading the first line blocks: do it on a thread of its own, off Swift's cooperative pool.
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 continuation.resume(with: Result { try startBlocking(projectRoot: projectRoot, token: token) })
             }
         }

@@ -9,12 +9,12 @@ enum GitTool {
 
     /// Runs `git ARGUMENTS` (in `directory` when given) and returns its trimmed standard output.
     ///
-    /// The process is waited for on a dispatch queue, never on Swift's cooperative pool: on a 2-core machine two
+    /// The process is waited for on a thread of its own, never on Swift's cooperative pool or Dispatch's global queues: on a 2-core machine two
     /// blocked pool threads would stall every other test running in parallel.
     @discardableResult
     static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 continuation.resume(with: Result { try runBlocking(arguments, in: directory, environment: environment) })
             }
         }
