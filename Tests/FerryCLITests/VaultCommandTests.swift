@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `ferry vault …` as a person runs it, against a bare repository served by the real `git`.
-@Suite("ferry vault commands")
+@Suite("ferry vault commands", .serialized)
 struct VaultCommandTests {
     struct Workspace {
         let root: URL
