@@ -83,6 +83,14 @@ struct VaultCommandTests {
         #expect(cloned.status == 0, "\(cloned.stderr)")
         #expect(cloned.stdout.contains("pulled 1 commit"))
         #expect(try String(contentsOf: copy.appending(path: "todo.md"), encoding: .utf8) == "first note\n")
+
+        // A change on the laptop reaches the phone when it opens its vault with pull-on-open.
+        try "second line\n".write(to: vault.appending(path: "Ideas/more.md"), atomically: true, encoding: .utf8)
+        #expect(try await workspace.ferry(["sync"]).status == 0)
+        let reopened = try await workspace.ferry(["open", copy.path(percentEncoded: false), "--pull-on-open"], profile: "phone")
+        #expect(reopened.status == 0, "\(reopened.stderr)")
+        #expect(reopened.stdout.contains("Synced: pulled 1 commit"))
+        #expect(FileManager.default.fileExists(atPath: copy.appending(path: "Ideas/more.md").path(percentEncoded: false)))
     }
 
     @Test("auth token reads standard input, stores it with mode 0600 and never prints it")
@@ -113,6 +121,8 @@ struct VaultCommandTests {
         #expect(tooFast.status == 64 && tooFast.stderr.contains("at least 10 seconds"))
         let diagnosed = try await workspace.ferry(["diagnose"])
         #expect(diagnosed.stdout.contains("repo=missing") && diagnosed.stdout.contains("signal repo-missing"))
+        let noClient = try await workspace.ferry(["auth", "github"])
+        #expect(noClient.status == 64 && noClient.stderr.contains("--client-id"))
     }
 
     @Test("serve takes the GitHub OAuth app from flags and FERRY_ variables, validates the token URL, never logs the secret")

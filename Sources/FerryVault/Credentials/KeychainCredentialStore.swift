@@ -35,8 +35,9 @@ public struct KeychainCredentialStore: CredentialStore {
 
     /// Writes the credentials, creating the item when missing.
     public func save(_ credentials: VaultCredentials) throws {
+        let data = try JSONEncoder().encode(credentials)
         let attributes: [String: Any] = [
-            kSecValueData as String: try JSONEncoder().encode(credentials),
+            kSecValueData as String: data,
             kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
         ]
         var status = SecItemUpdate(baseQuery as CFDictionary, attributes as CFDictionary)
