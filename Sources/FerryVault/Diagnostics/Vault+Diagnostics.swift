@@ -26,12 +26,18 @@ extension Vault {
         }
         let origin = OriginResolver.resolve(vaultPath: path, settings: settings, repositoryOrigin: repository?.config("remote.origin.url"))
         var accessible = true
-        do { try checkFolderAccess() } catch { accessible = false }
-
         var signals: [VaultDiagnostics.Signal] = []
-        if !accessible {
-            signals.append(.init(code: "operation-not-permitted",
-                explanation: "Operation not permitted: access to the vault folder was lost (on iOS, the security-scoped bookmark); pick the folder again."))
+        do {
+            try checkFolderAccess()
+        } catch {
+            accessible = false
+            if error.code == .vaultMissing {
+                signals.append(.init(code: "vault-folder-missing",
+                    explanation: "The vault folder no longer exists (moved or deleted); choose it again ('ferry vault open PATH')."))
+            } else {
+                signals.append(.init(code: "operation-not-permitted",
+                    explanation: "Operation not permitted: access to the vault folder was lost (on iOS, the security-scoped bookmark); pick the folder again."))
+            }
         }
         if discovery.location == nil && discovery.storageRepositoryCount == 0 {
             signals.append(.init(code: "repo-missing",

@@ -102,5 +102,30 @@ extension VaultTests {
             let report = try await device.sync()
             #expect(report.pulledCommits == 1 && report.pushed)
         }
+
+        @Test("a second sync of the same vault while one runs fails with repository_locked instead of racing it")
+        func concurrentSync() async throws {
+            let fixture = try await VaultFixture()
+            defer { fixture.remove() }
+            try await fixture.seed(["a.md": "alpha\n"])
+            let device = try await fixture.makeDevice("laptop")
+            let held = try SyncLock(gitDirectory: device.gitDirectory)
+            defer { held.release() }
+            let error = await #expect(throws: VaultError.self) { try await device.sync() }
+            #expect(error?.code == .repositoryLocked)
+        }
+
+        @Test("a vault folder that disappeared is reported as such, by sync and by diagnostics")
+        func folderGone() async throws {
+            let fixture = try await VaultFixture()
+            defer { fixture.remove() }
+            let device = try fixture.makeEmptyDevice("laptop")
+            try FileManager.default.removeItem(at: device.vault.folder)
+            let error = await #expect(throws: VaultError.self) { try await device.sync() }
+            #expect(error?.code == .vaultMissing)
+            let diagnostics = device.vault.diagnose()
+            #expect(!diagnostics.folderAccessible)
+            #expect(diagnostics.signals.map(\.code).contains("vault-folder-missing"))
+        }
     }
 }
