@@ -7,6 +7,8 @@ final class RemoteSession {
     let credentials: VaultCredentials
     let maxAttempts: Int
     var attempts = 0
+    /// Credentials actually handed to libgit2 (an SSH key is no use to an HTTPS remote).
+    var offered = 0
     var isExhausted = false
     var rejections: [String: String] = [:]
 
@@ -40,10 +42,12 @@ final class RemoteSession {
         }
         if allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT.rawValue != 0, let token = credentials.token {
             let user = credentials.username ?? usernameFromURL ?? "x-access-token"
+            offered += 1
             return git_credential_userpass_plaintext_new(out, user, token)
         }
         if allowed & GIT_CREDENTIAL_SSH_KEY.rawValue != 0, let key = credentials.sshKey {
             let user = usernameFromURL ?? credentials.username ?? "git"
+            offered += 1
             return git_credential_ssh_key_new(out, user, key.publicKeyPath, key.privateKeyPath, key.passphrase)
         }
         if allowed & GIT_CREDENTIAL_USERNAME.rawValue != 0 {
@@ -55,9 +59,9 @@ final class RemoteSession {
 
     /// The error for a failed network call: bounded-attempt exhaustion wins over libgit2's own message.
     func error(for result: Int32, _ context: GitErrorContext) -> VaultError {
-        if isExhausted && credentials.isEmpty {
+        if isExhausted && offered == 0 {
             return VaultError(.authenticationFailed,
-                "Authentication failed: the remote asks for credentials and none are stored. Add a token ('ferry vault auth token') or sign in with GitHub.")
+                "Authentication failed: the remote asks for credentials and none that fit are stored (a token for HTTPS, an SSH key for SSH). Add a token ('ferry vault auth token') or sign in with GitHub.")
         }
         if isExhausted {
             return LibGit2.lastError(result, .credentialsExhausted(attempts: maxAttempts))
