@@ -157,6 +157,7 @@ let package = Package(
         .testTarget(
             name: "FerryVaultTests",
             dependencies: ["FerryVault", "FerrySecurity", "FerryServer", "FerryTesting", "FerryCore"],
+            exclude: ["Support/git_http_server.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

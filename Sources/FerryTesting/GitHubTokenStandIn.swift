@@ -1,4 +1,5 @@
 import FerrySecurity
+import FerryServer
 import Foundation
 import Hummingbird
 import Logging
@@ -42,6 +43,13 @@ public final class GitHubTokenStandIn: Sendable {
         let code = "code-\(UUID().uuidString)"
         shared.grants.withLock { $0[code] = Grant(challenge: challenge, redirectURI: redirectURI) }
         return code
+    }
+
+    /// Points a server configuration's GitHub OAuth app at this stand-in (client id, secret, token URL).
+    public func configure(_ configuration: inout ServerConfiguration) {
+        configuration.githubOAuth.clientID = clientID
+        configuration.githubOAuth.clientSecret = clientSecret
+        configuration.githubOAuth.tokenURL = tokenURL.absoluteString
     }
 
     /// How many exchanges it has answered.

@@ -28,11 +28,7 @@ struct OAuthRoutesTests {
     @Test("the right verifier gets a token; the secret is added by the server; a wrong verifier or reused code gets 400")
     func exchange() async throws {
         try await GitHubTokenStandIn.with { standIn in
-            try await LiveServer.with(.sqlite, configure: { configuration in
-                configuration.githubOAuth.clientID = standIn.clientID
-                configuration.githubOAuth.clientSecret = standIn.clientSecret
-                configuration.githubOAuth.tokenURL = standIn.tokenURL.absoluteString
-            }) { server in
+            try await LiveServer.with(.sqlite, configure: standIn.configure) { server in
                 let pkce = PKCE()
                 let code = standIn.issueCode(challenge: pkce.challenge)
                 let good = try await Self.exchange(server, ["code": code, "code_verifier": pkce.verifier])
@@ -59,11 +55,7 @@ struct OAuthRoutesTests {
     ])
     func badInput(_ body: String) async throws {
         try await GitHubTokenStandIn.with { standIn in
-            try await LiveServer.with(.sqlite, configure: { configuration in
-                configuration.githubOAuth.clientID = standIn.clientID
-                configuration.githubOAuth.clientSecret = standIn.clientSecret
-                configuration.githubOAuth.tokenURL = standIn.tokenURL.absoluteString
-            }) { server in
+            try await LiveServer.with(.sqlite, configure: standIn.configure) { server in
                 let reply = try await HTTPClient.send(
                     "POST", server.url("/oauth/v1/github/token"),
                     headers: ["apikey": server.server.keys.anonKey, "Content-Type": "application/json"], body: Data(body.utf8)

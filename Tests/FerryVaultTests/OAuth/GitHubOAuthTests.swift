@@ -68,11 +68,7 @@ extension VaultTests {
         @Test("the whole flow through Ferry's server and a stand-in token endpoint that checks the verifier")
         func fullFlow() async throws {
             try await GitHubTokenStandIn.with { standIn in
-                try await LiveServer.with(.sqlite, configure: { configuration in
-                    configuration.githubOAuth.clientID = standIn.clientID
-                    configuration.githubOAuth.clientSecret = standIn.clientSecret
-                    configuration.githubOAuth.tokenURL = standIn.tokenURL.absoluteString
-                }) { server in
+                try await LiveServer.with(.sqlite, configure: standIn.configure) { server in
                     let oauth = GitHubOAuth(clientID: standIn.clientID, server: server.baseURL, apiKey: server.server.keys.anonKey,
                                             callbackTimeout: .seconds(30))
                     let token = try await oauth.signIn { url in

@@ -90,6 +90,14 @@ struct VaultFixture {
         return device
     }
 
+    /// Runs `body` with a fixture whose remote holds `notes` and one device ("laptop") cloned from it, then removes it.
+    static func withDevice(seeded notes: [String: String] = ["a.md": "alpha\n"], _ body: (VaultFixture, Device) async throws -> Void) async throws {
+        let fixture = try await VaultFixture()
+        defer { fixture.remove() }
+        try await fixture.seed(notes)
+        try await body(fixture, try await fixture.makeDevice("laptop"))
+    }
+
     /// Seeds the bare repository with `notes` through the real `git` program.
     func seed(_ notes: [String: String]) async throws {
         let work = root.url.appending(path: "seed-\(UUID().uuidString)", directoryHint: .isDirectory)
