@@ -88,7 +88,8 @@ public final class GitHubTokenStandIn: Sendable {
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "ferry.testing.github-stand-in")
-        logger.logLevel = .warning
+        // Cancelling the stand-in's task makes Hummingbird log "Server shutdown error: Already closed"; it is noise.
+        logger.logLevel = .critical
         let application = Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
