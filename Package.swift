@@ -81,9 +81,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .systemLibrary(name: "CLibGit2", pkgConfig: "libgit2", providers: [.apt(["libgit2-dev"])]),
         .target(
             name: "FerryVault",
-            dependencies: ["FerryCore"],
+            dependencies: [
+                "CLibGit2", "FerryCore", "FerrySecurity",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -91,6 +95,8 @@ let package = Package(
             dependencies: [
                 "FerryServer",
                 "FerryCore",
+                "FerrySecurity",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -103,6 +109,7 @@ let package = Package(
             dependencies: [
                 "FerryServer",
                 "FerryClient",
+                "FerryVault",
                 "FerrySecurity",
                 "FerryCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -142,6 +149,7 @@ let package = Package(
             name: "FerryServerTests",
             dependencies: [
                 "FerryServer",
+                "FerrySecurity",
                 "FerryTesting",
                 "FerryCore",
                 .product(name: "Yams", package: "Yams"),
@@ -156,6 +164,12 @@ let package = Package(
         .testTarget(
             name: "FerryClientTests",
             dependencies: ["FerryClient", "FerryTesting", "FerryCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryVaultTests",
+            dependencies: ["FerryVault", "FerrySecurity", "FerryServer", "FerryTesting", "FerryCore"],
+            exclude: ["Support/git_http_server.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

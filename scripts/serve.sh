@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-packages.sh
-ferry_ensure_packages libsqlite3-dev
+ferry_ensure_packages libsqlite3-dev libgit2-dev
 swift build --product ferry
 exec .build/debug/ferry serve "$@"

@@ -15,6 +15,7 @@ struct FerryCommand: AsyncParsableCommand {
             StatusCommand.self, ProfileCommand.self, ResetCommand.self,
             PutCommand.self, GetCommand.self, ListCommand.self, RemoveCommand.self, SyncCommand.self,
             SpacesCommand.self, DoctorCommand.self,
+            VaultCommand.self,
         ]
     )
 }

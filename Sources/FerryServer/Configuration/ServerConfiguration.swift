@@ -24,6 +24,9 @@ public struct ServerConfiguration: Sendable {
     /// Limits of the sync endpoints, clock skew and tombstone retention.
     public var sync = SyncLimits()
 
+    /// The GitHub OAuth code exchange for vaults (`/oauth/v1/github/token`).
+    public var githubOAuth = GitHubOAuthConfiguration()
+
     /// Creates a configuration with the defaults.
     public init() {}
 

@@ -27,6 +27,7 @@ extension FerryServer {
             .register(on: router)
         AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
         SyncRoutes(auth: auth, sync: sync, deadline: configuration.requestDeadline).register(on: router)
+        OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         return router
     }
 

@@ -11,8 +11,9 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Every option can also come from the environment: FERRY_HOST, FERRY_PORT, FERRY_DATA_DIR,
             FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL, FERRY_JWT_SECRET,
-            FERRY_ACCESS_TOKEN_LIFETIME, FERRY_SESSION_TIMEBOX, FERRY_SESSION_INACTIVITY_TIMEOUT (seconds).
-            A flag wins over the environment.
+            FERRY_ACCESS_TOKEN_LIFETIME, FERRY_SESSION_TIMEBOX, FERRY_SESSION_INACTIVITY_TIMEOUT, FERRY_MAX_CLOCK_SKEW,
+            FERRY_TOMBSTONE_RETENTION (seconds), FERRY_GITHUB_CLIENT_ID, FERRY_GITHUB_CLIENT_SECRET, FERRY_GITHUB_TOKEN_URL.
+            A flag wins over the environment. Prefer FERRY_GITHUB_CLIENT_SECRET to the flag: arguments show in the process list.
             """
     )
 
@@ -51,6 +52,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("tombstone-retention"), help: "Seconds deleted records are kept for offline devices. [default: 2592000, 30 days]")
     var tombstoneRetention: Int?
+
+    @Option(name: .customLong("github-client-id"), help: "The GitHub OAuth app's client id, for vault sign-in (/oauth/v1/github/token).")
+    var githubClientID: String?
+
+    @Option(name: .customLong("github-client-secret"), help: "The GitHub OAuth app's client secret (prefer FERRY_GITHUB_CLIENT_SECRET).")
+    var githubClientSecret: String?
+
+    @Option(name: .customLong("github-token-url"), help: "GitHub's token endpoint. [default: https://github.com/login/oauth/access_token]")
+    var githubTokenURL: String?
 
     @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey', then exit.")
     var printKeys = false
@@ -121,6 +131,14 @@ struct ServeSettings {
         }
         if let seconds = try Self.seconds(command.tombstoneRetention, environment, "FERRY_TOMBSTONE_RETENTION", flag: "--tombstone-retention") {
             configuration.sync.tombstoneRetention = seconds
+        }
+        configuration.githubOAuth.clientID = command.githubClientID ?? environment["FERRY_GITHUB_CLIENT_ID"]
+        configuration.githubOAuth.clientSecret = command.githubClientSecret ?? environment["FERRY_GITHUB_CLIENT_SECRET"]
+        if let tokenURL = command.githubTokenURL ?? environment["FERRY_GITHUB_TOKEN_URL"], !tokenURL.isEmpty {
+            guard let url = URL(string: tokenURL), url.scheme == "https" || url.scheme == "http", url.host() != nil else {
+                throw CommandFailure(message: "--github-token-url must be an http(s) URL, not '\(tokenURL)'", status: 64)
+            }
+            configuration.githubOAuth.tokenURL = tokenURL
         }
         if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {

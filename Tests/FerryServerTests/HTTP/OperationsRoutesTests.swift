@@ -116,7 +116,7 @@ struct OperationsRoutesTests {
             let paths = try #require(document["paths"] as? [String: Any])
             #expect(Set(paths.keys).isSuperset(of: [
                 "/health", "/metrics", "/openapi.yaml", "/auth/v1/signup", "/auth/v1/token", "/auth/v1/user", "/auth/v1/logout",
-                "/sync/v1/profile",
+                "/sync/v1/profile", "/oauth/v1/github/token",
             ]))
         }
     }

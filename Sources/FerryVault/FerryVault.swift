@@ -1,2 +1,0 @@
-/// Git-backed vault sync; see the module's documentation. The API arrives with the vault issue.
-public enum FerryVault {}
