@@ -47,6 +47,30 @@ public struct Device: Sendable, Hashable, Codable {
         case id, name, type, hostname, publicKey, pushToken, pushEnvironment, trust, createdAt, lastSeenAt, isCurrent
     }
 
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        name = try container.decode(String.self, forKey: .name)
+        type = try container.decode(DeviceKind.self, forKey: .type)
+        hostname = try container.decode(String.self, forKey: .hostname)
+        publicKey = try container.decode(String.self, forKey: .publicKey)
+        pushToken = try container.decodeIfPresent(String.self, forKey: .pushToken)
+        pushEnvironment = try container.decodeIfPresent(PushEnvironment.self, forKey: .pushEnvironment)
+        trust = try container.decode(DeviceTrust.self, forKey: .trust)
+        createdAt = try Self.date(container, .createdAt)
+        lastSeenAt = try Self.date(container, .lastSeenAt)
+        isCurrent = try container.decodeIfPresent(Bool.self, forKey: .isCurrent) ?? false
+    }
+
+    private static func date(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Date {
+        let text = try container.decode(String.self, forKey: key)
+        guard let date = Timestamp.parse(text) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an ISO 8601 timestamp")
+        }
+        return date
+    }
+
+    /// Ids in lowercase and times in ISO 8601, as everywhere in Ferry's protocol.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id.uuidString.lowercased(), forKey: .id)
@@ -57,8 +81,8 @@ public struct Device: Sendable, Hashable, Codable {
         try container.encodeIfPresent(pushToken, forKey: .pushToken)
         try container.encodeIfPresent(pushEnvironment, forKey: .pushEnvironment)
         try container.encode(trust, forKey: .trust)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(lastSeenAt, forKey: .lastSeenAt)
+        try container.encode(Timestamp.format(createdAt), forKey: .createdAt)
+        try container.encode(Timestamp.format(lastSeenAt), forKey: .lastSeenAt)
         try container.encode(isCurrent, forKey: .isCurrent)
     }
 }

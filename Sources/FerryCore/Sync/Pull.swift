@@ -6,25 +6,33 @@ public struct PullRequest: Sendable, Hashable, Codable {
     public var cursors: [UUID: Int64]
     /// The most changes to return (the server caps it).
     public var limit: Int?
+    /// Spaces not to pull this time (say, an encrypted space whose key this device does not hold yet);
+    /// they get no changes and no cursor in the reply.
+    public var exclude: Set<UUID>
 
     /// Creates a pull.
-    public init(cursors: [UUID: Int64] = [:], limit: Int? = nil) {
+    public init(cursors: [UUID: Int64] = [:], limit: Int? = nil, exclude: Set<UUID> = []) {
         self.cursors = cursors
         self.limit = limit
+        self.exclude = exclude
     }
 
-    enum CodingKeys: String, CodingKey { case cursors, limit }
+    enum CodingKeys: String, CodingKey { case cursors, limit, exclude }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
         limit = try container.decodeIfPresent(Int.self, forKey: .limit)
+        exclude = try container.decodeIfPresent(Set<UUID>.self, forKey: .exclude) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
         try container.encodeIfPresent(limit, forKey: .limit)
+        if !exclude.isEmpty {
+            try container.encode(exclude.map { $0.uuidString.lowercased() }.sorted(), forKey: .exclude)
+        }
     }
 }
 
@@ -84,16 +92,20 @@ public struct PullResponse: Sendable, Hashable, Codable {
     /// Spaces whose cursor fell behind tombstone garbage collection: drop their local rows
     /// (keeping the outbox) and pull them again from 0.
     public var resetRequired: [UUID]
+    /// The current key version of every end-to-end encrypted space the user belongs to, excluded ones included
+    /// (0 while the space has no key yet): a device that lacks a version asks for it (`GET /sync/v1/secrets`).
+    public var keyVersions: [UUID: Int]
 
     /// Creates a reply.
-    public init(changes: [Change], cursors: [UUID: Int64], hasMore: Bool, resetRequired: [UUID] = []) {
+    public init(changes: [Change], cursors: [UUID: Int64], hasMore: Bool, resetRequired: [UUID] = [], keyVersions: [UUID: Int] = [:]) {
         self.changes = changes
         self.cursors = cursors
         self.hasMore = hasMore
         self.resetRequired = resetRequired
+        self.keyVersions = keyVersions
     }
 
-    enum CodingKeys: String, CodingKey { case changes, cursors, hasMore, resetRequired }
+    enum CodingKeys: String, CodingKey { case changes, cursors, hasMore, resetRequired, keyVersions }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -101,6 +113,7 @@ public struct PullResponse: Sendable, Hashable, Codable {
         cursors = try SpaceKeyed.decode(container.decode([String: Int64].self, forKey: .cursors), at: decoder.codingPath)
         hasMore = try container.decode(Bool.self, forKey: .hasMore)
         resetRequired = try container.decodeIfPresent([UUID].self, forKey: .resetRequired) ?? []
+        keyVersions = try SpaceKeyed.decode(container.decodeIfPresent([String: Int].self, forKey: .keyVersions) ?? [:], at: decoder.codingPath)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -109,6 +122,7 @@ public struct PullResponse: Sendable, Hashable, Codable {
         try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
         try container.encode(hasMore, forKey: .hasMore)
         try container.encode(resetRequired.map { $0.uuidString.lowercased() }, forKey: .resetRequired)
+        try container.encode(SpaceKeyed.encode(keyVersions), forKey: .keyVersions)
     }
 }
 

@@ -35,18 +35,32 @@ public struct SpaceSummary: Sendable, Hashable, Codable {
     public var role: SpaceRole
     /// The latest sequence number.
     public var seq: Int64
+    /// An encrypted space's current key version (0 until its first key is stored); 0 for other spaces.
+    public var keyVersion: Int
 
     /// Creates a summary.
-    public init(id: UUID, name: String, isPersonal: Bool, isEncrypted: Bool, role: SpaceRole, seq: Int64) {
+    public init(id: UUID, name: String, isPersonal: Bool, isEncrypted: Bool, role: SpaceRole, seq: Int64, keyVersion: Int = 0) {
         self.id = id
         self.name = name
         self.isPersonal = isPersonal
         self.isEncrypted = isEncrypted
         self.role = role
         self.seq = seq
+        self.keyVersion = keyVersion
     }
 
-    enum CodingKeys: String, CodingKey { case id, name, isPersonal, isEncrypted, role, seq }
+    enum CodingKeys: String, CodingKey { case id, name, isPersonal, isEncrypted, role, seq, keyVersion }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        name = try container.decode(String.self, forKey: .name)
+        isPersonal = try container.decode(Bool.self, forKey: .isPersonal)
+        isEncrypted = try container.decode(Bool.self, forKey: .isEncrypted)
+        role = try container.decode(SpaceRole.self, forKey: .role)
+        seq = try container.decode(Int64.self, forKey: .seq)
+        keyVersion = try container.decodeIfPresent(Int.self, forKey: .keyVersion) ?? 0
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -56,6 +70,7 @@ public struct SpaceSummary: Sendable, Hashable, Codable {
         try container.encode(isEncrypted, forKey: .isEncrypted)
         try container.encode(role, forKey: .role)
         try container.encode(seq, forKey: .seq)
+        try container.encode(keyVersion, forKey: .keyVersion)
     }
 }
 
