@@ -50,6 +50,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
                 "\"_clocks\" TEXT NOT NULL DEFAULT '{}'",
                 "\"_deleted\" INTEGER NOT NULL DEFAULT 0",
                 "\"_updated_at\" TEXT NOT NULL",
+                sealedColumnDefinition,
             ]
         case .postgres:
             [
@@ -59,9 +60,20 @@ public enum SQLDialect: String, Sendable, CaseIterable {
                 "\"_clocks\" jsonb NOT NULL DEFAULT '{}'",
                 "\"_deleted\" boolean NOT NULL DEFAULT false",
                 "\"_updated_at\" timestamptz NOT NULL DEFAULT now()",
+                sealedColumnDefinition,
             ]
         }
     }
+
+    /// The column that holds a record's encrypted field values in an end-to-end encrypted space, as one JSON
+    /// object of field name to `{"keyVersion", "ciphertext"}`; the typed columns stay `NULL` there. Only the server
+    /// uses it: a device's local store has the column (same DDL) and never reads or writes it.
+    public var sealedColumnDefinition: String {
+        "\(quote(Self.sealedColumn)) \(self == .sqlite ? "TEXT" : "jsonb")"
+    }
+
+    /// The name of the column described by ``sealedColumnDefinition``.
+    public static let sealedColumn = "_sealed"
 
     /// The condition that keeps tombstones out of unique indexes, so a deleted record frees its key.
     var liveRowCondition: String {

@@ -165,6 +165,8 @@ struct AuthService: Sendable {
         var claims: AccessTokenClaims
         var userID: UUID
         var sessionID: UUID
+        /// The device the session is bound to, if it registered one.
+        var deviceID: UUID?
     }
 
     func authenticate(authorization: String?) async throws -> Caller {
@@ -178,10 +180,10 @@ struct AuthService: Sendable {
         else {
             throw APIError(.unauthorized, .badJWT, "invalid JWT: unable to parse or verify signature, or the token is expired")
         }
-        guard try await storage.session(id: sessionID) != nil else {
+        guard let session = try await storage.session(id: sessionID) else {
             throw APIError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
         }
-        return Caller(claims: claims, userID: userID, sessionID: sessionID)
+        return Caller(claims: claims, userID: userID, sessionID: sessionID, deviceID: session.deviceID)
     }
 
     func user(_ caller: Caller) async throws -> AuthUser {

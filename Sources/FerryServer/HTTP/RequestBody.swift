@@ -5,7 +5,11 @@ import Hummingbird
 
 extension Request {
     /// The JSON body decoded as `Body`, at most `limit` bytes; a clear 400 or 413 otherwise.
-    mutating func decodeJSON<Body: Decodable>(_ type: Body.Type, limit: Int = 64 * 1024) async throws -> Body {
+    /// - Parameter invalidValue: the error for a value that is present but invalid at a coding path (say, an unknown
+    ///   enum case), when that deserves a more precise answer than 400 `bad_request`.
+    mutating func decodeJSON<Body: Decodable>(
+        _ type: Body.Type, limit: Int = 64 * 1024, invalidValue: (_ path: String) -> APIError? = { _ in nil }
+    ) async throws -> Body {
         let buffer: ByteBuffer
         do {
             buffer = try await collectBody(upTo: limit)
@@ -15,6 +19,10 @@ extension Request {
         do {
             return try JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, !context.codingPath.isEmpty,
+               let refined = invalidValue(context.codingPath.map(\.stringValue).joined(separator: ".")) {
+                throw refined
+            }
             throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: \(error.summary).")
         } catch {
             throw APIError(.badRequest, .badRequest, "The request body is not valid JSON.")

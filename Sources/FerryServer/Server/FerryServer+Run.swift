@@ -26,7 +26,9 @@ extension FerryServer {
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
             .register(on: router)
         AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
-        SyncRoutes(auth: auth, sync: sync, deadline: configuration.requestDeadline).register(on: router)
+        let authenticator = SyncAuthenticator(auth: auth, devices: devices, deadline: configuration.requestDeadline)
+        SyncRoutes(authenticator: authenticator, sync: sync).register(on: router)
+        DeviceRoutes(authenticator: authenticator, devices: devices, secrets: secrets).register(on: router)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         return router
     }

@@ -39,6 +39,8 @@ public final class FerryServer: Sendable {
     public let keys: ServerKeys
     let auth: AuthService
     let sync: SyncService
+    let devices: DeviceService
+    let secrets: SecretsService
     let services: [any Service]
     let logger: Logger
     let registry = PrometheusCollectorRegistry()
@@ -52,6 +54,8 @@ public final class FerryServer: Sendable {
         self.keys = keys
         self.auth = auth
         self.sync = sync
+        self.devices = DeviceService(storage: sync.storage, limits: configuration.sync, logger: logger)
+        self.secrets = SecretsService(storage: sync.storage, limits: configuration.sync, logger: logger)
         self.configuration = configuration
         self.storage = storage
         self.schema = schema

@@ -29,6 +29,8 @@ public struct SessionRecord: Sendable, Hashable {
     public var createdAt: Date
     /// The last refresh (or the sign-in), for the inactivity timeout.
     public var refreshedAt: Date
+    /// The device the session is bound to (`PUT /sync/v1/devices/{id}`); `nil` until it registers one.
+    public var deviceID: UUID? = nil
 }
 
 /// A refresh token's stored form: its hash, never the token.

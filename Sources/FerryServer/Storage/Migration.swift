@@ -235,5 +235,100 @@ extension Migration {
                 "UPDATE ferry_spaces s SET name = u.email FROM ferry_users u WHERE u.id = s.owner_id AND s.is_personal",
             ]
         ),
+        Migration(
+            version: 4,
+            name: "devices, trust, sealed space keys",
+            sqlite: [
+                """
+                CREATE TABLE ferry_devices (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  user_id TEXT NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  name TEXT NOT NULL,
+                  type TEXT NOT NULL,
+                  hostname TEXT NOT NULL,
+                  public_key TEXT NOT NULL,
+                  push_token TEXT,
+                  push_environment TEXT,
+                  trust TEXT NOT NULL CHECK (trust IN ('pending', 'trusted', 'revoked')),
+                  created_at TEXT NOT NULL,
+                  last_seen_at TEXT NOT NULL,
+                  revoked_at TEXT
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_devices_user ON ferry_devices (user_id)",
+                // The device a session is bound to (PUT /sync/v1/devices/{id}); NULL for a session that never registered one.
+                "ALTER TABLE ferry_sessions ADD COLUMN device_id TEXT REFERENCES ferry_devices (id) ON DELETE CASCADE",
+                "CREATE INDEX ferry_sessions_device ON ferry_sessions (device_id)",
+                "ALTER TABLE ferry_spaces ADD COLUMN key_version INTEGER NOT NULL DEFAULT 0",
+                "ALTER TABLE ferry_spaces ADD COLUMN rotation_required INTEGER NOT NULL DEFAULT 0",
+                """
+                CREATE TABLE ferry_space_keys (
+                  space_id TEXT NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  version INTEGER NOT NULL,
+                  created_by_device TEXT NOT NULL,
+                  created_at TEXT NOT NULL,
+                  PRIMARY KEY (space_id, version)
+                ) STRICT
+                """,
+                """
+                CREATE TABLE ferry_secrets (
+                  space_id TEXT NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  device_id TEXT NOT NULL REFERENCES ferry_devices (id) ON DELETE CASCADE,
+                  key_version INTEGER NOT NULL,
+                  enc TEXT NOT NULL,
+                  ciphertext TEXT NOT NULL,
+                  sealed_by TEXT NOT NULL,
+                  updated_at TEXT NOT NULL,
+                  PRIMARY KEY (space_id, device_id, key_version)
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_secrets_device ON ferry_secrets (device_id)",
+            ],
+            postgres: [
+                """
+                CREATE TABLE ferry_devices (
+                  id uuid PRIMARY KEY,
+                  user_id uuid NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  name text NOT NULL,
+                  type text NOT NULL,
+                  hostname text NOT NULL,
+                  public_key text NOT NULL,
+                  push_token text,
+                  push_environment text,
+                  trust text NOT NULL CHECK (trust IN ('pending', 'trusted', 'revoked')),
+                  created_at timestamptz NOT NULL,
+                  last_seen_at timestamptz NOT NULL,
+                  revoked_at timestamptz
+                )
+                """,
+                "CREATE INDEX ferry_devices_user ON ferry_devices (user_id)",
+                "ALTER TABLE ferry_sessions ADD COLUMN device_id uuid REFERENCES ferry_devices (id) ON DELETE CASCADE",
+                "CREATE INDEX ferry_sessions_device ON ferry_sessions (device_id)",
+                "ALTER TABLE ferry_spaces ADD COLUMN key_version integer NOT NULL DEFAULT 0",
+                "ALTER TABLE ferry_spaces ADD COLUMN rotation_required boolean NOT NULL DEFAULT false",
+                """
+                CREATE TABLE ferry_space_keys (
+                  space_id uuid NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  version integer NOT NULL,
+                  created_by_device uuid NOT NULL,
+                  created_at timestamptz NOT NULL,
+                  PRIMARY KEY (space_id, version)
+                )
+                """,
+                """
+                CREATE TABLE ferry_secrets (
+                  space_id uuid NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  device_id uuid NOT NULL REFERENCES ferry_devices (id) ON DELETE CASCADE,
+                  key_version integer NOT NULL,
+                  enc text NOT NULL,
+                  ciphertext text NOT NULL,
+                  sealed_by uuid NOT NULL,
+                  updated_at timestamptz NOT NULL,
+                  PRIMARY KEY (space_id, device_id, key_version)
+                )
+                """,
+                "CREATE INDEX ferry_secrets_device ON ferry_secrets (device_id)",
+            ]
+        ),
     ]
 }

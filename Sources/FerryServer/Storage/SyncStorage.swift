@@ -29,6 +29,8 @@ struct PushBatch: Sendable {
     var mutationIDs: [Int64]
     var schema: Schema
     var now: Date
+    /// The end-to-end encrypted spaces among the caller's: their records' values go to the `_sealed` column.
+    var sealedSpaces: Set<UUID> = []
 }
 
 /// What one space contributes to a pull.

@@ -10,6 +10,8 @@ struct MutationValidator: Sendable {
     let roles: [UUID: SpaceRole]
     /// The server's wall clock for this push.
     let now: Date
+    /// The current key version of each end-to-end encrypted space the caller belongs to.
+    var keyVersions: [UUID: Int] = [:]
 
     func validate(_ mutation: Mutation) -> Result<ValidatedMutation, Rejection> {
         Result { try check(mutation) }.mapError { $0 as? Rejection ?? Rejection(.invalidRecord, "\($0)") }
@@ -42,11 +44,22 @@ struct MutationValidator: Sendable {
         if mutation.op == .delete, state.clocks[RecordState.deletedKey] == nil {
             throw Rejection(.invalidClock, "A delete needs a clock named _deleted.")
         }
+        let keyVersion = keyVersions[mutation.space]
+        if keyVersion == 0, state.fields.keys.contains(where: { $0 != collection.parent?.field }) {
+            throw Rejection(
+                .spaceKeyMissing,
+                "Space \(mutation.space.lowercased) is end-to-end encrypted and has no key yet; a trusted device stores version 1 with PUT /sync/v1/secrets first."
+            )
+        }
         for (name, value) in state.fields {
             guard state.clocks[name] != nil else {
                 throw Rejection(.invalidClock, "Field '\(name)' has no clock; every written field needs one.")
             }
             guard let field = collection.field(named: name) else { continue }
+            if let keyVersion, name != collection.parent?.field {
+                state.fields[name] = try SealedFieldValue.normalized(value, field: name, keyVersion: keyVersion)
+                continue
+            }
             var typed = field
             typed.type = collection.storedType(of: field)
             do {

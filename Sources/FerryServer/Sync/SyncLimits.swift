@@ -16,6 +16,14 @@ public struct SyncLimits: Sendable, Hashable {
     /// How long tombstones are kept before garbage collection; a device offline longer must resync.
     public var tombstoneRetention: Duration = .seconds(30 * 24 * 3600)
 
+    /// The most sealed keys in one `PUT /sync/v1/secrets`.
+    public var maximumSecretsBatchLength = 1000
+    /// The largest `PUT /sync/v1/secrets` body (a row is about 250 bytes of JSON).
+    public var maximumSecretsBytes = 1024 * 1024
+    /// How often a device's `lastSeenAt` is written at most: every request of a bound session would otherwise be a
+    /// write, and SQLite has one writer. `GET /sync/v1/devices` is therefore up to this much behind.
+    public var lastSeenInterval: Duration = .seconds(10)
+
     /// The default limits.
     public init() {}
 }

@@ -6,7 +6,7 @@ import Logging
 /// The rules of `/sync/v1`: who may push and pull what, with which limits. Engine-agnostic:
 /// storage runs each push in one transaction and shares ``PushPlan`` for the merge.
 struct SyncService: Sendable {
-    typealias Storage = RecordStorage & SpaceStorage
+    typealias Storage = RecordStorage & SpaceStorage & DeviceStorage
     let storage: any Storage
     let schema: Schema
     let limits: SyncLimits
@@ -34,13 +34,18 @@ struct SyncService: Sendable {
         if let first = request.mutations.first, first.mutationId < 1 {
             throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids start at 1.")
         }
-        let roles = Dictionary(try await spaces(userID: userID, email: email).map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
+        let summaries = try await spaces(userID: userID, email: email)
+        let roles = Dictionary(summaries.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
         let time = now()
-        let validator = MutationValidator(schema: schema, limits: limits, userID: userID, roles: roles, now: time)
-        let batch = PushBatch(
+        var validator = MutationValidator(schema: schema, limits: limits, userID: userID, roles: roles, now: time)
+        // Key versions only grow, so a version valid now is still valid when the push commits.
+        let encrypted = summaries.filter(\.isEncrypted)
+        validator.keyVersions = Dictionary(encrypted.map { ($0.id, $0.keyVersion) }, uniquingKeysWith: { first, _ in first })
+        var batch = PushBatch(
             userID: userID, deviceID: request.deviceId, entries: request.mutations.map(validator.validate),
             mutationIDs: request.mutations.map(\.mutationId), schema: schema, now: time
         )
+        batch.sealedSpaces = Set(encrypted.map(\.id))
         let response = try await storage.push(batch)
         let rejected = response.results.filter { $0.status == .rejected }.count
         logger.debug("push", metadata: [
@@ -60,6 +65,8 @@ struct SyncService: Sendable {
         var remaining = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
         var response = PullResponse(changes: [], cursors: [:], hasMore: false)
         for space in try await spaces(userID: userID, email: email) {
+            if space.isEncrypted { response.keyVersions[space.id] = space.keyVersion }
+            guard !request.exclude.contains(space.id) else { continue }
             let cursor = request.cursors[space.id] ?? 0
             response.cursors[space.id] = cursor
             guard remaining > 0 else {

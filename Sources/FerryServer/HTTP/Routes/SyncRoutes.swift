@@ -5,27 +5,24 @@ import Hummingbird
 
 /// `/sync/v1`: push, pull, the schema, and spaces with their members.
 struct SyncRoutes {
-    let auth: AuthService
+    let authenticator: SyncAuthenticator
     let sync: SyncService
-    /// How long a request may wait on the database.
-    let deadline: Duration
 
     private func withinDeadline<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        try await withTimeout(deadline, work)
+        try await authenticator.withinDeadline(work)
     }
 
     /// The verified caller's id and email.
     private func caller(_ request: Request) async throws -> (id: UUID, email: String) {
-        let authorization = request.headers[.authorization]
-        let caller = try await withinDeadline { try await auth.authenticate(authorization: authorization) }
-        return (caller.userID, caller.claims.email)
+        let caller = try await authenticator.caller(request)
+        return (caller.userID, caller.email)
     }
 
     struct SpaceList: Encodable, Sendable { var spaces: [SpaceSummary] }
     struct MemberList: Encodable, Sendable { var members: [SpaceMember] }
 
     func register(on router: Router<FerryRequestContext>) {
-        let group = router.group("sync/v1").add(middleware: APIKeyMiddleware(anonKey: auth.keys.anonKey))
+        let group = router.group("sync/v1").add(middleware: APIKeyMiddleware(anonKey: authenticator.auth.keys.anonKey))
         let sync = self.sync
         group.post("push") { request, _ in
             var request = request

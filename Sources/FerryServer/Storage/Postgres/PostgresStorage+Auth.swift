@@ -83,10 +83,10 @@ extension PostgresStorage {
 
     public func session(id: UUID) async throws -> SessionRecord? {
         let rows = try await client.query(
-            "SELECT id, user_id, created_at, refreshed_at FROM ferry_sessions WHERE id = \(id)", logger: logger
+            "SELECT id, user_id, created_at, refreshed_at, device_id FROM ferry_sessions WHERE id = \(id)", logger: logger
         )
-        for try await (id, userID, createdAt, refreshedAt) in rows.decode((UUID, UUID, Date, Date).self) {
-            return SessionRecord(id: id, userID: userID, createdAt: createdAt, refreshedAt: refreshedAt)
+        for try await (id, userID, createdAt, refreshedAt, deviceID) in rows.decode((UUID, UUID, Date, Date, UUID?).self) {
+            return SessionRecord(id: id, userID: userID, createdAt: createdAt, refreshedAt: refreshedAt, deviceID: deviceID)
         }
         return nil
     }

@@ -28,7 +28,7 @@ extension PostgresStorage: RecordStorage {
                 entries: batch.entries, mutationIDs: batch.mutationIDs, previousMutationID: previous,
                 loaded: loaded, children: children, schema: batch.schema
             )
-            try await write(&plan, connection, now: batch.now)
+            try await write(&plan, connection, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try await connection.query(
                 """
                 UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
@@ -63,7 +63,7 @@ extension PostgresStorage: RecordStorage {
     /// Writes the plan's rows. Each space's sequence numbers come from one locked update; rows are written with
     /// multi-row upserts, except rows of collections with unique keys: each of those is written alone behind a
     /// savepoint, so a write that breaks a key is rolled back alone and its mutations are rejected.
-    private func write(_ plan: inout PushPlan, _ connection: PostgresConnection, now: Date) async throws {
+    private func write(_ plan: inout PushPlan, _ connection: PostgresConnection, now: Date, sealedSpaces: Set<UUID>) async throws {
         var nextSeq: [UUID: Int64] = [:]
         for (space, writes) in Dictionary(grouping: plan.writes, by: \.record.space) {
             let rows = try await connection.query(
@@ -84,7 +84,7 @@ extension PostgresStorage: RecordStorage {
             }
             try await connection.query("SAVEPOINT ferry_row", logger: logger)
             do {
-                try await Self.writeRecords(connection, write.collection, [(write, seq)], now: now, logger: logger)
+                try await Self.writeRecords(connection, write.collection, [(write, seq)], now: now, sealedSpaces: sealedSpaces, logger: logger)
                 try await connection.query("RELEASE SAVEPOINT ferry_row", logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
                 try await connection.query("ROLLBACK TO SAVEPOINT ferry_row", logger: logger)
@@ -94,9 +94,9 @@ extension PostgresStorage: RecordStorage {
         for name in order {
             guard let rows = batches[name], let collection = rows.first?.write.collection else { continue }
             // PostgreSQL takes at most 65,535 parameters per statement.
-            let perStatement = max(1, 60_000 / (6 + collection.fields.count))
+            let perStatement = max(1, 60_000 / (7 + collection.fields.count))
             for chunk in rows.chunked(into: perStatement) {
-                try await Self.writeRecords(connection, collection, Array(chunk), now: now, logger: logger)
+                try await Self.writeRecords(connection, collection, Array(chunk), now: now, sealedSpaces: sealedSpaces, logger: logger)
             }
         }
     }

@@ -31,14 +31,15 @@ extension PostgresStorage {
             guard clocks[field.name] != nil || !value.isNull else { continue }
             fields[field.name] = wireValue(value, type: collection.storedType(of: field))
         }
-        let deleted = object["_deleted"] == .bool(true)
-        return (id, Int64(seq), StoredRecord(space: space, state: RecordState(fields: fields, clocks: clocks, isDeleted: deleted)))
+        var state = RecordState(fields: fields, clocks: clocks, isDeleted: object["_deleted"] == .bool(true))
+        state.unseal(object[SQLDialect.sealedColumn], in: collection)
+        return (id, Int64(seq), StoredRecord(space: space, state: state))
     }
 
     /// Writes rows of one collection with one multi-row upsert.
     static func writeRecords(
         _ connection: PostgresConnection, _ collection: CollectionDefinition, _ rows: [(write: PushPlan.Write, seq: Int64)], now: Date,
-        logger: Logger
+        sealedSpaces: Set<UUID>, logger: Logger
     ) async throws {
         guard !rows.isEmpty else { return }
         var bindings = PostgresBindings()
@@ -52,12 +53,15 @@ extension PostgresStorage {
             bindings.append(ClockCoding.encode(write.record.state.clocks)); placeholders.append(next("::jsonb"))
             bindings.append(write.record.state.isDeleted); placeholders.append(next())
             bindings.append(now); placeholders.append(next())
+            let (typed, sealed) = write.record.storageValues(in: collection, isSealed: sealedSpaces.contains(write.record.space))
+            if let sealed { bindings.append(sealed) } else { bindings.appendNull() }
+            placeholders.append(next("::jsonb"))
             for field in collection.fields {
-                placeholders.append(try bind(write.record.state.fields[field.name] ?? .null, type: collection.storedType(of: field), into: &bindings))
+                placeholders.append(try bind(typed[field.name] ?? .null, type: collection.storedType(of: field), into: &bindings))
             }
             tuples.append("(" + placeholders.joined(separator: ", ") + ")")
         }
-        let quoted = (["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)).map { SQLDialect.postgres.quote($0) }
+        let quoted = (["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", SQLDialect.sealedColumn] + collection.fields.map(\.name)).map { SQLDialect.postgres.quote($0) }
         let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         let sql = """
             INSERT INTO \(SQLDialect.postgres.quote(collection.name)) (\(quoted.joined(separator: ", ")))

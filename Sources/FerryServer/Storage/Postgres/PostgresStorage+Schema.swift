@@ -60,8 +60,24 @@ extension PostgresStorage {
                         logger: self.logger
                     )
                 }
+                try await self.addSealedColumns(connection, schema)
                 return changes
             }
+        }
+    }
+
+    /// Gives tables created before the `_sealed` column existed that column. Tables that have it are left alone, so a
+    /// restart takes no table lock.
+    private func addSealedColumns(_ connection: PostgresConnection, _ schema: Schema) async throws {
+        var sealed: Set<String> = []
+        let rows = try await connection.query(
+            "SELECT table_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = \(SQLDialect.sealedColumn)",
+            logger: logger
+        )
+        for try await name in rows.decode(String.self) { sealed.insert(name) }
+        for collection in schema.collections where !sealed.contains(collection.name) {
+            let statement = "ALTER TABLE \(SQLDialect.postgres.quote(collection.name)) ADD COLUMN IF NOT EXISTS \(SQLDialect.postgres.sealedColumnDefinition)"
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
     }
 

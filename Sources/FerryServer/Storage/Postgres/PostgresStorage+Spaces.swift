@@ -16,15 +16,17 @@ extension PostgresStorage: SpaceStorage {
         )
         let rows = try await client.query(
             """
-            SELECT s.id, s.name, s.is_personal, s.is_encrypted, s.seq, m.role FROM ferry_members m
+            SELECT s.id, s.name, s.is_personal, s.is_encrypted, s.seq, s.key_version, m.role FROM ferry_members m
             JOIN ferry_spaces s ON s.id = m.space_id WHERE m.user_id = \(userID) ORDER BY s.is_personal DESC, s.created_at, s.id
             """,
             logger: logger
         )
         var spaces: [SpaceSummary] = []
-        for try await (id, name, isPersonal, isEncrypted, seq, role) in rows.decode((UUID, String, Bool, Bool, Int64, String).self) {
+        for try await (id, name, isPersonal, isEncrypted, seq, keyVersion, role) in rows.decode((UUID, String, Bool, Bool, Int64, Int32, String).self) {
             guard let role = SpaceRole(rawValue: role) else { continue }
-            spaces.append(SpaceSummary(id: id, name: name, isPersonal: isPersonal, isEncrypted: isEncrypted, role: role, seq: seq))
+            spaces.append(SpaceSummary(
+                id: id, name: name, isPersonal: isPersonal, isEncrypted: isEncrypted, role: role, seq: seq, keyVersion: Int(keyVersion)
+            ))
         }
         return spaces
     }

@@ -158,7 +158,10 @@ extension UserRecord {
 
 extension SessionRecord {
     init(row: Row) {
-        self.init(id: UUID(uuidString: row["id"])!, userID: UUID(uuidString: row["user_id"])!, createdAt: row["created_at"], refreshedAt: row["refreshed_at"])
+        self.init(
+            id: UUID(uuidString: row["id"])!, userID: UUID(uuidString: row["user_id"])!, createdAt: row["created_at"],
+            refreshedAt: row["refreshed_at"], deviceID: (row["device_id"] as String?).flatMap(UUID.init(uuidString:))
+        )
     }
 }
 

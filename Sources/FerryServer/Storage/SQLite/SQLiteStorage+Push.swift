@@ -14,7 +14,7 @@ extension SQLiteStorage: RecordStorage {
                 entries: batch.entries, mutationIDs: batch.mutationIDs, previousMutationID: previous,
                 loaded: loaded, children: children, schema: batch.schema
             )
-            try Self.write(&plan, db, now: batch.now)
+            try Self.write(&plan, db, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try db.execute(
                 sql: """
                     INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at) VALUES (?, ?, ?, ?)
@@ -47,18 +47,19 @@ extension SQLiteStorage: RecordStorage {
 
     /// Writes the plan's rows, each with the next sequence number of its space. A write that breaks a unique key
     /// is rolled back alone and its mutations are rejected.
-    private static func write(_ plan: inout PushPlan, _ db: Database, now: Date) throws {
+    private static func write(_ plan: inout PushPlan, _ db: Database, now: Date, sealedSpaces: Set<UUID>) throws {
         for write in plan.writes {
             let seq = try Int64.fetchOne(
                 db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [write.record.space.databaseText]
             ) ?? 0
+            let isSealed = sealedSpaces.contains(write.record.space)
             guard !write.collection.uniqueKeys.isEmpty else {
-                try writeRecord(db, write, seq: seq, now: now)
+                try writeRecord(db, write, seq: seq, now: now, isSealed: isSealed)
                 continue
             }
             do {
                 try db.inSavepoint {
-                    try writeRecord(db, write, seq: seq, now: now)
+                    try writeRecord(db, write, seq: seq, now: now, isSealed: isSealed)
                     return .commit
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {

@@ -11,7 +11,8 @@ extension SQLiteStorage {
         for field in collection.fields where clocks[field.name] != nil || !(row[field.name] as DatabaseValue).isNull {
             fields[field.name] = jsonValue(row[field.name] as DatabaseValue, type: collection.storedType(of: field))
         }
-        let state = RecordState(fields: fields, clocks: clocks, isDeleted: row["_deleted"])
+        var state = RecordState(fields: fields, clocks: clocks, isDeleted: row["_deleted"])
+        state.unseal((row[SQLDialect.sealedColumn] as String?).flatMap(JSONValue.init(jsonText:)), in: collection)
         return (id, row["_seq"], StoredRecord(space: space, state: state))
     }
 
@@ -22,15 +23,16 @@ extension SQLiteStorage {
             .compactMap { storedRecord($0, collection: collection) }
     }
 
-    static func writeRecord(_ db: Database, _ write: PushPlan.Write, seq: Int64, now: Date) throws {
+    static func writeRecord(_ db: Database, _ write: PushPlan.Write, seq: Int64, now: Date, isSealed: Bool) throws {
         let collection = write.collection
-        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)
+        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", SQLDialect.sealedColumn] + collection.fields.map(\.name)
+        let (typed, sealed) = write.record.storageValues(in: collection, isSealed: isSealed)
         var arguments: StatementArguments = [
             write.key.id.databaseText, write.record.space.databaseText, seq, ClockCoding.encode(write.record.state.clocks),
-            write.record.state.isDeleted, Timestamp.format(now),
+            write.record.state.isDeleted, Timestamp.format(now), sealed,
         ]
         for field in collection.fields {
-            arguments += [databaseValue(write.record.state.fields[field.name] ?? .null, type: collection.storedType(of: field))]
+            arguments += [databaseValue(typed[field.name] ?? .null, type: collection.storedType(of: field))]
         }
         let quoted = columns.map { SQLDialect.sqlite.quote($0) }
         let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")

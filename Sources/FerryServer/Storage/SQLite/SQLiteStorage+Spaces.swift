@@ -26,14 +26,15 @@ extension SQLiteStorage: SpaceStorage {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT s.id, s.name, s.is_personal, s.is_encrypted, s.seq, m.role FROM ferry_members m
+                    SELECT s.id, s.name, s.is_personal, s.is_encrypted, s.seq, s.key_version, m.role FROM ferry_members m
                     JOIN ferry_spaces s ON s.id = m.space_id WHERE m.user_id = ? ORDER BY s.is_personal DESC, s.created_at, s.id
                     """,
                 arguments: [userID.databaseText]
             ).compactMap { row in
                 guard let id = UUID(uuidString: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { return nil }
                 return SpaceSummary(
-                    id: id, name: row["name"], isPersonal: row["is_personal"], isEncrypted: row["is_encrypted"], role: role, seq: row["seq"]
+                    id: id, name: row["name"], isPersonal: row["is_personal"], isEncrypted: row["is_encrypted"], role: role, seq: row["seq"],
+                    keyVersion: row["key_version"]
                 )
             }
         }

@@ -95,7 +95,16 @@ extension SQLiteStorage {
                     arguments: [collection.name, try CollectionCatalog.encode(collection)]
                 )
             }
+            try Self.addSealedColumns(db, schema)
             return changes
+        }
+    }
+
+    /// Gives tables created before the `_sealed` column existed that column (SQLite has no `ADD COLUMN IF NOT EXISTS`).
+    private static func addSealedColumns(_ db: Database, _ schema: Schema) throws {
+        for collection in schema.collections
+        where try !db.columns(in: collection.name).contains(where: { $0.name == SQLDialect.sealedColumn }) {
+            try db.execute(sql: "ALTER TABLE \(SQLDialect.sqlite.quote(collection.name)) ADD COLUMN \(SQLDialect.sqlite.sealedColumnDefinition)")
         }
     }
 

@@ -1,0 +1,141 @@
+import FerryCore
+import FerrySecurity
+import Foundation
+import Logging
+
+/// The rules of devices and trust: registration, approval, revocation, and the check every bound request passes.
+///
+/// Engine-agnostic: storage carries out each decision in one transaction; the rules live here.
+struct DeviceService: Sendable {
+    let storage: any DeviceStorage
+    let limits: SyncLimits
+    let logger: Logger
+    var now: @Sendable () -> Date = Date.init
+
+    /// The caller with its bound device. A revoked device is refused (403 `device_revoked`); a bound device's
+    /// `lastSeenAt` moves forward, at most once per ``SyncLimits/lastSeenInterval``.
+    func caller(_ caller: AuthService.Caller) async throws -> SyncCaller {
+        var resolved = SyncCaller(userID: caller.userID, email: caller.claims.email, sessionID: caller.sessionID)
+        guard let id = caller.deviceID, var device = try await storage.device(id: id), device.userID == caller.userID else {
+            return resolved
+        }
+        guard device.trust != .revoked else { throw Self.revoked(id) }
+        let time = now()
+        if time.timeIntervalSince(device.lastSeenAt) >= limits.lastSeenInterval.timeInterval {
+            try await storage.markSeen(deviceID: id, now: time)
+            device.lastSeenAt = time
+        }
+        resolved.device = device
+        return resolved
+    }
+
+    /// Registers the caller's device or updates it, and binds the caller's session to it.
+    func register(_ caller: SyncCaller, id: UUID, _ registration: DeviceRegistration) async throws -> (device: Device, isNew: Bool) {
+        let valid = try Self.validated(registration)
+        let time = now()
+        let userID = caller.userID
+        let (device, isNew) = try await storage.registerDevice(id: id, userID: userID, sessionID: caller.sessionID) { context in
+            try Self.decide(context, id: id, userID: userID, registration: valid, now: time)
+        }
+        if isNew {
+            logger.info("device registered", metadata: ["ferry.device.id": "\(id.lowercased)", "ferry.device.trust": "\(device.trust.rawValue)"])
+        }
+        return (device.wire(currentDeviceID: id), isNew)
+    }
+
+    /// The account's devices, oldest first.
+    func list(_ caller: SyncCaller) async throws -> DeviceList {
+        DeviceList(devices: try await storage.devices(userID: caller.userID).map { $0.wire(currentDeviceID: caller.device?.id) })
+    }
+
+    /// Approves a pending device of the caller's account; the caller must be a trusted device.
+    func trust(_ caller: SyncCaller, device id: UUID) async throws -> Device {
+        _ = try caller.trustedDevice()
+        let device = try await change(caller, device: id, to: .trusted)
+        guard device.trust != .revoked else {
+            throw APIError(.conflict, .deviceRevoked, "Device \(id.lowercased) was revoked, and a revoked device is never trusted again; register the machine under a new device id.")
+        }
+        return device.wire(currentDeviceID: caller.device?.id)
+    }
+
+    /// Revokes a device of the caller's account (possibly the caller's own); the caller must be a trusted device.
+    func revoke(_ caller: SyncCaller, device id: UUID) async throws -> Device {
+        _ = try caller.trustedDevice()
+        let device = try await change(caller, device: id, to: .revoked)
+        logger.info("device revoked", metadata: ["ferry.device.id": "\(id.lowercased)"])
+        return device.wire(currentDeviceID: caller.device?.id)
+    }
+
+    private func change(_ caller: SyncCaller, device id: UUID, to trust: DeviceTrust) async throws -> DeviceRecord {
+        guard let device = try await storage.changeTrust(deviceID: id, userID: caller.userID, to: trust, now: now()) else {
+            throw APIError(.notFound, .deviceNotFound, "No device \(id.lowercased) in your account.")
+        }
+        return device
+    }
+
+    /// The registration rules, applied inside the storage's transaction.
+    ///
+    /// A new device is trusted when the account has no trusted device at that moment: its first device, or the
+    /// recovery of an account whose trusted devices were all revoked. That is safe: trust only lets a device receive
+    /// keys that other trusted devices seal to it, and an account with no trusted device has nobody left who could.
+    static func decide(
+        _ context: DeviceRegistrationContext, id: UUID, userID: UUID, registration: DeviceRegistration, now: Date
+    ) throws -> DeviceRecord {
+        guard var device = context.existing else {
+            return DeviceRecord(
+                id: id, userID: userID, name: registration.name, type: registration.type, hostname: registration.hostname,
+                publicKey: registration.publicKey, pushToken: registration.pushToken, pushEnvironment: registration.pushEnvironment,
+                trust: context.hasTrustedDevice ? .pending : .trusted, createdAt: now, lastSeenAt: now
+            )
+        }
+        guard device.userID == userID else {
+            throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercased) belongs to another account; a device creates a new random id for each account.")
+        }
+        guard device.publicKey == registration.publicKey else {
+            throw APIError(.conflict, .deviceKeyMismatch, "Device \(id.lowercased) is registered with another public key, and a device key is never replaced; restore the device's key or register under a new device id.")
+        }
+        guard device.trust != .revoked else { throw revoked(id) }
+        device.name = registration.name
+        device.type = registration.type
+        device.hostname = registration.hostname
+        device.pushToken = registration.pushToken
+        device.pushEnvironment = registration.pushEnvironment
+        device.lastSeenAt = max(device.lastSeenAt, now)
+        return device
+    }
+
+    /// The registration with its name trimmed, or 422 `invalid_device` naming the broken rule.
+    static func validated(_ registration: DeviceRegistration) throws -> DeviceRegistration {
+        var valid = registration
+        valid.name = registration.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        func invalid(_ message: String) -> APIError { APIError(.unprocessableContent, .invalidDevice, message) }
+        guard (1...100).contains(valid.name.count), !valid.name.containsControlCharacter else {
+            throw invalid("A device needs a name of 1 to 100 characters without control characters.")
+        }
+        guard valid.hostname.count <= 255, !valid.hostname.containsControlCharacter else {
+            throw invalid("A device's hostname has at most 255 characters and no control characters.")
+        }
+        if let token = valid.pushToken {
+            guard (1...512).contains(token.count), !token.containsControlCharacter else {
+                throw invalid("A push token has 1 to 512 characters; leave it out when the device has none.")
+            }
+        }
+        do {
+            _ = try DevicePublicKey(base64Encoded: valid.publicKey)
+        } catch let error as EncryptionError {
+            throw invalid("publicKey: \(error.message)")
+        }
+        return valid
+    }
+
+    static func revoked(_ id: UUID) -> APIError {
+        APIError(.forbidden, .deviceRevoked, "Device \(id.lowercased) was revoked; sign in again on this machine as a new device, and approve it from a trusted one.")
+    }
+}
+
+extension String {
+    /// Whether any character is a control character (NUL, line breaks, escapes …).
+    var containsControlCharacter: Bool {
+        unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+}

@@ -1,0 +1,130 @@
+import FerryCore
+import Foundation
+
+/// What a `PUT /sync/v1/secrets` does, decided in memory from the state it reads inside its transaction, so both
+/// engines share one set of rules. Rows are decided in order; a row that starts a key version makes the next rows of
+/// that version plain stores.
+///
+/// The version rule: a row of version `current + 1` starts a new key version (the space's first key, or a rotation)
+/// with the caller as its creator. A row of version `current` is accepted from the version's creator, or from a
+/// device that holds the version itself and only fills a slot no other device has sealed (it forwards the key it
+/// holds). Anything else is `key_version_conflict`: two devices that rotate at once cannot each store a different key
+/// under one version, even when the first one has already sealed its key to the second.
+struct SecretsPlan: Sendable {
+    /// An encrypted space's key state, as read under its lock.
+    struct SpaceState: Sendable, Hashable {
+        var isEncrypted: Bool
+        var keyVersion: Int
+        /// The device that started the current version.
+        var creator: UUID?
+    }
+
+    /// A device rows may be sealed to.
+    struct Recipient: Sendable, Hashable {
+        var userID: UUID
+        var trust: DeviceTrust
+    }
+
+    /// Where a sealed key is stored: one row per (space, device, key version).
+    struct Slot: Sendable, Hashable {
+        var space: UUID
+        var device: UUID
+        var version: Int
+    }
+
+    /// One result per row, in order.
+    var results: [SecretResult] = []
+    /// Rows to upsert, in order, each with `sealedBy` set to the caller.
+    var upserts: [SealedSecret] = []
+    /// Key versions started by this batch, in order.
+    var startedVersions: [(space: UUID, version: Int)] = []
+
+    /// The spaces the batch names, in the order their rows are locked.
+    static func spaces(_ entries: [Result<SealedSecret, Rejection>]) -> [UUID] {
+        Set(entries.compactMap { try? $0.get().spaceId }).sorted { $0.uuidString < $1.uuidString }
+    }
+
+    /// The recipient devices the batch names.
+    static func recipients(_ entries: [Result<SealedSecret, Rejection>]) -> [UUID] {
+        Array(Set(entries.compactMap { try? $0.get().deviceId }))
+    }
+
+    /// Plans the batch.
+    /// - Parameters:
+    ///   - spaces: the named spaces the caller is a member of.
+    ///   - members: the member user ids of each of those spaces.
+    ///   - recipients: the named devices that exist.
+    ///   - sealers: who sealed each stored row of those spaces' current versions.
+    init(
+        batch: SecretsBatch, spaces: [UUID: SpaceState], members: [UUID: Set<UUID>], recipients: [UUID: Recipient],
+        sealers: [Slot: UUID]
+    ) {
+        var spaces = spaces
+        var sealers = sealers
+        for entry in batch.entries {
+            let outcome = Result<SealedSecret, Rejection> {
+                let row = try entry.get()
+                guard var space = spaces[row.spaceId] else {
+                    throw Rejection(.spaceNotFound, "No space \(row.spaceId.lowercased) among yours.")
+                }
+                guard space.isEncrypted else {
+                    throw Rejection(.spaceNotEncrypted, "Space \(row.spaceId.lowercased) is not end-to-end encrypted; it has no key to seal.")
+                }
+                try Self.check(recipient: recipients[row.deviceId], of: row, members: members[row.spaceId] ?? [])
+                let slot = Slot(space: row.spaceId, device: row.deviceId, version: row.keyVersion)
+                if row.keyVersion == space.keyVersion + 1 {
+                    space = SpaceState(isEncrypted: true, keyVersion: row.keyVersion, creator: batch.deviceID)
+                    spaces[row.spaceId] = space
+                    startedVersions.append((row.spaceId, row.keyVersion))
+                } else {
+                    try Self.checkStore(slot, space: space, caller: batch.deviceID, sealers: sealers)
+                }
+                sealers[slot] = batch.deviceID
+                var stored = row
+                stored.sealedBy = batch.deviceID
+                return stored
+            }
+            switch outcome {
+            case .success(let stored):
+                upserts.append(stored)
+                results.append(SecretResult(status: .stored))
+            case .failure(let rejection):
+                results.append(SecretResult(status: .rejected, code: rejection.code, message: rejection.message))
+            }
+        }
+    }
+
+    private static func check(recipient: Recipient?, of row: SealedSecret, members: Set<UUID>) throws(Rejection) {
+        guard let recipient, members.contains(recipient.userID) else {
+            throw Rejection(
+                .deviceNotFound,
+                "No device \(row.deviceId.lowercased) belongs to a member of space \(row.spaceId.lowercased); seal keys only to the devices GET /sync/v1/secrets lists as missing."
+            )
+        }
+        guard recipient.trust == .trusted else {
+            throw Rejection(
+                .deviceNotTrusted,
+                "Device \(row.deviceId.lowercased) is \(recipient.trust.rawValue); keys are sealed only to trusted devices, so approve it first."
+            )
+        }
+    }
+
+    /// The rule for a row of an existing version (see the type's documentation).
+    private static func checkStore(_ slot: Slot, space: SpaceState, caller: UUID, sealers: [Slot: UUID]) throws(Rejection) {
+        guard slot.version == space.keyVersion, slot.version >= 1 else {
+            throw Rejection(
+                .keyVersionConflict,
+                "Space \(slot.space.lowercased) is at key version \(space.keyVersion); seal version \(space.keyVersion) or start version \(space.keyVersion + 1), not \(slot.version)."
+            )
+        }
+        guard space.creator != caller else { return }
+        let holdsVersion = sealers[Slot(space: slot.space, device: caller, version: slot.version)] != nil
+        let sealer = sealers[slot]
+        guard holdsVersion, sealer == nil || sealer == caller else {
+            throw Rejection(
+                .keyVersionConflict,
+                "Another device started key version \(slot.version) of space \(slot.space.lowercased); drop your key, read GET /sync/v1/secrets and use the key sealed to you."
+            )
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import FerryCore
+import Foundation
+
+/// The verified caller of a `/sync/v1` request: the account, the session, and the device the session is bound to.
+struct SyncCaller: Sendable {
+    /// The account.
+    var userID: UUID
+    /// The account's email (for invitations waiting on it).
+    var email: String
+    /// The session of the access token.
+    var sessionID: UUID
+    /// The registered device the session is bound to, as of this request; `nil` for a session that registered none.
+    var device: DeviceRecord?
+
+    /// The caller's device, which must be trusted: approving, revoking and sealing keys need one.
+    func trustedDevice() throws -> DeviceRecord {
+        guard let device else {
+            throw APIError(
+                .forbidden, .deviceNotRegistered,
+                "This session is not bound to a device; register it with PUT /sync/v1/devices/{id} first."
+            )
+        }
+        guard device.trust == .trusted else {
+            throw APIError(
+                .forbidden, .deviceNotTrusted,
+                "Device \(device.id.lowercased) is \(device.trust.rawValue); only a trusted device may do this, so approve it from one first."
+            )
+        }
+        return device
+    }
+}

@@ -1,0 +1,46 @@
+import FerryCore
+import Foundation
+
+/// What a registration found, read inside its transaction with the account serialised.
+struct DeviceRegistrationContext: Sendable {
+    /// The device already stored under the id, in any account.
+    var existing: DeviceRecord?
+    /// Whether the account has a trusted device at this moment.
+    var hasTrustedDevice: Bool
+}
+
+/// One `PUT /sync/v1/secrets`, its rows checked for form, ready for the engine's transaction.
+struct SecretsBatch: Sendable {
+    /// The caller's account.
+    var userID: UUID
+    /// The caller's (trusted) device: the sealer of every stored row.
+    var deviceID: UUID
+    /// Each row, or why its form was refused.
+    var entries: [Result<SealedSecret, Rejection>]
+    var now: Date
+}
+
+/// Devices, their trust, and the space keys sealed to them.
+protocol DeviceStorage: Sendable {
+    /// The device with this id, in any account.
+    func device(id: UUID) async throws -> DeviceRecord?
+    /// The account's devices, oldest first, revoked ones included.
+    func devices(userID: UUID) async throws -> [DeviceRecord]
+    /// In one transaction with the account's registrations serialised: reads the context, stores what `decide`
+    /// returns (inserted when new; otherwise only name, host name and push token change) and binds the session to it.
+    /// `decide` throws to refuse, changing nothing. Returns the stored device and whether it was created.
+    func registerDevice(
+        id: UUID, userID: UUID, sessionID: UUID, decide: @Sendable (DeviceRegistrationContext) throws -> DeviceRecord
+    ) async throws -> (device: DeviceRecord, isNew: Bool)
+    /// Sets the device's last-seen time to `now` unless it is already later.
+    func markSeen(deviceID: UUID, now: Date) async throws
+    /// Moves a device of `userID` towards `trust` (see ``DeviceTrust/changed(to:)``) in one transaction. Revoking also
+    /// deletes every session bound to the device and flags for rotation each encrypted space whose current key it held.
+    /// Returns the device afterwards, or `nil` when the account has no such device.
+    func changeTrust(deviceID: UUID, userID: UUID, to trust: DeviceTrust, now: Date) async throws -> DeviceRecord?
+    /// The keys sealed to `deviceID`, the key states of the account's encrypted spaces, and the trusted devices that
+    /// lack the current key of a space whose current key `deviceID` holds.
+    func secretsState(deviceID: UUID, userID: UUID) async throws -> SecretsState
+    /// Stores a batch in one transaction (see ``SecretsPlan``); one result per row.
+    func storeSecrets(_ batch: SecretsBatch) async throws -> [SecretResult]
+}

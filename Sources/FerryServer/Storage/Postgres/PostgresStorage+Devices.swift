@@ -1,0 +1,120 @@
+import FerryCore
+import Foundation
+import PostgresNIO
+
+extension PostgresStorage: DeviceStorage {
+    private static let deviceColumns =
+        "id, user_id, name, type, hostname, public_key, push_token, push_environment, trust, created_at, last_seen_at, revoked_at"
+
+    func device(id: UUID) async throws -> DeviceRecord? {
+        try await Self.devices(
+            try await client.query("SELECT \(unescaped: Self.deviceColumns) FROM ferry_devices WHERE id = \(id)", logger: logger)
+        ).first
+    }
+
+    func devices(userID: UUID) async throws -> [DeviceRecord] {
+        try await Self.devices(try await client.query(
+            "SELECT \(unescaped: Self.deviceColumns) FROM ferry_devices WHERE user_id = \(userID) ORDER BY created_at, id", logger: logger
+        ))
+    }
+
+    func registerDevice(
+        id: UUID, userID: UUID, sessionID: UUID, decide: @Sendable (DeviceRegistrationContext) throws -> DeviceRecord
+    ) async throws -> (device: DeviceRecord, isNew: Bool) {
+        let logger = self.logger
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                // Lock the account: its registrations run one at a time, so two first devices cannot both become trusted.
+                try await connection.query("SELECT id FROM ferry_users WHERE id = \(userID) FOR UPDATE", logger: logger)
+                let existing = try await Self.devices(try await connection.query(
+                    "SELECT \(unescaped: Self.deviceColumns) FROM ferry_devices WHERE id = \(id) FOR UPDATE", logger: logger
+                )).first
+                let trusted = try await connection.query(
+                    "SELECT EXISTS (SELECT 1 FROM ferry_devices WHERE user_id = \(userID) AND trust = 'trusted')", logger: logger
+                )
+                let hasTrusted = try await trusted.decode(Bool.self).first(where: { _ in true }) ?? false
+                let device = try decide(DeviceRegistrationContext(existing: existing, hasTrustedDevice: hasTrusted))
+                if existing == nil {
+                    try await connection.query(
+                        """
+                        INSERT INTO ferry_devices (id, user_id, name, type, hostname, public_key, push_token, push_environment, trust, created_at, last_seen_at)
+                        VALUES (\(device.id), \(device.userID), \(device.name), \(device.type.rawValue), \(device.hostname), \(device.publicKey),
+                          \(device.pushToken), \(device.pushEnvironment?.rawValue), \(device.trust.rawValue), \(device.createdAt), \(device.lastSeenAt))
+                        """,
+                        logger: logger
+                    )
+                } else {
+                    try await connection.query(
+                        """
+                        UPDATE ferry_devices SET name = \(device.name), type = \(device.type.rawValue), hostname = \(device.hostname),
+                          push_token = \(device.pushToken), push_environment = \(device.pushEnvironment?.rawValue), last_seen_at = \(device.lastSeenAt)
+                        WHERE id = \(device.id)
+                        """,
+                        logger: logger
+                    )
+                }
+                try await connection.query("UPDATE ferry_sessions SET device_id = \(device.id) WHERE id = \(sessionID)", logger: logger)
+                return (device, existing == nil)
+            }
+        } catch let error as PostgresTransactionError {
+            if let psql = error.closureError as? PSQLError, psql.serverInfo?[.sqlState] == "23505" {
+                // Another account registered the same id at the same moment.
+                throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercased) belongs to another account; a device creates a new random id for each account.")
+            }
+            throw error.closureError ?? error
+        }
+    }
+
+    func markSeen(deviceID: UUID, now: Date) async throws {
+        try await client.query(
+            "UPDATE ferry_devices SET last_seen_at = \(now) WHERE id = \(deviceID) AND last_seen_at < \(now)", logger: logger
+        )
+    }
+
+    func changeTrust(deviceID: UUID, userID: UUID, to trust: DeviceTrust, now: Date) async throws -> DeviceRecord? {
+        let logger = self.logger
+        do {
+            return try await client.withTransaction(logger: logger) { connection -> DeviceRecord? in
+                guard var device = try await Self.devices(try await connection.query(
+                    "SELECT \(unescaped: Self.deviceColumns) FROM ferry_devices WHERE id = \(deviceID) AND user_id = \(userID) FOR UPDATE",
+                    logger: logger
+                )).first else { return nil }
+                guard let next = device.trust.changed(to: trust) else { return device }
+                device.trust = next
+                device.revokedAt = next == .revoked ? now : nil
+                try await connection.query(
+                    "UPDATE ferry_devices SET trust = \(next.rawValue), revoked_at = \(device.revokedAt) WHERE id = \(deviceID)", logger: logger
+                )
+                if next == .revoked {
+                    // Refresh tokens go with their sessions (ON DELETE CASCADE); access tokens then fail session_not_found.
+                    try await connection.query("DELETE FROM ferry_sessions WHERE device_id = \(deviceID)", logger: logger)
+                    try await connection.query(
+                        """
+                        UPDATE ferry_spaces s SET rotation_required = true WHERE s.is_encrypted AND EXISTS (
+                          SELECT 1 FROM ferry_secrets x WHERE x.space_id = s.id AND x.device_id = \(deviceID) AND x.key_version = s.key_version)
+                        """,
+                        logger: logger
+                    )
+                }
+                return device
+            }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error
+        }
+    }
+
+    private static func devices(_ rows: PostgresRowSequence) async throws -> [DeviceRecord] {
+        var devices: [DeviceRecord] = []
+        for try await row in rows {
+            let (id, userID, name, type, hostname, publicKey, pushToken, pushEnvironment, trust, createdAt, lastSeenAt, revokedAt) = try row.decode(
+                (UUID, UUID, String, String, String, String, String?, String?, String, Date, Date, Date?).self
+            )
+            devices.append(DeviceRecord(
+                id: id, userID: userID, name: name, type: DeviceKind(rawValue: type) ?? .other, hostname: hostname, publicKey: publicKey,
+                pushToken: pushToken, pushEnvironment: pushEnvironment.flatMap(PushEnvironment.init(rawValue:)),
+                trust: DeviceTrust(rawValue: trust) ?? .pending, createdAt: createdAt, lastSeenAt: lastSeenAt, revokedAt: revokedAt
+            ))
+        }
+        return devices
+    }
+}
