@@ -61,6 +61,16 @@ public final class LiveServer: Sendable {
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (LiveServer) async throws -> Result
     ) async throws -> Result {
+        try await with(engine, schema: schema, configure: configure) { server, _ in try await body(server) }
+    }
+
+    /// Like ``with(_:schema:configure:_:)``, also handing `body` the database, to check what the server stored.
+    public static func with<Result>(
+        _ engine: TestEngine,
+        schema: String? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (LiveServer, TestDatabase) async throws -> Result
+    ) async throws -> Result {
         try await TestDatabase.with(engine) { database in
             var configuration = database.serverConfiguration
             if let schema {
@@ -71,7 +81,7 @@ public final class LiveServer: Sendable {
             configure(&configuration)
             let server = try await start(configuration)
             do {
-                let result = try await body(server)
+                let result = try await body(server, database)
                 await server.stop()
                 return result
             } catch {

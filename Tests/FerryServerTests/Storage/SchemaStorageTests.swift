@@ -44,7 +44,7 @@ struct SchemaStorageTests {
                 let tables = try await database.tableNames()
                 #expect(tables.isSuperset(of: ["profiles", "sermons", "notes", "ferry_collections", "ferry_migrations"]))
                 let columns = try await database.columns(of: "notes")
-                #expect(Set(columns.keys) == ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", "sermon_id", "body", "position"])
+                #expect(Set(columns.keys) == ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", "_sealed", "sermon_id", "body", "position"])
                 let sermons = try await database.columns(of: "sermons")
                 switch engine {
                 case .sqlite:
@@ -89,6 +89,29 @@ struct SchemaStorageTests {
                 #expect(changes.count == 1)
                 #expect(try await database.columns(of: "sermons")["speaker"] != nil)
                 try await database.execute(["UPDATE sermons SET speaker = 'Ruth' WHERE title = 'Grace'"])
+            }
+        }
+    }
+
+    @Test("a table created before the _sealed column gains it, keeping its rows", arguments: TestEngine.available)
+    func addsSealedColumn(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(engine) { database in
+            try await withStorage(database) { storage in
+                let schema = try SchemaParser.parse(Self.notesV1)
+                try await storage.apply(schema)
+                // A table as an earlier ferry created it: the reserved columns without _sealed.
+                try await database.execute([
+                    "ALTER TABLE sermons DROP COLUMN _sealed",
+                    """
+                    INSERT INTO sermons (id, _space, _seq, _updated_at, title)
+                    VALUES ('8a6f1a4e-4a4b-4bb0-9a39-2f7a3c1b0c11', '0b6a1c7e-2d8f-4b7e-9a1c-3e5f7a9b1c2d', 1, '2026-11-21T10:00:00Z', 'Grace')
+                    """,
+                ])
+                #expect(try await database.columns(of: "sermons")["_sealed"] == nil)
+                #expect(try await storage.apply(schema).isEmpty, "no schema change is planned")
+                let type = try await database.columns(of: "sermons")["_sealed"]
+                #expect(type == (engine == .sqlite ? "text" : "jsonb"))
+                #expect(try await database.integer("SELECT count(*) FROM sermons WHERE title = 'Grace' AND _sealed IS NULL") == 1)
             }
         }
     }

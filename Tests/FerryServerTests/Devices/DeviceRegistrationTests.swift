@@ -1,0 +1,118 @@
+import FerryCore
+import FerrySecurity
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// `PUT /sync/v1/devices/{id}` and `GET /sync/v1/devices`, on both engines.
+@Suite("Devices: registration")
+struct DeviceRegistrationTests {
+    static var schema: String { get throws { try ExampleSchemas.text("tabletnotes.yaml") } }
+
+    @Test("the first device is trusted, the next one pending; an update keeps trust and key", arguments: TestEngine.available)
+    func firstTrustedThenPending(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let laptop = try await KeyedDevice.signUp(server)
+            let created = try await laptop.register(name: "  Ada's laptop  ")
+            #expect(created.status == 201)
+            let first = try JSONDecoder().decode(Device.self, from: created.body)
+            #expect(first.trust == .trusted && first.isCurrent && first.name == "Ada's laptop" && first.publicKey == laptop.keys.publicKeyBase64)
+
+            let phone = try await laptop.sibling()
+            let second = try await phone.registered(name: "Ada's phone")
+            #expect(second.trust == .pending, "an account with a trusted device approves the next ones")
+
+            let updated = try await laptop.register(name: "Ada's old laptop", pushToken: "token-1")
+            #expect(updated.status == 200)
+            let again = try JSONDecoder().decode(Device.self, from: updated.body)
+            #expect(again.trust == .trusted && again.name == "Ada's old laptop" && again.pushToken == "token-1" && again.createdAt == first.createdAt)
+
+            let listed = try await phone.devices()
+            #expect(listed.map(\.id) == [laptop.id, phone.id], "oldest first")
+            #expect(listed.map(\.isCurrent) == [false, true])
+            #expect(listed.map(\.trust) == [.trusted, .pending])
+        }
+    }
+
+    @Test("a device key is never replaced, and a device id belongs to one account", arguments: TestEngine.available)
+    func keyMismatchAndConflict(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let laptop = try await KeyedDevice.signUp(server)
+            try await laptop.registered()
+            var other = laptop.registration()
+            other.publicKey = DeviceKeyPair.generate().publicKeyBase64
+            let mismatch = try await laptop.sync.send("PUT", laptop.path, other)
+            #expect(mismatch.status == 409 && mismatch.errorCode == "device_key_mismatch")
+
+            let stranger = try await KeyedDevice.signUp(server, "stranger")
+            let stolen = try await stranger.sync.send("PUT", laptop.path, laptop.registration())
+            #expect(stolen.status == 409 && stolen.errorCode == "device_conflict")
+            #expect(try await stranger.devices().isEmpty)
+            let kept = try #require(try await laptop.devices().first)
+            #expect(kept.publicKey == laptop.keys.publicKeyBase64 && kept.trust == .trusted)
+        }
+    }
+
+    /// A registration body with one thing wrong, and the status and code it gets.
+    struct Malformed: Sendable, CustomTestStringConvertible {
+        var name: String
+        var body: [String: String]
+        var status: Int
+        var code: String
+        var testDescription: String { name }
+    }
+
+    static let malformed: [Malformed] = {
+        let key = DeviceKeyPair.generate().publicKeyBase64
+        func body(_ change: (inout [String: String]) -> Void) -> [String: String] {
+            var body = ["name": "Laptop", "type": "linux", "hostname": "host", "publicKey": key]
+            change(&body)
+            return body
+        }
+        return [
+            Malformed(name: "a 31-byte key", body: body { $0["publicKey"] = Data(count: 31).base64EncodedString() }, status: 422, code: "invalid_device"),
+            Malformed(name: "a low-order key", body: body { $0["publicKey"] = Data(count: 32).base64EncodedString() }, status: 422, code: "invalid_device"),
+            Malformed(name: "a key that is not base64", body: body { $0["publicKey"] = "not a key" }, status: 422, code: "invalid_device"),
+            Malformed(name: "a blank name", body: body { $0["name"] = "   " }, status: 422, code: "invalid_device"),
+            Malformed(name: "a 101-character name", body: body { $0["name"] = String(repeating: "n", count: 101) }, status: 422, code: "invalid_device"),
+            Malformed(name: "a 256-character hostname", body: body { $0["hostname"] = String(repeating: "h", count: 256) }, status: 422, code: "invalid_device"),
+            Malformed(name: "a 513-character push token", body: body { $0["pushToken"] = String(repeating: "t", count: 513) }, status: 422, code: "invalid_device"),
+            Malformed(name: "an unknown type", body: body { $0["type"] = "toaster" }, status: 422, code: "invalid_device"),
+            Malformed(name: "a missing public key", body: body { $0["publicKey"] = nil }, status: 400, code: "bad_request"),
+        ]
+    }()
+
+    @Test("a malformed registration gets a clear 4xx and changes nothing", arguments: TestEngine.available, Self.malformed)
+    func malformedRegistrations(_ engine: TestEngine, _ bad: Malformed) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let device = try await KeyedDevice.signUp(server)
+            let reply = try await device.sync.auth.send(
+                "PUT", device.path, body: try JSONEncoder().encode(bad.body), token: device.sync.session.accessToken
+            )
+            #expect(reply.status == bad.status && reply.errorCode == bad.code, "\(reply.text)")
+            #expect(((try? reply.json())?["msg"] as? String ?? "").count > 20, "the message says what to fix")
+            #expect(try await device.devices().isEmpty)
+            let secrets = try await device.sync.get("/sync/v1/secrets")
+            #expect(secrets.status == 403 && secrets.errorCode == "device_not_registered", "the session stayed unbound")
+        }
+    }
+
+    @Test("a bound request moves lastSeenAt forward, at most once per interval", arguments: TestEngine.available)
+    func lastSeen(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
+            let device = try await KeyedDevice.signUp(server)
+            let registered = try await device.registered()
+            let id = device.id.uuidString.lowercased()
+            // An hour ago: the next request is past the interval and writes.
+            try await database.execute(["UPDATE ferry_devices SET last_seen_at = '2026-01-01T00:00:00.000Z' WHERE id = '\(id)'"])
+            _ = try await device.sync.pull(PullRequest())
+            let seen = try #require(try await device.devices().first?.lastSeenAt)
+            #expect(seen >= registered.lastSeenAt)
+            // Set a time in the future (within the interval of any later request): requests do not write it back.
+            try await database.execute(["UPDATE ferry_devices SET last_seen_at = '2999-01-01T00:00:00.000Z' WHERE id = '\(id)'"])
+            _ = try await device.sync.pull(PullRequest())
+            #expect(try await device.devices().first?.lastSeenAt == Timestamp.parse("2999-01-01T00:00:00.000Z"))
+        }
+    }
+}
