@@ -1,6 +1,7 @@
 import FerryCore
 import FerrySecurity
 import Foundation
+import HTTPTypes
 import Logging
 
 /// The rules of devices and trust: registration, approval, revocation, and the check every bound request passes.

@@ -59,42 +59,52 @@ struct SecretsPlan: Sendable {
         batch: SecretsBatch, spaces: [UUID: SpaceState], members: [UUID: Set<UUID>], recipients: [UUID: Recipient],
         sealers: [Slot: UUID]
     ) {
-        var spaces = spaces
-        var sealers = sealers
+        var state = State(spaces: spaces, sealers: sealers)
         for entry in batch.entries {
-            let outcome = Result<SealedSecret, Rejection> {
-                let row = try entry.get()
-                guard var space = spaces[row.spaceId] else {
-                    throw Rejection(.spaceNotFound, "No space \(row.spaceId.lowercased) among yours.")
-                }
-                guard space.isEncrypted else {
-                    throw Rejection(.spaceNotEncrypted, "Space \(row.spaceId.lowercased) is not end-to-end encrypted; it has no key to seal.")
-                }
-                try Self.check(recipient: recipients[row.deviceId], of: row, members: members[row.spaceId] ?? [])
-                let slot = Slot(space: row.spaceId, device: row.deviceId, version: row.keyVersion)
-                if row.keyVersion == space.keyVersion + 1 {
-                    space = SpaceState(isEncrypted: true, keyVersion: row.keyVersion, creator: batch.deviceID)
-                    spaces[row.spaceId] = space
-                    startedVersions.append((row.spaceId, row.keyVersion))
-                } else {
-                    try Self.checkStore(slot, space: space, caller: batch.deviceID, sealers: sealers)
-                }
-                sealers[slot] = batch.deviceID
-                var stored = row
-                stored.sealedBy = batch.deviceID
-                return stored
-            }
-            switch outcome {
-            case .success(let stored):
+            do {
+                let stored = try state.decide(try entry.get(), caller: batch.deviceID, members: members, recipients: recipients)
                 upserts.append(stored)
                 results.append(SecretResult(status: .stored))
-            case .failure(let rejection):
+            } catch {
+                let rejection = error as? Rejection ?? Rejection(.invalidSecret, "\(error)")
                 results.append(SecretResult(status: .rejected, code: rejection.code, message: rejection.message))
             }
         }
+        startedVersions = state.started
     }
 
-    private static func check(recipient: Recipient?, of row: SealedSecret, members: Set<UUID>) throws(Rejection) {
+    /// The spaces' key states and current-version rows as the batch changes them, row by row.
+    private struct State {
+        var spaces: [UUID: SpaceState]
+        var sealers: [Slot: UUID]
+        var started: [(space: UUID, version: Int)] = []
+
+        /// The row to store, or why it is refused.
+        mutating func decide(
+            _ row: SealedSecret, caller: UUID, members: [UUID: Set<UUID>], recipients: [UUID: Recipient]
+        ) throws -> SealedSecret {
+            guard let space = spaces[row.spaceId] else {
+                throw Rejection(.spaceNotFound, "No space \(row.spaceId.lowercased) among yours.")
+            }
+            guard space.isEncrypted else {
+                throw Rejection(.spaceNotEncrypted, "Space \(row.spaceId.lowercased) is not end-to-end encrypted; it has no key to seal.")
+            }
+            try SecretsPlan.check(recipient: recipients[row.deviceId], of: row, members: members[row.spaceId] ?? [])
+            let slot = Slot(space: row.spaceId, device: row.deviceId, version: row.keyVersion)
+            if row.keyVersion == space.keyVersion + 1 {
+                spaces[row.spaceId] = SpaceState(isEncrypted: true, keyVersion: row.keyVersion, creator: caller)
+                started.append((row.spaceId, row.keyVersion))
+            } else {
+                try SecretsPlan.checkStore(slot, space: space, caller: caller, sealers: sealers)
+            }
+            sealers[slot] = caller
+            var stored = row
+            stored.sealedBy = caller
+            return stored
+        }
+    }
+
+    fileprivate static func check(recipient: Recipient?, of row: SealedSecret, members: Set<UUID>) throws(Rejection) {
         guard let recipient, members.contains(recipient.userID) else {
             throw Rejection(
                 .deviceNotFound,
@@ -110,7 +120,7 @@ struct SecretsPlan: Sendable {
     }
 
     /// The rule for a row of an existing version (see the type's documentation).
-    private static func checkStore(_ slot: Slot, space: SpaceState, caller: UUID, sealers: [Slot: UUID]) throws(Rejection) {
+    fileprivate static func checkStore(_ slot: Slot, space: SpaceState, caller: UUID, sealers: [Slot: UUID]) throws(Rejection) {
         guard slot.version == space.keyVersion, slot.version >= 1 else {
             throw Rejection(
                 .keyVersionConflict,

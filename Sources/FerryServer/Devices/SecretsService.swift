@@ -1,6 +1,7 @@
 import FerryCore
 import FerrySecurity
 import Foundation
+import HTTPTypes
 import Logging
 
 /// The rules of sealed space keys: what a device reads (`GET /sync/v1/secrets`) and stores (`PUT`).

@@ -1,5 +1,6 @@
 import FerryCore
 import Foundation
+import HTTPTypes
 
 /// The verified caller of a `/sync/v1` request: the account, the session, and the device the session is bound to.
 struct SyncCaller: Sendable {

@@ -1,5 +1,6 @@
 import FerryCore
 import Foundation
+import HTTPTypes
 import PostgresNIO
 
 extension PostgresStorage: DeviceStorage {
