@@ -102,9 +102,15 @@ extension SQLiteStorage {
 
     /// Gives tables created before the `_sealed` column existed that column (SQLite has no `ADD COLUMN IF NOT EXISTS`).
     private static func addSealedColumns(_ db: Database, _ schema: Schema) throws {
-        for collection in schema.collections
-        where try !db.columns(in: collection.name).contains(where: { $0.name == SQLDialect.sealedColumn }) {
-            try db.execute(sql: "ALTER TABLE \(SQLDialect.sqlite.quote(collection.name)) ADD COLUMN \(SQLDialect.sqlite.sealedColumnDefinition)")
+        for collection in schema.collections {
+            // PRAGMA table_info, not GRDB's cached `columns(in:)`: the table may have changed under another connection.
+            let hasColumn = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?) WHERE name = ?)",
+                arguments: [collection.name, SQLDialect.sealedColumn]
+            ) ?? false
+            if !hasColumn {
+                try db.execute(sql: "ALTER TABLE \(SQLDialect.sqlite.quote(collection.name)) ADD COLUMN \(SQLDialect.sqlite.sealedColumnDefinition)")
+            }
         }
     }
 
