@@ -85,6 +85,25 @@ struct EncryptedSpaceTests {
         }
     }
 
+    @Test("a pull reports every encrypted space's key version and leaves out the spaces it is asked to", arguments: TestEngine.available)
+    func keyVersionsAndExclusion(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var (device, space, key) = try await Self.vault(server)
+            let keyless = try await device.createEncryptedSpace("No key yet")
+            let id = UUID()
+            _ = try await device.sync.push([device.sync.upsert("sermons", id, space: space, [
+                "title": try Self.sealed("Grace", key, space: space, collection: "sermons", id: id, field: "title"),
+                "date": try Self.sealed("2026-11-21T10:00:00Z", key, space: space, collection: "sermons", id: id, field: "date"),
+            ])])
+            let all = try await device.sync.pull(PullRequest())
+            #expect(all.keyVersions == [space: 1, keyless: 0], "encrypted spaces only")
+            #expect(all.changes.map(\.id) == [id])
+            let excluded = try await device.sync.pull(PullRequest(exclude: [space]))
+            #expect(excluded.changes.isEmpty && excluded.cursors[space] == nil && excluded.keyVersions[space] == 1)
+            #expect(excluded.cursors[device.sync.userID] != nil, "other spaces are pulled as usual")
+        }
+    }
+
     @Test("deleting a parent in an encrypted space tombstones its children, whose ciphertext stays", arguments: TestEngine.available)
     func cascade(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
