@@ -49,11 +49,7 @@ struct DeviceTrustTests {
     @Test("revoking ends the device's sessions, flags rotation and is final", arguments: TestEngine.available)
     func revocation(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
-            let laptop = try await KeyedDevice.signUp(server)
-            try await laptop.registered()
-            let phone = try await laptop.sibling()
-            try await phone.registered()
-            #expect(try await laptop.trust(phone).status == 200)
+            let (laptop, phone) = try await KeyedDevice.household(server)
             let shared = try await laptop.createEncryptedSpace("Shared")
             let other = try await laptop.createEncryptedSpace("Laptop only")
             let key = try SpaceKey.generate(version: 1)

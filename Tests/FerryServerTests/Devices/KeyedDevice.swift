@@ -16,6 +16,17 @@ struct KeyedDevice {
         KeyedDevice(sync: try await SyncDevice.signUp(server, name))
     }
 
+    /// An account with a trusted laptop (its first device) and a phone the laptop approved.
+    static func household(_ server: LiveServer) async throws -> (laptop: KeyedDevice, phone: KeyedDevice) {
+        let laptop = try await signUp(server)
+        try await laptop.registered()
+        let phone = try await laptop.sibling()
+        try await phone.registered()
+        let approval = try await laptop.trust(phone)
+        guard approval.status == 200 else { throw AuthHarness.HarnessError(reply: approval) }
+        return (laptop, phone)
+    }
+
     /// Another device (new id, new key, new session) of the same account.
     func sibling() async throws -> KeyedDevice {
         KeyedDevice(sync: try await sync.sibling())

@@ -12,15 +12,9 @@ struct SecretsTests {
 
     /// An account with a trusted laptop and an approved phone, and an encrypted space.
     static func household(_ server: LiveServer) async throws -> (laptop: KeyedDevice, phone: KeyedDevice, space: UUID) {
-        let laptop = try await KeyedDevice.signUp(server)
-        try await laptop.registered()
-        let phone = try await laptop.sibling()
-        try await phone.registered()
-        guard try await laptop.trust(phone).status == 200 else { throw TestFailure("approving the phone failed") }
+        let (laptop, phone) = try await KeyedDevice.household(server)
         return (laptop, phone, try await laptop.createEncryptedSpace())
     }
-
-    struct TestFailure: Error { var message: String; init(_ message: String) { self.message = message } }
 
     @Test("the first key starts version 1 and opens on the other trusted device", arguments: TestEngine.available)
     func firstKey(_ engine: TestEngine) async throws {

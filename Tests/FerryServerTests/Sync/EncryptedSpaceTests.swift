@@ -26,15 +26,20 @@ struct EncryptedSpaceTests {
         return .object(["keyVersion": .number(Double(encrypted.keyVersion)), "ciphertext": .string(encrypted.ciphertext)])
     }
 
+    /// A sermon's required fields, encrypted.
+    static func sermon(_ id: UUID, _ key: SpaceKey, space: UUID) throws -> [String: JSONValue] {
+        [
+            "title": try sealed("Grace", key, space: space, collection: "sermons", id: id, field: "title"),
+            "date": try sealed("2026-11-21T10:00:00Z", key, space: space, collection: "sermons", id: id, field: "date"),
+        ]
+    }
+
     @Test("ciphertext round-trips through push and pull, stored in _sealed; the parent link stays in clear", arguments: TestEngine.available)
     func roundTrip(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
             var (device, space, key) = try await Self.vault(server)
             let sermon = UUID(), note = UUID()
-            let sermonFields = [
-                "title": try Self.sealed("Grace", key, space: space, collection: "sermons", id: sermon, field: "title"),
-                "date": try Self.sealed("2026-11-21T10:00:00Z", key, space: space, collection: "sermons", id: sermon, field: "date"),
-            ]
+            let sermonFields = try Self.sermon(sermon, key, space: space)
             let noteFields: [String: JSONValue] = [
                 "sermon_id": .string(sermon.uuidString.lowercased()),
                 "text": try Self.sealed("first point", key, space: space, collection: "notes", id: note, field: "text"),
@@ -66,8 +71,8 @@ struct EncryptedSpaceTests {
             var (device, space, key) = try await Self.vault(server)
             let keyless = try await device.createEncryptedSpace("No key yet")
             let id = UUID()
-            let title = try Self.sealed("Grace", key, space: space, collection: "sermons", id: id, field: "title")
-            let date = try Self.sealed("2026-11-21T10:00:00Z", key, space: space, collection: "sermons", id: id, field: "date")
+            let fields = try Self.sermon(id, key, space: space)
+            let (title, date) = (fields["title"]!, fields["date"]!)
             let future = try Self.sealed("Grace", try SpaceKey.generate(version: 2), space: space, collection: "sermons", id: id, field: "title")
             let reply = try await device.sync.push([
                 device.sync.upsert("sermons", id, space: space, ["title": "Grace", "date": date]),
@@ -91,10 +96,7 @@ struct EncryptedSpaceTests {
             var (device, space, key) = try await Self.vault(server)
             let keyless = try await device.createEncryptedSpace("No key yet")
             let id = UUID()
-            _ = try await device.sync.push([device.sync.upsert("sermons", id, space: space, [
-                "title": try Self.sealed("Grace", key, space: space, collection: "sermons", id: id, field: "title"),
-                "date": try Self.sealed("2026-11-21T10:00:00Z", key, space: space, collection: "sermons", id: id, field: "date"),
-            ])])
+            _ = try await device.sync.push([device.sync.upsert("sermons", id, space: space, try Self.sermon(id, key, space: space))])
             let all = try await device.sync.pull(PullRequest())
             #expect(all.keyVersions == [space: 1, keyless: 0], "encrypted spaces only")
             #expect(all.changes.map(\.id) == [id])
@@ -111,10 +113,7 @@ struct EncryptedSpaceTests {
             let sermon = UUID(), note = UUID()
             let noteText = try Self.sealed("point", key, space: space, collection: "notes", id: note, field: "text")
             _ = try await device.sync.push([
-                device.sync.upsert("sermons", sermon, space: space, [
-                    "title": try Self.sealed("Grace", key, space: space, collection: "sermons", id: sermon, field: "title"),
-                    "date": try Self.sealed("2026-11-21T10:00:00Z", key, space: space, collection: "sermons", id: sermon, field: "date"),
-                ]),
+                device.sync.upsert("sermons", sermon, space: space, try Self.sermon(sermon, key, space: space)),
                 device.sync.upsert("notes", note, space: space, ["sermon_id": .string(sermon.uuidString.lowercased()), "text": noteText]),
             ])
             let deleted = try await device.sync.push([device.sync.delete("sermons", sermon, space: space)])
