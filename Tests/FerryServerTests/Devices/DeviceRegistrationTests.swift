@@ -36,6 +36,18 @@ struct DeviceRegistrationTests {
         }
     }
 
+    @Test("two devices registering at once as an account's first: exactly one is trusted", arguments: TestEngine.available)
+    func concurrentFirstDevices(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let laptop = try await KeyedDevice.signUp(server)
+            let phone = try await laptop.sibling()
+            async let first = laptop.registered()
+            async let second = phone.registered()
+            let trust = try await [first.trust, second.trust]
+            #expect(trust.sorted { $0.rawValue < $1.rawValue } == [.pending, .trusted])
+        }
+    }
+
     @Test("a device key is never replaced, and a device id belongs to one account", arguments: TestEngine.available)
     func keyMismatchAndConflict(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in

@@ -86,6 +86,19 @@ struct DeviceTrustTests {
         }
     }
 
+    @Test("a session whose device is revoked is refused on every call, even before the session is gone", arguments: TestEngine.available)
+    func revokedDeviceRefused(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
+            let laptop = try await KeyedDevice.signUp(server)
+            try await laptop.registered()
+            // As if a revocation committed while this request's session was being read.
+            try await database.execute(["UPDATE ferry_devices SET trust = 'revoked' WHERE id = '\(laptop.id.uuidString.lowercased())'"])
+            for reply in [try await laptop.sync.get("/sync/v1/spaces"), try await laptop.sync.send("POST", "/sync/v1/pull", PullRequest())] {
+                #expect(reply.status == 403 && reply.errorCode == "device_revoked")
+            }
+        }
+    }
+
     @Test("a device may revoke itself, and an account left without trusted devices trusts its next one", arguments: TestEngine.available)
     func selfRevocationAndRecovery(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in

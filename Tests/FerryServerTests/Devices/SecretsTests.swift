@@ -92,6 +92,24 @@ struct SecretsTests {
         }
     }
 
+    @Test("two rotations at once: one wins, the other's rows are refused, and both devices open the winner", arguments: TestEngine.available)
+    func concurrentRotations(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let (laptop, phone, space) = try await Self.household(server)
+            let first = try SpaceKey.generate(version: 1)
+            _ = try await laptop.stored([try laptop.seal(first, space: space, to: laptop), try laptop.seal(first, space: space, to: phone)])
+            let laptopKey = try SpaceKey.generate(version: 2), phoneKey = try SpaceKey.generate(version: 2)
+            async let fromLaptop = laptop.stored([try laptop.seal(laptopKey, space: space, to: laptop), try laptop.seal(laptopKey, space: space, to: phone)])
+            async let fromPhone = phone.stored([try phone.seal(phoneKey, space: space, to: laptop), try phone.seal(phoneKey, space: space, to: phone)])
+            let (laptopResults, phoneResults) = try await (fromLaptop, fromPhone)
+            let outcomes = Set([laptopResults.map(\.status), phoneResults.map(\.status)])
+            #expect(outcomes == [[.stored, .stored], [.rejected, .rejected]], "exactly one rotation wins")
+            let winner = laptopResults.first?.status == .stored ? laptopKey : phoneKey
+            #expect(try await laptop.openKey(space: space, version: 2) == winner)
+            #expect(try await phone.openKey(space: space, version: 2) == winner)
+        }
+    }
+
     @Test("storing the same rows twice is an upsert: no new rows", arguments: TestEngine.available)
     func replay(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
