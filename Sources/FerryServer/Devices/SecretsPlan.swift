@@ -6,7 +6,7 @@ import Foundation
 /// that version plain stores.
 ///
 /// The version rule: a row of version `current + 1` starts a new key version (the space's first key, or a rotation)
-/// with the caller as its creator. A row of version `current` is accepted from the version's creator, or from a
+/// with the caller as its creator; a viewer may hold and hand on keys, but not start a version. A row of version `current` is accepted from the version's creator, or from a
 /// device that holds the version itself and only fills a slot no other device has sealed (it forwards the key it
 /// holds). Anything else is `key_version_conflict`: two devices that rotate at once cannot each store a different key
 /// under one version, even when the first one has already sealed its key to the second.
@@ -17,6 +17,8 @@ struct SecretsPlan: Sendable {
         var keyVersion: Int
         /// The device that started the current version.
         var creator: UUID?
+        /// The caller's role in the space: only a role that writes records may start a key version.
+        var role: SpaceRole
     }
 
     /// A device rows may be sealed to.
@@ -92,7 +94,13 @@ struct SecretsPlan: Sendable {
             try SecretsPlan.check(recipient: recipients[row.deviceId], of: row, members: members[row.spaceId] ?? [])
             let slot = Slot(space: row.spaceId, device: row.deviceId, version: row.keyVersion)
             if row.keyVersion == space.keyVersion + 1 {
-                spaces[row.spaceId] = SpaceState(isEncrypted: true, keyVersion: row.keyVersion, creator: caller)
+                guard space.role.canWrite else {
+                    throw Rejection(
+                        .insufficientRole,
+                        "Your role in space \(row.spaceId.lowercased) is \(space.role.rawValue); only a member who writes may start key version \(row.keyVersion)."
+                    )
+                }
+                spaces[row.spaceId] = SpaceState(isEncrypted: true, keyVersion: row.keyVersion, creator: caller, role: space.role)
                 started.append((row.spaceId, row.keyVersion))
             } else {
                 try SecretsPlan.checkStore(slot, space: space, caller: caller, sealers: sealers)

@@ -152,4 +152,21 @@ struct SecretsTests {
             #expect(try await laptop.secrets().missing.isEmpty)
         }
     }
+
+    @Test("a viewer's device holds and hands on keys but cannot start a key version", arguments: TestEngine.available)
+    func viewerCannotRotate(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let (laptop, _, space) = try await Self.household(server)
+            let viewer = try await KeyedDevice.signUp(server, "viewer")
+            try await viewer.registered()
+            #expect(try await laptop.sync.invite(viewer.sync.session.user.email, to: space, as: .viewer).status == 201)
+            let first = try await viewer.stored([try viewer.seal(try SpaceKey.generate(version: 1), space: space, to: viewer)])
+            #expect(first.map(\.code) == ["insufficient_role"])
+            let key = try SpaceKey.generate(version: 1)
+            _ = try await laptop.stored([try laptop.seal(key, space: space, to: laptop), try laptop.seal(key, space: space, to: viewer)])
+            let rotation = try await viewer.stored([try viewer.seal(try SpaceKey.generate(version: 2), space: space, to: viewer)])
+            #expect(rotation.map(\.code) == ["insufficient_role"])
+            #expect(try await viewer.openKey(space: space, version: 1) == key)
+        }
+    }
 }

@@ -56,16 +56,17 @@ extension PostgresStorage {
                 // Lock the spaces in id order, as a push does: two rotations of one space run one after the other.
                 try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(spaceIDs)) ORDER BY id FOR UPDATE", logger: logger)
                 var spaces: [UUID: SecretsPlan.SpaceState] = [:]
-                for try await (id, isEncrypted, version, creator) in try await connection.query(
+                for try await (id, isEncrypted, version, creator, role) in try await connection.query(
                     """
-                    SELECT s.id, s.is_encrypted, s.key_version, k.created_by_device FROM ferry_spaces s
+                    SELECT s.id, s.is_encrypted, s.key_version, k.created_by_device, m.role FROM ferry_spaces s
                     JOIN ferry_members m ON m.space_id = s.id AND m.user_id = \(batch.userID)
                     LEFT JOIN ferry_space_keys k ON k.space_id = s.id AND k.version = s.key_version
                     WHERE s.id = ANY(\(spaceIDs))
                     """,
                     logger: logger
-                ).decode((UUID, Bool, Int32, UUID?).self) {
-                    spaces[id] = SecretsPlan.SpaceState(isEncrypted: isEncrypted, keyVersion: Int(version), creator: creator)
+                ).decode((UUID, Bool, Int32, UUID?, String).self) {
+                    guard let role = SpaceRole(rawValue: role) else { continue }
+                    spaces[id] = SecretsPlan.SpaceState(isEncrypted: isEncrypted, keyVersion: Int(version), creator: creator, role: role)
                 }
                 var members: [UUID: Set<UUID>] = [:]
                 for try await (space, user) in try await connection.query(

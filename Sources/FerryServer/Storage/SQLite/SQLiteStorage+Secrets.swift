@@ -51,17 +51,17 @@ extension SQLiteStorage {
             for row in try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT s.id, s.is_encrypted, s.key_version, k.created_by_device FROM ferry_spaces s
+                    SELECT s.id, s.is_encrypted, s.key_version, k.created_by_device, m.role FROM ferry_spaces s
                     JOIN ferry_members m ON m.space_id = s.id AND m.user_id = ?
                     LEFT JOIN ferry_space_keys k ON k.space_id = s.id AND k.version = s.key_version
                     WHERE s.id IN (\(spaceList))
                     """,
                 arguments: StatementArguments([batch.userID.databaseText] + spaceIDs)
             ) {
-                guard let id = UUID(uuidString: row["id"]) else { continue }
+                guard let id = UUID(uuidString: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { continue }
                 spaces[id] = SecretsPlan.SpaceState(
                     isEncrypted: row["is_encrypted"], keyVersion: row["key_version"],
-                    creator: (row["created_by_device"] as String?).flatMap(UUID.init(uuidString:))
+                    creator: (row["created_by_device"] as String?).flatMap(UUID.init(uuidString:)), role: role
                 )
             }
             var members: [UUID: Set<UUID>] = [:]
