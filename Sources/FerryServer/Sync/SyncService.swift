@@ -60,6 +60,8 @@ struct SyncService: Sendable {
         var remaining = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
         var response = PullResponse(changes: [], cursors: [:], hasMore: false)
         for space in try await spaces(userID: userID, email: email) {
+            if space.isEncrypted { response.keyVersions[space.id] = space.keyVersion }
+            if request.exclude.contains(space.id) { continue }
             let cursor = request.cursors[space.id] ?? 0
             response.cursors[space.id] = cursor
             guard remaining > 0 else {
