@@ -64,7 +64,7 @@ extension TestDatabase {
         }
     }
 
-    private func onConnection(_ body: (PostgresConnection, Logger) async throws -> Void) async throws {
+    func onConnection(_ body: (PostgresConnection, Logger) async throws -> Void) async throws {
         guard case .postgres(let url) = location else { return }
         try await Self.withConnection(to: url, body)
     }

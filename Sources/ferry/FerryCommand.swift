@@ -14,7 +14,7 @@ struct FerryCommand: AsyncParsableCommand {
             ServeCommand.self, SignUpCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self,
             StatusCommand.self, ProfileCommand.self, ResetCommand.self,
             PutCommand.self, GetCommand.self, ListCommand.self, RemoveCommand.self, SyncCommand.self,
-            SpacesCommand.self, DoctorCommand.self,
+            SpacesCommand.self, DevicesCommand.self, DoctorCommand.self,
             VaultCommand.self,
         ]
     )

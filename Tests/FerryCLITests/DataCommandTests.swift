@@ -20,14 +20,14 @@ struct DataCommandTests {
         }
 
         /// Runs a command that must succeed and returns its standard output.
-        func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-            let exit = try await run(arguments)
+        func ok(_ arguments: [String], password: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            let exit = try await run(arguments, password: password)
             #expect(exit.status == 0, "ferry \(arguments.joined(separator: " ")): \(exit.stderr)", sourceLocation: sourceLocation)
             return exit.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
-        func json(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
-            let text = try await ok(arguments + ["--json"], sourceLocation: sourceLocation)
+        func json(_ arguments: [String], password: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
+            let text = try await ok(arguments + ["--json"], password: password, sourceLocation: sourceLocation)
             return try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
         }
     }

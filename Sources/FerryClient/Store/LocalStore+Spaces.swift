@@ -16,6 +16,10 @@ extension LocalStore {
                 sql: "INSERT OR REPLACE INTO ferry_pending_spaces (id, name, encrypted, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [Self.text(id), request.name, (request.encrypted ?? false) ? 1 : 0, Timestamp.format(now())]
             )
+            if request.encrypted == true {
+                // Locked until the first sync makes its key: nothing written into it leaves the device in clear.
+                try db.execute(sql: "INSERT OR IGNORE INTO ferry_space_keys (space, key_version) VALUES (?, 0)", arguments: [Self.text(id)])
+            }
         }
         return id
     }

@@ -178,6 +178,14 @@ public final class LocalStore: Sendable {
               encrypted INTEGER NOT NULL,
               created_at TEXT NOT NULL
             ) STRICT;
+            CREATE TABLE IF NOT EXISTS ferry_secrets (
+              space TEXT NOT NULL,
+              key_version INTEGER NOT NULL,
+              enc TEXT NOT NULL,
+              ciphertext TEXT NOT NULL,
+              PRIMARY KEY (space, key_version)
+            ) STRICT;
+            CREATE TABLE IF NOT EXISTS ferry_space_keys (space TEXT PRIMARY KEY NOT NULL, key_version INTEGER NOT NULL) STRICT;
             CREATE TABLE IF NOT EXISTS ferry_cascades (
               collection TEXT NOT NULL,
               record_id TEXT NOT NULL,

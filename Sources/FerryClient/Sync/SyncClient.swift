@@ -9,7 +9,7 @@ import FoundationNetworking
 /// Every request carries the `apikey` and bearer headers; a `401 bad_jwt` refreshes the session once and
 /// retries (``AuthClient/authorizedData(for:)``). Failures are ``AuthError``s: the server's code and message,
 /// or `network_unavailable` / `request_timeout` when no answer came.
-public struct SyncClient: SyncRemote {
+public struct SyncClient: SyncRemote, DeviceRemote {
     /// The client whose session authorizes the requests.
     public let auth: AuthClient
 
@@ -51,6 +51,30 @@ public struct SyncClient: SyncRemote {
     /// The members and pending invitations of `space`.
     public func members(of space: UUID) async throws -> [SpaceMember] {
         try await send("GET", "sync/v1/spaces/\(space.uuidString.lowercased())/members", expecting: MemberList.self, what: "member list").members
+    }
+
+    public func registerDevice(_ id: UUID, _ registration: DeviceRegistration) async throws -> Device {
+        try await send("PUT", "sync/v1/devices/\(id.uuidString.lowercased())", body: registration, expecting: Device.self, what: "device")
+    }
+
+    public func devices() async throws -> [Device] {
+        try await send("GET", "sync/v1/devices", expecting: DeviceList.self, what: "device list").devices
+    }
+
+    public func trustDevice(_ id: UUID) async throws -> Device {
+        try await send("POST", "sync/v1/devices/\(id.uuidString.lowercased())/trust", expecting: Device.self, what: "device")
+    }
+
+    public func revokeDevice(_ id: UUID) async throws -> Device {
+        try await send("POST", "sync/v1/devices/\(id.uuidString.lowercased())/revoke", expecting: Device.self, what: "device")
+    }
+
+    public func secrets() async throws -> SecretsState {
+        try await send("GET", "sync/v1/secrets", expecting: SecretsState.self, what: "sealed keys")
+    }
+
+    public func storeSecrets(_ request: StoreSecretsRequest) async throws -> StoreSecretsResponse {
+        try await send("PUT", "sync/v1/secrets", body: request, expecting: StoreSecretsResponse.self, what: "sealed key results")
     }
 
     private struct SpaceList: Decodable { var spaces: [SpaceSummary] }

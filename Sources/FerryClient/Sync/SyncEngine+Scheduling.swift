@@ -78,7 +78,10 @@ extension SyncEngine {
         timer = nil
         current = slot
         startedSyncCount += 1
-        let pass = SyncPass(store: store, remote: remote, pushBatchSize: configuration.pushBatchSize, pullLimit: configuration.pullLimit)
+        let pass = SyncPass(
+            store: store, remote: remote, pushBatchSize: configuration.pushBatchSize, pullLimit: configuration.pullLimit,
+            encryption: encryption, logger: logger
+        )
         broadcast.update { status in
             status.phase = .pushing
             status.progress = SyncProgress()

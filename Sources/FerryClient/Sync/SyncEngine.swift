@@ -48,6 +48,7 @@ public actor SyncEngine {
     public internal(set) var startedSyncCount = 0
 
     let remote: any SyncRemote
+    let encryption: EndToEndEncryption?
     let sleeper: any SyncSleeper
     let random: @Sendable () -> Double
     let logger: Logger
@@ -73,16 +74,18 @@ public actor SyncEngine {
     /// Creates an engine for `store` that talks to the server through `remote` (a ``SyncClient``).
     ///
     /// - Parameters:
+    ///   - encryption: this device's key pair and the device routes, to read and write encrypted spaces; without it they stay locked.
     ///   - sleeper: the timers' clock; tests pass a manual one.
     ///   - random: the jitter source, in `0..<1`.
     ///   - logger: receives each sync's outcome; never field values or tokens.
     public init(
-        store: LocalStore, remote: any SyncRemote, configuration: Configuration = Configuration(),
+        store: LocalStore, remote: any SyncRemote, encryption: EndToEndEncryption? = nil, configuration: Configuration = Configuration(),
         sleeper: any SyncSleeper = ContinuousSleeper(), random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger = Logger(label: "ferry.sync")
     ) {
         self.store = store
         self.remote = remote
+        self.encryption = encryption
         self.configuration = configuration
         self.sleeper = sleeper
         self.random = random

@@ -1,20 +1,47 @@
 import FerryCore
 import Foundation
+import Logging
 
-/// One sync: push the whole outbox in batches, then pull until the server has no more.
+/// One sync: create spaces queued offline, keep encrypted spaces' keys, push the whole outbox in batches,
+/// then pull until the server has no more. ``PostLoginSync`` runs the same steps with its own progress.
 struct SyncPass: Sendable {
     let store: LocalStore
     let remote: any SyncRemote
     let pushBatchSize: Int
     let pullLimit: Int
+    /// How this device reads and writes encrypted spaces; without it they stay locked.
+    var encryption: EndToEndEncryption?
+    var logger = Logger(label: "ferry.sync")
 
     /// Runs the sync, reporting each phase and step to `progress`.
     func run(progress: @Sendable (SyncStatus.Phase, SyncProgress) async -> Void) async throws -> SyncReport {
         var report = SyncReport()
         report.startedAt = store.now()
+        let keys = encryption.map { KeyUpkeep(store: store, encryption: $0, logger: logger) }
         var current = SyncProgress(pushTotal: try store.pendingCount())
+        try await createPendingSpaces(&report)
+        if let keys, try !store.encryptedSpaces().isEmpty {
+            try await keys.run(&report)
+        }
+        await progress(.pushing, current)
+        try await pushOutbox(&report, keys: keys) { pushed in
+            current.pushed = pushed
+            current.pushTotal = max(current.pushTotal, pushed)
+            await progress(.pushing, current)
+        }
+        await progress(.pulling, current)
+        try await pullAll(&report, keys: keys) { pulled in
+            current.pulled = pulled
+            await progress(.pulling, current)
+        }
+        let finished = store.now()
+        report.finishedAt = finished
+        try store.setLastSyncedAt(finished)
+        return report
+    }
 
-        // Spaces created offline exist on the server before the records written into them arrive.
+    /// Spaces created offline exist on the server before the records written into them arrive.
+    func createPendingSpaces(_ report: inout SyncReport) async throws {
         for request in try store.pendingSpaces() {
             guard let id = request.id else { continue }
             report.requests += 1
@@ -25,20 +52,34 @@ struct SyncPass: Sendable {
             }
             try store.spaceCreated(id)
         }
+    }
 
-        // Push: every entry that was in the outbox, oldest first. Acked entries leave in the ack's transaction;
-        // unacked ones stay for the next sync, and `after` keeps this one from sending them twice.
-        await progress(.pushing, current)
+    /// Push: every entry that was in the outbox, oldest first. Acked entries leave in the ack's transaction;
+    /// unacked ones stay for the next sync, and `after` keeps this one from sending them twice. Records of an
+    /// encrypted space are sealed on the way out; the push stops before the first one whose key this device lacks,
+    /// since the server takes mutation ids in order and would treat later-sent earlier ids as replays.
+    func pushOutbox(_ report: inout SyncReport, keys: KeyUpkeep?, pushed: (Int) async -> Void) async throws {
         var after: Int64 = 0
         var batchSize = pushBatchSize
+        var count = 0
+        let encrypted = try store.encryptedSpaces()
         while true {
             try Task.checkCancellation()
-            let batch = try store.pendingMutations(limit: batchSize, after: after)
-            guard let last = batch.last else { break }
+            var batch = try store.pendingMutations(limit: batchSize, after: after)
+            let fetched = batch.count
+            var outgoing = batch
+            if !encrypted.isEmpty {
+                outgoing = try seal(batch, encrypted: encrypted, keys: keys)
+                batch = Array(batch.prefix(outgoing.count))
+            }
+            guard let last = batch.last else {
+                if fetched > 0 { noteWaiting(&report, fetched) }
+                break
+            }
             let response: PushResponse
             do {
                 report.requests += 1
-                response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: batch))
+                response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: outgoing))
             } catch let error as AuthError where error.status == 413 || error.code == .batchTooLarge {
                 // Too big for the server: halve the batch; a single mutation too large on its own is refused
                 // here, as the server would, so it cannot block the outbox.
@@ -52,6 +93,7 @@ struct SyncPass: Sendable {
                 }
                 continue
             }
+            // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
             let acknowledgement = try store.acknowledge(response, for: batch)
             if acknowledgement.acknowledged + acknowledgement.rejected == 0 {
                 throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(batch.count) pushed changes; they stay in the outbox.", isRetryable: true)
@@ -59,19 +101,61 @@ struct SyncPass: Sendable {
             report.pushed += batch.count
             report.rejected += acknowledgement.rejected
             after = last.mutationId
-            current.pushed += batch.count
-            current.pushTotal = max(current.pushTotal, current.pushed)
-            await progress(.pushing, current)
+            count += batch.count
+            await pushed(count)
+            if batch.count < fetched {
+                noteWaiting(&report, fetched - batch.count)
+                break
+            }
         }
+    }
 
-        // Pull: until the server has no more; a space the server resets is pulled again from 0 in the same sync.
-        await progress(.pulling, current)
+    private func noteWaiting(_ report: inout SyncReport, _ waiting: Int) {
+        report.lockedSpaces = max(report.lockedSpaces, 1)
+        logger.notice("local changes wait for an encrypted space's key", metadata: ["ferry.outbox.waiting": "\(waiting)+"])
+    }
+
+    /// The longest prefix of `batch` this device can send, records of encrypted spaces sealed.
+    private func seal(_ batch: [Mutation], encrypted: [UUID: Int], keys: KeyUpkeep?) throws -> [Mutation] {
+        var sealed: [Mutation] = []
+        for mutation in batch {
+            guard let version = encrypted[mutation.space] else {
+                sealed.append(mutation)
+                continue
+            }
+            guard let keys, version > 0, let key = try keys.keyring.key(space: mutation.space, version: version) else { break }
+            sealed.append(try keys.sealer(schema: store.schema).seal(mutation, with: key))
+        }
+        return sealed
+    }
+
+    /// Pull: until the server has no more; a space the server resets is pulled again from 0 in the same sync.
+    /// Encrypted spaces whose key this device lacks are left out (their cursors stay, so nothing is skipped);
+    /// a key that arrives mid-sync (another device sealed it) is fetched once and the space pulled after all.
+    func pullAll(_ report: inout SyncReport, keys: KeyUpkeep?, pulled: (Int) async -> Void) async throws {
         var resetSpaces = Set<UUID>()
         var refreshedSchema = false
+        var unreadable = Set<UUID>()
+        var fetchedKeys = false
+        var count = 0
         while true {
             try Task.checkCancellation()
-            let response = try await remote.pull(PullRequest(cursors: try store.cursors(), limit: pullLimit))
+            let locked = try store.lockedSpaces().union(unreadable)
+            var response = try await remote.pull(PullRequest(cursors: try store.cursors(), limit: pullLimit, exclude: locked))
             report.requests += 1
+            try store.recordKeyVersions(response.keyVersions)
+            let opened = try open(response, keys: keys)
+            response = opened.response
+            if !opened.unreadable.isEmpty {
+                if let keys, !fetchedKeys {
+                    // A key may have been sealed to this device since the sync began: fetch once, then pull
+                    // these spaces again (those still without a key are excluded as locked).
+                    fetchedKeys = true
+                    try await keys.run(&report)
+                } else {
+                    unreadable.formUnion(opened.unreadable)
+                }
+            }
             let outcome: LocalStore.ApplyOutcome
             do {
                 outcome = try store.apply(response)
@@ -87,14 +171,41 @@ struct SyncPass: Sendable {
             report.applied += outcome.applied
             let newResets = Set(outcome.reset).subtracting(resetSpaces)
             resetSpaces.formUnion(outcome.reset)
-            current.pulled += response.changes.count
-            await progress(.pulling, current)
-            if !response.hasMore && newResets.isEmpty { break }
+            count += response.changes.count
+            await pulled(count)
+            if !response.hasMore && newResets.isEmpty && opened.unreadable.isEmpty { break }
         }
         report.resetSpaces = resetSpaces.count
-        let finished = store.now()
-        report.finishedAt = finished
-        try store.setLastSyncedAt(finished)
-        return report
+        report.lockedSpaces = max(report.lockedSpaces, try store.lockedSpaces().union(unreadable).count)
+    }
+
+    /// `response` with encrypted spaces' records opened; a space any of whose records cannot be opened is taken
+    /// out whole (its changes and its cursor), so it is pulled again once its key is here.
+    private func open(_ response: PullResponse, keys: KeyUpkeep?) throws -> (response: PullResponse, unreadable: Set<UUID>) {
+        let encrypted = try store.encryptedSpaces()
+        guard response.changes.contains(where: { encrypted[$0.space] != nil }) else { return (response, []) }
+        var unreadable = Set<UUID>()
+        var changes: [Change] = []
+        let sealer = keys?.sealer(schema: store.schema)
+        for change in response.changes {
+            guard encrypted[change.space] != nil else {
+                changes.append(change)
+                continue
+            }
+            guard !unreadable.contains(change.space) else { continue }
+            do {
+                guard let sealer else { throw RecordSealer.SealingFailure.keyMissing(space: change.space, version: 0) }
+                changes.append(try sealer.open(change))
+            } catch {
+                logger.notice("an encrypted space's records wait for its key", metadata: [
+                    "ferry.space": "\(change.space.uuidString.lowercased())", "ferry.error": "\(error)",
+                ])
+                unreadable.insert(change.space)
+            }
+        }
+        var opened = response
+        opened.changes = changes.filter { !unreadable.contains($0.space) }
+        for space in unreadable { opened.cursors[space] = nil }
+        return (opened, unreadable)
     }
 }

@@ -14,6 +14,11 @@ public struct SyncReport: Sendable, Hashable, Codable {
     public var rejected = 0
     /// Spaces reset because the server asked.
     public var resetSpaces = 0
+    /// Space keys this device sealed to other trusted devices, or made (a new encrypted space, a rotation).
+    public var sealedKeys = 0
+    /// Encrypted spaces this sync could not read or write because their key is not sealed to this device
+    /// (yet): a pending device, or a key another device has not handed out. Their changes wait, nothing is lost.
+    public var lockedSpaces = 0
     /// The triggers this sync answered, by name.
     public var triggers: [String] = []
     /// When it started.

@@ -66,7 +66,7 @@ struct SyncService: Sendable {
         var response = PullResponse(changes: [], cursors: [:], hasMore: false)
         for space in try await spaces(userID: userID, email: email) {
             if space.isEncrypted { response.keyVersions[space.id] = space.keyVersion }
-            guard !request.exclude.contains(space.id) else { continue }
+            if request.exclude.contains(space.id) { continue }
             let cursor = request.cursors[space.id] ?? 0
             response.cursors[space.id] = cursor
             guard remaining > 0 else {

@@ -4,9 +4,10 @@ import FerryCore
 import Foundation
 
 /// Prints who is now signed in; never the tokens.
-private func reportSignIn(_ session: AuthSession, options: ClientOptions, human: String) {
+private func reportSignIn(_ session: AuthSession, options: ClientOptions, human: String, postLogin: PostLoginSyncResult?) {
     Output.emit(json: options.json, human: human, [
         "user_id": session.user.id.uuidString.lowercased(), "email": session.user.email, "profile": options.profileName,
+        "post_login": PostLoginReport.object(postLogin),
     ])
 }
 
@@ -17,6 +18,7 @@ struct SignUpCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Argument(help: "The account's email address.") var email: String
     @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input.") var passwordFromStandardInput = false
+    @Flag(name: .customLong("no-sync"), help: "Skip the post-login sync (device registration, upload, keys, download).") var noSync = false
 
     func run() async throws {
         let profile = try ClientProfile(options)
@@ -24,7 +26,8 @@ struct SignUpCommand: AsyncParsableCommand {
         let auth = profile.makeAuthClient()
         let session = try await auth.signUp(email: email, password: password)
         await profile.cacheSchemaQuietly(using: auth)
-        reportSignIn(session, options: options, human: "Signed up and signed in as \(session.user.email).")
+        let postLogin = noSync ? nil : await PostLoginReport.run(profile, auth: auth, options: options)
+        reportSignIn(session, options: options, human: "Signed up and signed in as \(session.user.email).", postLogin: postLogin)
     }
 }
 
@@ -35,6 +38,7 @@ struct LoginCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Argument(help: "The account's email address.") var email: String
     @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input.") var passwordFromStandardInput = false
+    @Flag(name: .customLong("no-sync"), help: "Skip the post-login sync (device registration, upload, keys, download).") var noSync = false
 
     func run() async throws {
         let profile = try ClientProfile(options)
@@ -42,7 +46,8 @@ struct LoginCommand: AsyncParsableCommand {
         let auth = profile.makeAuthClient()
         let session = try await auth.signIn(email: email, password: password)
         await profile.cacheSchemaQuietly(using: auth)
-        reportSignIn(session, options: options, human: "Signed in as \(session.user.email).")
+        let postLogin = noSync ? nil : await PostLoginReport.run(profile, auth: auth, options: options)
+        reportSignIn(session, options: options, human: "Signed in as \(session.user.email).", postLogin: postLogin)
     }
 }
 

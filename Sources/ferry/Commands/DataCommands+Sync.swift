@@ -26,7 +26,7 @@ struct SyncCommand: AsyncParsableCommand {
             throw CommandFailure(message: "--batch-size is between 1 and 1000", status: 64)
         }
         configuration.pushBatchSize = batchSize
-        let engine = SyncEngine(store: store, remote: client, configuration: configuration)
+        let engine = SyncEngine(store: store, remote: client, encryption: try profile.encryption(client), configuration: configuration)
         let lines = progress, bar = !progress && !options.json && isatty(STDERR_FILENO) == 1
         let report = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }
@@ -43,11 +43,29 @@ struct SyncCommand: AsyncParsableCommand {
         let pending = try store.pendingCount()
         var human = "Synced: \(report.requests) requests, pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied)"
         if report.rejected > 0 { human += ", rejected \(report.rejected) (see 'ferry doctor')" }
+        if report.sealedKeys > 0 { human += ", sealed \(report.sealedKeys) key(s)" }
+        if report.lockedSpaces > 0 { human += ", \(report.lockedSpaces) encrypted space(s) locked until this device is trusted" }
         if pending > 0 { human += ", \(pending) still pending" }
         Output.emit(json: options.json, human: human + ".", [
             "requests": report.requests, "pushed": report.pushed, "pulled": report.pulled, "applied": report.applied,
             "rejected": report.rejected, "pending": pending, "reset_spaces": report.resetSpaces,
+            "sealed_keys": report.sealedKeys, "locked_spaces": report.lockedSpaces,
         ])
+    }
+
+    /// One quiet sync with the server's current schema, for commands that change keys (trust, revoke, encrypted spaces).
+    static func syncOnce(_ profile: ClientProfile, client: SyncClient) async throws -> SyncReport {
+        let schema = try await client.schema()
+        try profile.saveSchema(schema)
+        let store = try profile.openStore(schema: schema)
+        var configuration = SyncEngine.Configuration()
+        configuration.periodicInterval = nil
+        let engine = SyncEngine(store: store, remote: client, encryption: try profile.encryption(client), configuration: configuration)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await engine.run() }
+            defer { group.cancelAll() }
+            return try await engine.sync()
+        }
     }
 
     /// Prints each step: a line per step on standard output, or one line rewritten in place on a terminal.

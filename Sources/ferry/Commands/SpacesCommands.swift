@@ -29,10 +29,27 @@ struct SpacesCommand: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
         @Argument(help: "The space's name.") var name: String
         @Option(help: "The new space's id. [default: a new UUID]") var id: String?
+        @Flag(help: "End-to-end encrypt its records; this device makes its key (it must be trusted).") var encrypted = false
 
         func run() async throws {
             let spaceID = try id.map { try RecordText.uuid($0, what: "--id") } ?? UUID()
-            let request = CreateSpaceRequest(id: spaceID, name: name)
+            let request = CreateSpaceRequest(id: spaceID, name: name, encrypted: encrypted ? true : nil)
+            if encrypted {
+                // Queued, then one sync creates it, makes its key here and seals it to every trusted device:
+                // nothing written into it ever leaves this device in clear.
+                let profile = try ClientProfile(options)
+                try profile.openStore().queueSpace(request)
+                do {
+                    let report = try await SyncCommand.syncOnce(profile, client: SyncClient(auth: profile.makeAuthClient()))
+                    if report.lockedSpaces > 0 {
+                        FileHandle.standardError.write(Data("ferry: the space exists but has no key yet: this device is not trusted (see 'ferry devices ls')\n".utf8))
+                    }
+                } catch let error as AuthError where error.isOffline {
+                    FileHandle.standardError.write(Data("ferry: offline; the space is queued and 'ferry sync' creates it and its key\n".utf8))
+                }
+                Output.emit(json: options.json, human: RecordText.id(spaceID), ["id": RecordText.id(spaceID), "name": name, "encrypted": true])
+                return
+            }
             do {
                 let space = try await SpacesCommand.client(options).createSpace(request)
                 Output.emit(json: options.json, human: RecordText.id(space.id), SpacesCommand.object(space).mapValues { $0 as Any? })

@@ -25,8 +25,10 @@ struct OperationsRoutesTests {
         guard TestEngine.available.contains(.postgres) else { return }
         try await TestDatabase.with(.postgres) { database in
             var configuration = database.serverConfiguration
-            configuration.healthTimeout = .seconds(1)
-            configuration.requestDeadline = .seconds(2)
+            // Generous: a loaded CI machine can take seconds to open a first PostgreSQL connection, and the
+            // outage below is a refused connection, which fails at once whatever the limits.
+            configuration.healthTimeout = .seconds(10)
+            configuration.requestDeadline = .seconds(15)
             let server = try await LiveServer.start(configuration)
             defer { Task { await server.stop() } }
             #expect(try await HTTPClient.send("GET", server.url("/health")).status == 200)

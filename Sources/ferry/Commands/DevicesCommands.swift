@@ -1,0 +1,95 @@
+import ArgumentParser
+import FerryClient
+import FerryCore
+import Foundation
+
+/// `ferry devices ls|trust|revoke|rename`: this account's devices and their trust (these need the server).
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices", abstract: "List, trust, revoke and rename this account's devices.",
+        subcommands: [List.self, Trust.self, Revoke.self, Rename.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "ls", abstract: "List the account's devices.")
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let devices = try await SyncClient(auth: try ClientProfile(options).makeAuthClient()).devices()
+            let lines = devices.map { device in
+                "\(RecordText.id(device.id))  \(device.trust.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(device.type.rawValue)  "
+                    + "\(device.name)  last seen \(Timestamp.format(device.lastSeenAt))\(device.isCurrent ? "  (this device)" : "")"
+            }
+            Output.emit(json: options.json, human: lines.isEmpty ? "No devices registered yet: 'ferry login' registers this one." : lines.joined(separator: "\n"), [
+                "devices": devices.map(DevicesCommand.object),
+            ])
+        }
+    }
+
+    struct Trust: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "trust", abstract: "Approve a pending device, then hand it the keys of your encrypted spaces (run on a trusted device)."
+        )
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The device's id (see 'ferry devices ls').") var id: String
+
+        func run() async throws {
+            let deviceID = try RecordText.uuid(id, what: "the device id")
+            let profile = try ClientProfile(options)
+            let client = SyncClient(auth: profile.makeAuthClient())
+            let device = try await client.trustDevice(deviceID)
+            let report = try await SyncCommand.syncOnce(profile, client: client)
+            Output.emit(json: options.json, human: "Trusted \(device.name); shared \(report.sealedKeys) key(s).", [
+                "device": DevicesCommand.object(device), "sealed_keys": report.sealedKeys,
+            ])
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke", abstract: "Revoke a device: its sessions end and your encrypted spaces get new keys it cannot read."
+        )
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The device's id (see 'ferry devices ls').") var id: String
+
+        func run() async throws {
+            let deviceID = try RecordText.uuid(id, what: "the device id")
+            let profile = try ClientProfile(options)
+            let client = SyncClient(auth: profile.makeAuthClient())
+            let device = try await client.revokeDevice(deviceID)
+            // Rotating the keys it held is this device's job, now: the next key version is sealed to every
+            // remaining trusted device, never to the revoked one.
+            let report = try await SyncCommand.syncOnce(profile, client: client)
+            Output.emit(json: options.json, human: "Revoked \(device.name); sealed \(report.sealedKeys) new key(s).", [
+                "device": DevicesCommand.object(device), "sealed_keys": report.sealedKeys,
+            ])
+        }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename this device.")
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The new name (1–100 characters).") var name: String
+
+        func run() async throws {
+            let profile = try ClientProfile(options)
+            let store = try profile.openStore()
+            let keys = try profile.deviceKeys()
+            let client = SyncClient(auth: profile.makeAuthClient())
+            let device = try await client.registerDevice(store.deviceId, profile.deviceRegistration(name: name, keys: keys))
+            Output.emit(json: options.json, human: "This device is now '\(device.name)'.", ["device": DevicesCommand.object(device)])
+        }
+    }
+
+    static func object(_ device: Device) -> [String: Any] {
+        [
+            "id": RecordText.id(device.id), "name": device.name, "type": device.type.rawValue, "hostname": device.hostname,
+            "trust": device.trust.rawValue, "public_key": device.publicKey, "last_seen_at": Timestamp.format(device.lastSeenAt),
+            "created_at": Timestamp.format(device.createdAt), "current": device.isCurrent,
+        ]
+    }
+}
