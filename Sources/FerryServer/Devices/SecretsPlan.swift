@@ -8,7 +8,8 @@ import Foundation
 /// The version rule: a row of version `current + 1` starts a new key version (the space's first key, or a rotation)
 /// with the caller as its creator; a viewer may hold and hand on keys, but not start a version. A row of version `current` is accepted from the version's creator, or from a
 /// device that holds the version itself and only fills a slot no other device has sealed (it forwards the key it
-/// holds). Anything else is `key_version_conflict`: two devices that rotate at once cannot each store a different key
+/// holds). A row of an older version is accepted from a device that holds that version (versions before the current
+/// one never change, so handing them on races with nothing). Anything else is `key_version_conflict`: two devices that rotate at once cannot each store a different key
 /// under one version, even when the first one has already sealed its key to the second.
 struct SecretsPlan: Sendable {
     /// An encrypted space's key state, as read under its lock.
@@ -56,7 +57,7 @@ struct SecretsPlan: Sendable {
     ///   - spaces: the named spaces the caller is a member of.
     ///   - members: the member user ids of each of those spaces.
     ///   - recipients: the named devices that exist.
-    ///   - sealers: who sealed each stored row of those spaces' current versions.
+    ///   - sealers: who sealed each stored row of those spaces, every version.
     init(
         batch: SecretsBatch, spaces: [UUID: SpaceState], members: [UUID: Set<UUID>], recipients: [UUID: Recipient],
         sealers: [Slot: UUID]
@@ -129,6 +130,15 @@ struct SecretsPlan: Sendable {
 
     /// The rule for a row of an existing version (see the type's documentation).
     fileprivate static func checkStore(_ slot: Slot, space: SpaceState, caller: UUID, sealers: [Slot: UUID]) throws(Rejection) {
+        let holdsVersion = sealers[Slot(space: slot.space, device: caller, version: slot.version)] != nil
+        if slot.version >= 1, slot.version < space.keyVersion {
+            // An older version is settled: a device that holds it may hand it on, so a device trusted after a
+            // rotation can still read what was written before it.
+            guard holdsVersion else {
+                throw Rejection(.keyVersionConflict, "You hold no key version \(slot.version) of space \(slot.space.lowercased) to hand on.")
+            }
+            return
+        }
         guard slot.version == space.keyVersion, slot.version >= 1 else {
             throw Rejection(
                 .keyVersionConflict,
@@ -136,7 +146,6 @@ struct SecretsPlan: Sendable {
             )
         }
         guard space.creator != caller else { return }
-        let holdsVersion = sealers[Slot(space: slot.space, device: caller, version: slot.version)] != nil
         let sealer = sealers[slot]
         guard holdsVersion, sealer == nil || sealer == caller else {
             throw Rejection(

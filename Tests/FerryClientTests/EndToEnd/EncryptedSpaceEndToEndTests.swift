@@ -144,6 +144,16 @@ struct EncryptedSpaceEndToEndTests {
             await #expect(throws: AuthError.self) {
                 _ = try await SyncClient(auth: relogin).registerDevice(phone.id, DeviceRegistration(name: "phone", type: .linux, hostname: "x", publicKey: phone.keys.publicKeyBase64))
             }
+
+            // A device trusted after the rotation is handed both versions and reads what was written before and after.
+            let pad = try await EncryptedDevice.signIn(server, email: email, signUp: false, name: "pad")
+            _ = await pad.postLogin().run()
+            _ = try await mac.client.trustDevice(pad.id)
+            let handedOn = try await mac.sync()
+            #expect(handedOn.sealedKeys == 2, "key versions 1 and 2")
+            try await pad.sync()
+            #expect(try pad.sessions(in: space).count == 5)
+            #expect(try pad.sessions(in: space) == mac.sessions(in: space))
         }
     }
 

@@ -28,15 +28,15 @@ extension PostgresStorage {
             }
             let missing = try await connection.query(
                 """
-                SELECT s.id, s.key_version, d.id, d.public_key
+                SELECT s.id, x.key_version, d.id, d.public_key
                 FROM ferry_spaces s
+                JOIN ferry_secrets x ON x.space_id = s.id AND x.device_id = \(deviceID)
                 JOIN ferry_members m ON m.space_id = s.id
                 JOIN ferry_devices d ON d.user_id = m.user_id AND d.trust = 'trusted'
                 WHERE s.is_encrypted AND s.key_version > 0
                   AND s.id IN (SELECT space_id FROM ferry_members WHERE user_id = \(userID))
-                  AND EXISTS (SELECT 1 FROM ferry_secrets x WHERE x.space_id = s.id AND x.device_id = \(deviceID) AND x.key_version = s.key_version)
-                  AND NOT EXISTS (SELECT 1 FROM ferry_secrets y WHERE y.space_id = s.id AND y.device_id = d.id AND y.key_version = s.key_version)
-                ORDER BY s.created_at, s.id, d.created_at, d.id
+                  AND NOT EXISTS (SELECT 1 FROM ferry_secrets y WHERE y.space_id = s.id AND y.device_id = d.id AND y.key_version = x.key_version)
+                ORDER BY s.created_at, s.id, x.key_version, d.created_at, d.id
                 """,
                 logger: logger
             )
@@ -84,7 +84,7 @@ extension PostgresStorage {
                 for try await (space, device, version, sealer) in try await connection.query(
                     """
                     SELECT x.space_id, x.device_id, x.key_version, x.sealed_by FROM ferry_secrets x
-                    JOIN ferry_spaces s ON s.id = x.space_id AND x.key_version = s.key_version WHERE x.space_id = ANY(\(spaceIDs))
+                    WHERE x.space_id = ANY(\(spaceIDs))
                     """,
                     logger: logger
                 ).decode((UUID, UUID, Int32, UUID).self) {

@@ -22,17 +22,17 @@ extension SQLiteStorage {
             let missing = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT s.id AS space_id, s.key_version, d.id AS device_id, d.public_key
+                    SELECT s.id AS space_id, x.key_version, d.id AS device_id, d.public_key
                     FROM ferry_spaces s
+                    JOIN ferry_secrets x ON x.space_id = s.id AND x.device_id = ?
                     JOIN ferry_members m ON m.space_id = s.id
                     JOIN ferry_devices d ON d.user_id = m.user_id AND d.trust = 'trusted'
                     WHERE s.is_encrypted = 1 AND s.key_version > 0
                       AND s.id IN (SELECT space_id FROM ferry_members WHERE user_id = ?)
-                      AND EXISTS (SELECT 1 FROM ferry_secrets x WHERE x.space_id = s.id AND x.device_id = ? AND x.key_version = s.key_version)
-                      AND NOT EXISTS (SELECT 1 FROM ferry_secrets y WHERE y.space_id = s.id AND y.device_id = d.id AND y.key_version = s.key_version)
-                    ORDER BY s.created_at, s.id, d.created_at, d.id
+                      AND NOT EXISTS (SELECT 1 FROM ferry_secrets y WHERE y.space_id = s.id AND y.device_id = d.id AND y.key_version = x.key_version)
+                    ORDER BY s.created_at, s.id, x.key_version, d.created_at, d.id
                     """,
-                arguments: [userID.databaseText, deviceID.databaseText]
+                arguments: [deviceID.databaseText, userID.databaseText]
             ).compactMap { row -> MissingSecret? in
                 guard let space = UUID(uuidString: row["space_id"]), let device = UUID(uuidString: row["device_id"]) else { return nil }
                 return MissingSecret(spaceId: space, keyVersion: row["key_version"], deviceId: device, publicKey: row["public_key"])
@@ -83,7 +83,7 @@ extension SQLiteStorage {
                 db,
                 sql: """
                     SELECT x.space_id, x.device_id, x.key_version, x.sealed_by FROM ferry_secrets x
-                    JOIN ferry_spaces s ON s.id = x.space_id AND x.key_version = s.key_version WHERE x.space_id IN (\(spaceList))
+                    WHERE x.space_id IN (\(spaceList))
                     """,
                 arguments: StatementArguments(spaceIDs)
             ) {
