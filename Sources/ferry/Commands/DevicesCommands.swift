@@ -36,14 +36,9 @@ struct DevicesCommand: AsyncParsableCommand {
         @Argument(help: "The device's id (see 'ferry devices ls').") var id: String
 
         func run() async throws {
-            let deviceID = try RecordText.uuid(id, what: "the device id")
-            let profile = try ClientProfile(options)
-            let client = SyncClient(auth: profile.makeAuthClient())
-            let device = try await client.trustDevice(deviceID)
-            let report = try await SyncCommand.syncOnce(profile, client: client)
-            Output.emit(json: options.json, human: "Trusted \(device.name); shared \(report.sealedKeys) key(s).", [
-                "device": DevicesCommand.object(device), "sealed_keys": report.sealedKeys,
-            ])
+            try await DevicesCommand.change(id, options, { try await $0.trustDevice($1) }) { device, report in
+                "Trusted \(device.name); shared \(report.sealedKeys) key(s)."
+            }
         }
     }
 
@@ -56,16 +51,11 @@ struct DevicesCommand: AsyncParsableCommand {
         @Argument(help: "The device's id (see 'ferry devices ls').") var id: String
 
         func run() async throws {
-            let deviceID = try RecordText.uuid(id, what: "the device id")
-            let profile = try ClientProfile(options)
-            let client = SyncClient(auth: profile.makeAuthClient())
-            let device = try await client.revokeDevice(deviceID)
-            // Rotating the keys it held is this device's job, now: the next key version is sealed to every
-            // remaining trusted device, never to the revoked one.
-            let report = try await SyncCommand.syncOnce(profile, client: client)
-            Output.emit(json: options.json, human: "Revoked \(device.name); sealed \(report.sealedKeys) new key(s).", [
-                "device": DevicesCommand.object(device), "sealed_keys": report.sealedKeys,
-            ])
+            // Rotating the keys it held is this device's job, in the sync that follows: the next key version is
+            // sealed to every remaining trusted device, never to the revoked one.
+            try await DevicesCommand.change(id, options, { try await $0.revokeDevice($1) }) { device, report in
+                "Revoked \(device.name); sealed \(report.sealedKeys) new key(s)."
+            }
         }
     }
 
@@ -83,6 +73,19 @@ struct DevicesCommand: AsyncParsableCommand {
             let device = try await client.registerDevice(store.deviceId, profile.deviceRegistration(name: name, keys: keys))
             Output.emit(json: options.json, human: "This device is now '\(device.name)'.", ["device": DevicesCommand.object(device)])
         }
+    }
+
+    /// Trusts or revokes a device, then syncs once so the keys follow (sealed to it, or rotated away from it).
+    static func change(
+        _ id: String, _ options: ClientOptions, _ action: (SyncClient, UUID) async throws -> Device,
+        human: (Device, SyncReport) -> String
+    ) async throws {
+        let deviceID = try RecordText.uuid(id, what: "the device id")
+        let profile = try ClientProfile(options)
+        let client = SyncClient(auth: profile.makeAuthClient())
+        let device = try await action(client, deviceID)
+        let report = try await SyncCommand.syncOnce(profile, client: client)
+        Output.emit(json: options.json, human: human(device, report), ["device": object(device), "sealed_keys": report.sealedKeys])
     }
 
     static func object(_ device: Device) -> [String: Any] {
