@@ -51,4 +51,19 @@ struct HLCTests {
         deleted.merge(RecordState(clocks: ["_deleted": clock(6)], isDeleted: false))
         #expect(!deleted.isDeleted && deleted.fields["title"] == "Late edit")
     }
+
+    @Test("parsing takes exactly 15 and 5 ASCII digits and a node of ASCII letters, digits, - and _", arguments: [
+        ("000000000000000-00000-a", true), ("001790000000000-00042-6f1c2a3b-4d5e-4f60-8172-93a4b5c6d7e8", true),
+        ("999999999999999-99999-Node_1", true), ("00000000000000-00000-a", false), ("0000000000000000-00000-a", false),
+        ("000000000000000-0000-a", false), ("000000000000000-00000-", false), ("00000000000000a-00000-n", false),
+        ("+00000000000001-00000-n", false), ("000000000000000-00000-nodé", false), ("000000000000000-00000-a b", false),
+        ("٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠-00000-n", false), ("000000000000000_00000-n", false), ("", false),
+        ("000000000000000-00000-" + String(repeating: "n", count: 64), true),
+        ("000000000000000-00000-" + String(repeating: "n", count: 65), false),
+    ])
+    func parsing(_ text: String, _ valid: Bool) {
+        let clock = HLC(text)
+        #expect((clock != nil) == valid)
+        if let clock { #expect(clock.description == text, "the wire form round-trips") }
+    }
 }
