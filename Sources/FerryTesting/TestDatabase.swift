@@ -15,10 +15,14 @@ public struct TestDatabase: Sendable {
     private let postgresName: String?
 
     /// A server configuration with defaults that keeps its data here: this database, and this folder for keys.
+    ///
+    /// `/health` waits up to 15 s for the database instead of 2: tests check what it answers, and a first
+    /// PostgreSQL connection on a loaded 2-core machine can take seconds. Tests of the timeout set their own.
     public var serverConfiguration: ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = folder
         configuration.database = location
+        configuration.healthTimeout = .seconds(15)
         return configuration
     }
 

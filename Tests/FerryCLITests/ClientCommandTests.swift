@@ -13,7 +13,8 @@ struct ClientCommandTests {
         var home: String
 
         func run(_ arguments: [String], password: String? = nil, input: String? = nil) async throws -> FerryProcess.Exit {
-            var environment = ["FERRY_SERVER": server.absoluteString, "FERRY_API_KEY": apiKey, "FERRY_HOME": home]
+            // A loaded machine can take longer than the 3 s default to answer /health; offline must mean down here.
+            var environment = ["FERRY_SERVER": server.absoluteString, "FERRY_API_KEY": apiKey, "FERRY_HOME": home, "FERRY_PROBE_TIMEOUT": "30"]
             if let password { environment["FERRY_PASSWORD"] = password }
             return try await FerryProcess.run(arguments, environment: environment, input: input)
         }
@@ -32,6 +33,7 @@ struct ClientCommandTests {
             var configuration = database.serverConfiguration
             configuration.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
             configuration.useFastPasswordHashing()
+            configuration.healthTimeout = .seconds(30)  // a first PostgreSQL connection on a loaded machine can take seconds
             var server = try await LiveServer.start(configuration)
             let port = try #require(server.baseURL.port)
             let client = Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/home")

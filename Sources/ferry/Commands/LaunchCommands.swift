@@ -4,9 +4,15 @@ import FerryCore
 import Foundation
 
 extension ClientProfile {
+    /// How long the launch probe waits for `/health`: `FERRY_PROBE_TIMEOUT` seconds, 3 by default.
+    var probeTimeout: Duration {
+        let seconds = options.environment["FERRY_PROBE_TIMEOUT"].flatMap(Double.init).flatMap { $0 > 0 && $0 <= 300 ? $0 : nil } ?? 3
+        return .milliseconds(Int(seconds * 1000))
+    }
+
     func makeLaunchRouter(auth: AuthClient) -> LaunchRouter {
         LaunchRouter(
-            probe: HealthProbe(server: endpoint.baseURL, timeout: .seconds(3)), auth: auth,
+            probe: HealthProbe(server: endpoint.baseURL, timeout: probeTimeout), auth: auth,
             profiles: ProfileClient(auth: auth), history: FileLaunchHistory(folder: folder)
         )
     }
