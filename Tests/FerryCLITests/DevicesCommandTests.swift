@@ -56,6 +56,14 @@ struct DevicesCommandTests {
             #expect(try await phone.run(["sync"]).status != 0, "a revoked device is refused")
             let bad = try await mac.run(["devices", "trust", "not-a-uuid"])
             #expect(bad.status != 0 && bad.stderr.contains("device id"))
+
+            // The debug reset deletes the store, not the device: the mac comes back as the same trusted device.
+            let macID = try #require(macLogin["device_id"] as? String)
+            #expect(try await mac.run(["reset"]).status == 0)
+            let again = try #require(try await mac.json(["login", email], password: "correct horse 1")["post_login"] as? [String: Any])
+            #expect(again["device_id"] as? String == macID && again["device_trust"] as? String == "trusted")
+            #expect((try await mac.json(["devices", "ls"])["devices"] as? [[String: Any]])?.count == 2)
+            #expect(try await mac.ok(["get", "agent_coding_sessions", session]).contains("running"), "its keys come back with the next sync")
         }
     }
 }

@@ -36,11 +36,14 @@ public final class LocalStore: Sendable {
     ///   - fileURL: the SQLite file; its folder must exist.
     ///   - schema: the collections to sync; a newer schema than the file's adds tables and columns.
     ///   - defaultSpace: the space of new records that name none.
+    ///   - deviceId: the device id a **new** store takes (an existing store keeps its own). Pass the id an app kept
+    ///     beside its device key (say, in the Keychain) so that a store deleted and made again is the same device
+    ///     to the server, with its trust; `nil` makes a new id.
     ///   - now: the wall clock behind record clocks and timestamps (tests freeze it).
     ///   - logger: receives migrations and sync bookkeeping; never field values.
     /// - Throws: ``StoreError`` when the file cannot be opened or the schema change is destructive.
     public convenience init(
-        fileURL: URL, schema: Schema, defaultSpace: UUID? = nil,
+        fileURL: URL, schema: Schema, defaultSpace: UUID? = nil, deviceId: UUID? = nil,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
     ) throws {
         let pool: DatabasePool
@@ -51,7 +54,7 @@ public final class LocalStore: Sendable {
         } catch {
             throw StoreError(code: .storeFailed, message: "Could not open the store at \(fileURL.path()): \(error).")
         }
-        try self.init(writer: pool, schema: schema, defaultSpace: defaultSpace, now: now, logger: logger)
+        try self.init(writer: pool, schema: schema, defaultSpace: defaultSpace, deviceId: deviceId, now: now, logger: logger)
     }
 
     /// Opens a store in memory, gone when the value is released (for tests and previews).
@@ -70,7 +73,7 @@ public final class LocalStore: Sendable {
 
     /// Opens a store on any GRDB writer, creating Ferry's tables and migrating the collections to `schema`.
     public init(
-        writer: any DatabaseWriter, schema: Schema, defaultSpace: UUID? = nil,
+        writer: any DatabaseWriter, schema: Schema, defaultSpace: UUID? = nil, deviceId: UUID? = nil,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
     ) throws {
         self.writer = writer
@@ -78,7 +81,7 @@ public final class LocalStore: Sendable {
         self.now = now
         self.logger = logger
         self.currentSchema = Mutex(schema)
-        let generated = UUID()
+        let generated = deviceId ?? UUID()
         self.deviceId = try Self.storeFailure("prepare") {
             try writer.write { db in
                 try Self.createSystemTables(db)

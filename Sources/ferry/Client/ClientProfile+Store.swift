@@ -40,7 +40,8 @@ extension ClientProfile {
             throw CommandFailure(message: "this profile does not know the server's collections yet: run 'ferry sync' once (online), then retry")
         }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID)
+        let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID, deviceId: savedDeviceID())
+        try saveDeviceID(store.deviceId)
         if let owner = try store.creationDefaultSpace(), owner != userID {
             throw CommandFailure(message: "this profile's local data belongs to another account: run 'ferry reset', or use another --profile")
         }
@@ -54,6 +55,21 @@ extension ClientProfile {
     func cacheSchemaQuietly(using auth: AuthClient) async {
         guard let schema = try? await SyncClient(auth: auth).schema() else { return }
         try? saveSchema(schema)
+    }
+}
+
+extension ClientProfile {
+    /// `device.id`, beside `device.key`: the profile stays one device to the server (and keeps its trust) when
+    /// `ferry reset` deletes the store, as the key pair does.
+    var deviceIDFile: URL { folder.appending(path: "device.id") }
+
+    func savedDeviceID() -> UUID? {
+        (try? String(contentsOf: deviceIDFile, encoding: .utf8)).flatMap { UUID(uuidString: $0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    func saveDeviceID(_ id: UUID) throws {
+        guard savedDeviceID() != id else { return }
+        try OwnerOnlyFile.write(Data((id.uuidString.lowercased() + "\n").utf8), to: deviceIDFile)
     }
 }
 
