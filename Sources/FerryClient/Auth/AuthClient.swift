@@ -47,7 +47,7 @@ public actor AuthClient {
     /// - Parameters:
     ///   - endpoint: the server and its anon key.
     ///   - store: where the session is kept between launches.
-    ///   - transport: sends the requests; a ``URLSessionTransport`` with a 10 s timeout by default.
+    ///   - transport: sends the requests; a ``URLSessionTransport`` with a 30 s timeout by default.
     ///   - now: the clock that decides whether an access token has expired.
     ///   - logger: receives sign-ins, refreshes and failures; tokens and passwords are never logged.
     public init(

@@ -10,8 +10,10 @@ public struct URLSessionTransport: HTTPTransport {
 
     private let session: URLSession
 
-    /// Creates a transport whose requests give up after `timeout` (default 10 s).
-    public init(timeout: Duration = .seconds(10)) {
+    /// Creates a transport whose requests give up after `timeout` (default 30 s: a pull page of 1,000 records from a
+    /// busy server or over a slow mobile link fits, and a dead connection is still noticed within half a minute;
+    /// 10 s timed out on a loaded test machine). The launch probe uses its own, shorter timeout.
+    public init(timeout: Duration = .seconds(30)) {
         self.timeout = timeout
         self.session = URLSession(configuration: .makeEphemeral(backstopFor: timeout))
     }
