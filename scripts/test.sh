@@ -58,12 +58,26 @@ python3 -c 'import supabase_auth' 2>/dev/null \
     || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' >/dev/null 2>&1 \
     || echo "ferry: could not install supabase_auth from PyPI; the supabase-py check will skip" >&2
 
+# Every run's output is kept; a failing run ends by repeating its failures, so the last lines of a long
+# CI log name what failed and where.
+TEST_LOG=$(mktemp /tmp/ferry-test-log.XXXXXX)
+run_tests() {
+    local status=0
+    swift test --skip-build "$@" 2>&1 | tee -a "$TEST_LOG" || status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "ferry: swift test $* failed (exit $status); its failures:" >&2
+        grep -E '✘|error:|fatal|Fatal|crash' "$TEST_LOG" | grep -v 'ferry.error' | tail -n 60 >&2 || true
+        echo "ferry: the whole log is $TEST_LOG" >&2
+    fi
+    return "$status"
+}
+
 swift build --build-tests
 if [ "$#" -gt 0 ]; then
-    swift test --skip-build "$@"
+    run_tests "$@"
 else
     # The crash-recovery test pushes 10,000 mutations through two servers while killing them; on a 2-core
     # machine it would starve the tests that measure timeouts, so it runs alone after the others.
-    swift test --skip-build --skip CrashRecoveryTests
-    swift test --skip-build --filter CrashRecoveryTests
+    run_tests --skip CrashRecoveryTests
+    run_tests --filter CrashRecoveryTests
 fi

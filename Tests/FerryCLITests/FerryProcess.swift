@@ -81,7 +81,8 @@ final class FerryProcess: Sendable {
     }
 
     /// Waits for a standard-output line starting with `prefix`; `nil` if the process ends or the deadline passes first.
-    func waitForLine(startingWith prefix: String, timeout: Duration = .seconds(30)) async -> String? {
+    /// The deadlines here catch hangs, not slowness: a 2-core machine running the whole suite is slow.
+    func waitForLine(startingWith prefix: String, timeout: Duration = .seconds(120)) async -> String? {
         await withDeadline(timeout) { events in
             for await event in events {
                 if case .line(let line) = event, line.hasPrefix(prefix) { return line }
@@ -97,7 +98,7 @@ final class FerryProcess: Sendable {
     }
 
     /// Waits until the process has exited and closed its output (killing it past the deadline).
-    func waitForExit(timeout: Duration = .seconds(30)) async -> Exit {
+    func waitForExit(timeout: Duration = .seconds(120)) async -> Exit {
         let finished: Bool? = await withDeadline(timeout) { events in
             var pending = 3
             for await event in events {

@@ -29,7 +29,7 @@ struct LaunchEndToEndTests {
             auth = AuthClient(endpoint: endpoint, store: FileSessionStore(fileURL: folder.appending(path: "session.json")))
             profiles = ProfileClient(auth: auth)
             router = LaunchRouter(
-                probe: HealthProbe(server: server.baseURL, timeout: .seconds(10)), auth: auth, profiles: profiles,
+                probe: HealthProbe(server: server.baseURL, timeout: .seconds(60)), auth: auth, profiles: profiles,  // a hang detector only
                 history: FileLaunchHistory(folder: folder)
             )
         }

@@ -14,6 +14,8 @@ final class ManualSleeper: SyncSleeper {
         var now: Duration = .zero
         var nextID = 0
         var sleepers: [Sleeper] = []
+        /// Sleepers cancelled before they registered: they must not wait.
+        var cancelledEarly: Set<Int> = []
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -32,18 +34,23 @@ final class ManualSleeper: SyncSleeper {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                let ready = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
+                    if state.cancelledEarly.remove(id) != nil { return nil }
                     state.sleepers.append(Sleeper(id: id, deadline: state.now + duration, continuation: continuation))
                     let count = state.sleepers.count
                     let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
                     state.watchers.removeAll { $0.count <= count }
                     return ready
                 }
+                guard let ready else { return continuation.resume(throwing: CancellationError()) }
                 for watcher in ready { watcher.resume() }
             }
         } onCancel: {
             let cancelled = state.withLock { state -> Sleeper? in
-                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else {
+                    state.cancelledEarly.insert(id)
+                    return nil
+                }
                 return state.sleepers.remove(at: index)
             }
             cancelled?.continuation.resume(throwing: CancellationError())

@@ -32,7 +32,8 @@ struct EngineHarness {
     }
 
     /// Waits (up to `timeout`) for a status for which `condition` holds; records an issue when none comes.
-    func waitForStatus(timeout: Duration = .seconds(10), _ condition: @escaping @Sendable (SyncStatus) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
+    /// The timeout catches a hang, not slowness: in a full run on 2 cores these tests take 10 s where alone they take 0.1 s.
+    func waitForStatus(timeout: Duration = .seconds(90), _ condition: @escaping @Sendable (SyncStatus) -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async {
         let updates = engine.statusUpdates()
         let met = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
