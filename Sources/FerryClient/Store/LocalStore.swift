@@ -255,6 +255,19 @@ public final class LocalStore: Sendable {
         try Self.storeFailure("write") { try writer.write(body) }
     }
 
+    /// Runs `operation` on a dispatch thread and suspends the caller until it is done.
+    ///
+    /// The sync engine applies pages of hundreds of rows and reads outbox batches of the same size; GRDB's
+    /// synchronous calls would hold one of the few threads of Swift's cooperative pool (one per core) for the
+    /// whole transaction, and every other task of the app would wait behind it.
+    func offCooperativePool<T: Sendable>(_ operation: @escaping @Sendable (LocalStore) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Self.blockingWork.async { continuation.resume(with: Result { try operation(self) }) }
+        }
+    }
+
+    private static let blockingWork = DispatchQueue(label: "ferry.store.blocking-work", qos: .utility, attributes: .concurrent)
+
     static func storeFailure<T>(_ action: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()

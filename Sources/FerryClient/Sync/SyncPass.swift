@@ -65,7 +65,8 @@ struct SyncPass: Sendable {
         let encrypted = try store.encryptedSpaces()
         while true {
             try Task.checkCancellation()
-            var batch = try store.pendingMutations(limit: batchSize, after: after)
+            let (limit, start) = (batchSize, after)
+            var batch = try await store.offCooperativePool { try $0.pendingMutations(limit: limit, after: start) }
             let fetched = batch.count
             var outgoing = batch
             if !encrypted.isEmpty {
@@ -94,7 +95,8 @@ struct SyncPass: Sendable {
                 continue
             }
             // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
-            let acknowledgement = try store.acknowledge(response, for: batch)
+            let sent = batch
+            let acknowledgement = try await store.offCooperativePool { try $0.acknowledge(response, for: sent) }
             if acknowledgement.acknowledged + acknowledgement.rejected == 0 {
                 throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(batch.count) pushed changes; they stay in the outbox.", isRetryable: true)
             }
@@ -157,15 +159,16 @@ struct SyncPass: Sendable {
                 }
             }
             let outcome: LocalStore.ApplyOutcome
+            let page = response
             do {
-                outcome = try store.apply(response)
+                outcome = try await store.offCooperativePool { try $0.apply(page) }
             } catch let error as StoreError where error.code == .schemaOutdated && !refreshedSchema {
                 // The server's schema grew since the store was opened: follow it (additively) and apply again.
                 refreshedSchema = true
                 let schema = try await remote.schema()
                 report.requests += 1
                 try store.migrate(to: schema)
-                outcome = try store.apply(response)
+                outcome = try await store.offCooperativePool { try $0.apply(page) }
             }
             report.pulled += response.changes.count
             report.applied += outcome.applied

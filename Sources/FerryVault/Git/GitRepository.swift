@@ -49,7 +49,7 @@ final class GitRepository {
         }
         try LibGit2.check(result)
         let created = GitRepository(pointer: repository!)
-        if let gitDirectory {
+        if gitDirectory != nil {
             // Keep the work tree free of a `.git` link (the iCloud case): discovery goes through the storage.
             let link = workTree.appending(path: ".git")
             var isFolder: ObjCBool = false
