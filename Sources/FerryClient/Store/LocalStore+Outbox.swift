@@ -11,6 +11,9 @@ extension LocalStore {
         public var acknowledged: Int
         /// Entries the server refused; they left the outbox for ``LocalStore/rejections()``.
         public var rejected: Int
+        /// Entries refused only because this device lacked an encrypted space's current key: they went back to
+        /// the end of the outbox, to be sealed and sent once the key is here.
+        public var deferred = 0
     }
 
     func appendToOutbox(_ db: Database, _ mutation: Mutation) throws {
@@ -26,12 +29,12 @@ extension LocalStore {
         )
     }
 
-    /// Up to `limit` outbox entries with ids above `after`, in id order, as mutations to push.
-    public func pendingMutations(limit: Int = 500, after: Int64 = 0) throws -> [Mutation] {
+    /// Up to `limit` outbox entries with ids above `after` and at most `ceiling`, in id order, as mutations to push.
+    public func pendingMutations(limit: Int = 500, after: Int64 = 0, through ceiling: Int64 = .max) throws -> [Mutation] {
         try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM ferry_outbox WHERE mutation_id > ? ORDER BY mutation_id LIMIT ?",
-                arguments: [after, limit]
+                db, sql: "SELECT * FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
+                arguments: [after, ceiling, limit]
             ).map(Self.mutation(from:))
         }
     }
@@ -58,6 +61,9 @@ extension LocalStore {
                     if let stored = result.clocks, !stored.isEmpty {
                         try adoptServerClocks(db, stored, for: mutation)
                     }
+                case .rejected where Self.waitsForKey(result.code):
+                    acknowledgement.deferred += 1
+                    try deferUntilKeyed(db, mutation, code: result.code)
                 case .rejected:
                     acknowledgement.rejected += 1
                     try db.execute(
@@ -79,6 +85,71 @@ extension LocalStore {
                 }
             }
             return acknowledgement
+        }
+    }
+
+    /// Refusals that say the space is encrypted and this device did not seal the change with its current key:
+    /// the change itself is fine, so it is kept rather than shown as rejected.
+    private static func waitsForKey(_ code: String?) -> Bool {
+        guard let code else { return false }
+        return [ErrorCode.encryptionRequired, .spaceKeyMissing, .keyVersionConflict].map(\.rawValue).contains(code)
+    }
+
+    /// Puts a change refused for want of a key back at the end of the outbox (a new id: the server has seen its
+    /// old one), and marks a space this device did not know was encrypted as such until a pull names its version.
+    private func deferUntilKeyed(_ db: Database, _ mutation: Mutation, code: String?) throws {
+        try appendToOutbox(db, mutation)
+        if code != ErrorCode.keyVersionConflict.rawValue {
+            try db.execute(sql: "INSERT OR IGNORE INTO ferry_space_keys (space, key_version) VALUES (?, 0)", arguments: [Self.text(mutation.space)])
+        }
+        logger.notice("a local change waits for an encrypted space's key", metadata: [
+            "ferry.collection": "\(mutation.collection)", "ferry.error.code": "\(code ?? "rejected")",
+        ])
+    }
+
+    /// Makes sure no outbox entry of a `locked` space sits below one this sync will send, and returns the highest
+    /// mutation id this sync may send.
+    ///
+    /// The server keeps the last mutation id it processed per device and answers any lower id as a replay, so
+    /// an entry passed over while a later one is sent would be dropped as a "duplicate" once its space unlocks.
+    /// Entries of locked spaces below the highest sendable entry therefore move to the end of the outbox (new
+    /// ids, same content, one transaction), and the sync sends nothing above the returned ceiling: entries
+    /// written while it runs go in the next one.
+    func parkLockedEntries(_ locked: Set<UUID>) throws -> Int64 {
+        let spaces = locked.map(Self.text)
+        let list = Array(repeating: "?", count: spaces.count).joined(separator: ", ")
+        return try write { db in
+            guard !spaces.isEmpty else {
+                return try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox") ?? 0
+            }
+            let ceiling = try Int64.fetchOne(
+                db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox WHERE space NOT IN (\(list))",
+                arguments: StatementArguments(spaces)
+            ) ?? 0
+            let parked = try Int64.fetchAll(
+                db, sql: "SELECT mutation_id FROM ferry_outbox WHERE mutation_id < ? AND space IN (\(list)) ORDER BY mutation_id",
+                arguments: [ceiling] + StatementArguments(spaces)
+            )
+            for id in parked {
+                try db.execute(sql: """
+                    INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
+                    SELECT space, collection, record_id, op, fields, clocks, created_at FROM ferry_outbox WHERE mutation_id = ?
+                    """, arguments: [id])
+                try db.execute(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?", arguments: [id])
+            }
+            if !parked.isEmpty {
+                logger.info("moved changes of locked encrypted spaces behind the ones this sync sends", metadata: ["ferry.outbox.parked": "\(parked.count)"])
+            }
+            return ceiling
+        }
+    }
+
+    /// How many outbox entries belong to `spaces`.
+    func pendingCount(in spaces: Set<UUID>) throws -> Int {
+        guard !spaces.isEmpty else { return 0 }
+        let list = Array(repeating: "?", count: spaces.count).joined(separator: ", ")
+        return try read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ferry_outbox WHERE space IN (\(list))", arguments: StatementArguments(spaces.map(Self.text))) ?? 0
         }
     }
 

@@ -56,27 +56,27 @@ struct SyncPass: Sendable {
 
     /// Push: every entry that was in the outbox, oldest first. Acked entries leave in the ack's transaction;
     /// unacked ones stay for the next sync, and `after` keeps this one from sending them twice. Records of an
-    /// encrypted space are sealed on the way out; the push stops before the first one whose key this device lacks,
-    /// since the server takes mutation ids in order and would treat later-sent earlier ids as replays.
+    /// encrypted space are sealed on the way out. Entries of spaces whose key this device lacks wait at the end
+    /// of the outbox (``LocalStore/parkLockedEntries(_:)``) and never hold back the others.
     func pushOutbox(_ report: inout SyncReport, keys: KeyUpkeep?, pushed: (Int) async -> Void) async throws {
         var after: Int64 = 0
         var batchSize = pushBatchSize
         var count = 0
         let encrypted = try store.encryptedSpaces()
+        let locked = encrypted.isEmpty ? [] : try store.lockedSpaces()
+        let ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
+        defer { noteWaiting(&report, locked) }
         while true {
             try Task.checkCancellation()
             let (limit, start) = (batchSize, after)
-            var batch = try await store.offCooperativePool { try $0.pendingMutations(limit: limit, after: start) }
+            var batch = try await store.offCooperativePool { try $0.pendingMutations(limit: limit, after: start, through: ceiling) }
             let fetched = batch.count
             var outgoing = batch
             if !encrypted.isEmpty {
                 outgoing = try seal(batch, encrypted: encrypted, keys: keys)
                 batch = Array(batch.prefix(outgoing.count))
             }
-            guard let last = batch.last else {
-                if fetched > 0 { noteWaiting(&report, fetched) }
-                break
-            }
+            guard let last = batch.last else { break }
             let response: PushResponse
             do {
                 report.requests += 1
@@ -97,24 +97,23 @@ struct SyncPass: Sendable {
             // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
             let sent = batch
             let acknowledgement = try await store.offCooperativePool { try $0.acknowledge(response, for: sent) }
-            if acknowledgement.acknowledged + acknowledgement.rejected == 0 {
+            if acknowledgement.acknowledged + acknowledgement.rejected + acknowledgement.deferred == 0 {
                 throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(batch.count) pushed changes; they stay in the outbox.", isRetryable: true)
             }
-            report.pushed += batch.count
+            report.pushed += batch.count - acknowledgement.deferred
             report.rejected += acknowledgement.rejected
             after = last.mutationId
             count += batch.count
             await pushed(count)
-            if batch.count < fetched {
-                noteWaiting(&report, fetched - batch.count)
-                break
-            }
+            // A key that vanished mid-push (it cannot, short of a damaged store): send nothing past it.
+            if batch.count < fetched { break }
         }
     }
 
-    private func noteWaiting(_ report: inout SyncReport, _ waiting: Int) {
-        report.lockedSpaces = max(report.lockedSpaces, 1)
-        logger.notice("local changes wait for an encrypted space's key", metadata: ["ferry.outbox.waiting": "\(waiting)+"])
+    private func noteWaiting(_ report: inout SyncReport, _ locked: Set<UUID>) {
+        guard let waiting = try? store.pendingCount(in: locked), waiting > 0 else { return }
+        report.lockedSpaces = max(report.lockedSpaces, locked.count)
+        logger.notice("local changes wait for an encrypted space's key", metadata: ["ferry.outbox.waiting": "\(waiting)"])
     }
 
     /// The longest prefix of `batch` this device can send, records of encrypted spaces sealed.

@@ -32,6 +32,17 @@ struct EncryptedDevice {
 
     var id: UUID { store.deviceId }
 
+    /// A new account's first (trusted) device, signed up with an email made from `prefix`, and an encrypted space
+    /// it created and synced.
+    static func ownerWithEncryptedSpace(_ server: LiveServer, prefix: String) async throws -> (owner: EncryptedDevice, email: String, space: UUID) {
+        let email = UnboundRecords.email(prefix)
+        let owner = try await signIn(server, email: email, signUp: true, name: "mac")
+        _ = await owner.postLogin().run()
+        let space = try owner.store.queueSpace(CreateSpaceRequest(name: "Agent sessions", encrypted: true))
+        try await owner.sync()
+        return (owner, email, space)
+    }
+
     func postLogin(deviceRemote: (any DeviceRemote)? = nil) -> PostLoginSync {
         PostLoginSync(
             store: store, syncRemote: client, deviceRemote: deviceRemote ?? client, deviceKeys: keys,

@@ -108,6 +108,28 @@ struct LocalStoreWriteTests {
         #expect(try store.rejections().isEmpty)
     }
 
+    @Test("a refusal for want of an encrypted space's key keeps the change: back at the end of the outbox, its space locked", arguments: StoreKind.allCases)
+    func deferredForKey(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let first = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let batch = try store.pendingMutations()
+        let response = PushResponse(results: [
+            MutationResult(mutationId: batch[0].mutationId, status: .rejected, code: "encryption_required", message: "Space is end-to-end encrypted."),
+            MutationResult(mutationId: batch[1].mutationId, status: .applied),
+        ], lastMutationId: batch[1].mutationId)
+        let acknowledgement = try store.acknowledge(response, for: batch)
+        #expect(acknowledgement.acknowledged == 1 && acknowledgement.rejected == 0 && acknowledgement.deferred == 1)
+        #expect(try store.rejections().isEmpty)
+        let waiting = try store.pendingMutations()
+        #expect(waiting.count == 1)
+        #expect(waiting[0].mutationId > batch[1].mutationId, "a new id: the server has seen the old one")
+        #expect(waiting[0].id == first.id && waiting[0].fields == batch[0].fields && waiting[0].clocks == batch[0].clocks)
+        #expect(try store.get(collection: "sermons", id: first.id)?.syncState == .pending)
+        #expect(try store.lockedSpaces() == [fixture.space], "the space is known to be encrypted now, and has no key here")
+    }
+
     @Test("clocks the server lowered (too far ahead of its own) replace the device's, unless a later local write clocked the field")
     func serverClocks() throws {
         let fixture = try StoreFixture()
