@@ -66,7 +66,7 @@ run_tests() {
     swift test --skip-build "$@" 2>&1 | tee -a "$TEST_LOG" || status=$?
     if [ "$status" -ne 0 ]; then
         echo "ferry: swift test $* failed (exit $status); its failures:" >&2
-        grep -E '✘|error:|fatal|Fatal|crash' "$TEST_LOG" | grep -v 'ferry.error' | tail -n 60 >&2 || true
+        grep -E '^✘|error:|Fatal error|fatalError' "$TEST_LOG" | grep -v 'ferry\.error' | tail -n 60 >&2 || true
         echo "ferry: the whole log is $TEST_LOG" >&2
     fi
     return "$status"

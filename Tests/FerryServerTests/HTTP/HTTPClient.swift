@@ -21,9 +21,13 @@ struct HTTPClient {
         }
     }
 
+    /// One session for every server test. Its limits catch hangs, not slowness: the tests of a whole run share it
+    /// (Foundation's default of 6 connections per host would queue them all behind each other on 127.0.0.1), and a
+    /// full run on 2 cores makes a request that takes milliseconds alone take many seconds.
     static let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 30
+        configuration.timeoutIntervalForRequest = 120
+        configuration.httpMaximumConnectionsPerHost = 64
         return URLSession(configuration: configuration)
     }()
 
