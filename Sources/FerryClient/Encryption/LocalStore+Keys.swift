@@ -70,6 +70,16 @@ extension LocalStore {
         }
     }
 
+    /// Whether this device knows `space` is not end-to-end encrypted: a pull reported it with no key version.
+    /// A space it has not pulled yet may be either, so it is not "known plain".
+    func isKnownPlain(_ db: Database, _ space: UUID) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM ferry_cursors WHERE space = ?1)
+               AND NOT EXISTS (SELECT 1 FROM ferry_space_keys WHERE space = ?1)
+               AND NOT EXISTS (SELECT 1 FROM ferry_pending_spaces WHERE id = ?1)
+            """, arguments: [Self.text(space)]) ?? false
+    }
+
     /// Spaces that pulls have reported or that this device created: those whose encryption it knows.
     func knownSpaces() throws -> Set<UUID> {
         try read { db in

@@ -78,7 +78,8 @@ extension LocalStore {
     static func databaseValue(_ value: JSONValue, for field: FieldDefinition, in collection: CollectionDefinition) -> DatabaseValue {
         if value.isNull { return .null }
         if isStoredAsBytes(field, in: collection) {
-            // Until field encryption lands, an encrypted collection keeps the wire JSON as bytes.
+            // Bytes, as on the server; on the device they hold the value's JSON, in clear (records are sealed
+            // only on their way out).
             return Data(value.jsonText.utf8).databaseValue
         }
         switch (field.type, value) {

@@ -17,7 +17,7 @@ extension LocalStore {
     ///   - fields: values in wire form; each is checked against its field's type.
     /// - Returns: the record as stored.
     /// - Throws: ``StoreError``: `unknown_collection`, `unknown_field`, `type_mismatch`, `missing_field`,
-    ///   `no_space`, `space_mismatch`, `parent_missing`.
+    ///   `no_space`, `space_mismatch`, `parent_missing`, `space_not_encrypted` (an encrypted collection in a space known to be plain).
     @discardableResult
     public func put(collection name: String, id: UUID? = nil, space: UUID? = nil, fields: [String: JSONValue]) throws -> LocalRecord {
         let collection = try self.collection(named: name)
@@ -54,6 +54,12 @@ extension LocalStore {
             }
             if let parentSpace, parentSpace != recordSpace {
                 throw StoreError(code: .spaceMismatch, message: "A \(name) record must be in its parent's space (\(Self.text(parentSpace))).")
+            }
+            if collection.isEncrypted, try isKnownPlain(db, recordSpace) {
+                throw StoreError(
+                    code: .spaceNotEncrypted,
+                    message: "'\(name)' is end-to-end encrypted: write it into an encrypted space, not \(Self.text(recordSpace)) (the server would refuse it)."
+                )
             }
             let isUndelete = existing?.isDeleted == true
             let changed = existing.map { record in

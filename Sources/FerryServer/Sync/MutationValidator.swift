@@ -34,6 +34,13 @@ struct MutationValidator: Sendable {
         } else if collection.isSystem {
             throw Rejection(.invalidRecord, "The system collection '\(collection.name)' is written through its own endpoints.")
         }
+        let keyVersion = keyVersions[mutation.space]
+        if collection.isEncrypted, keyVersion == nil {
+            throw Rejection(
+                .spaceNotEncrypted,
+                "Collection '\(collection.name)' is end-to-end encrypted: its records belong in an encrypted space, and space \(mutation.space.lowercased) is not one."
+            )
+        }
         var state = mutation.state
         for name in state.fields.keys where collection.field(named: name) == nil {
             throw Rejection(.unknownField, "Collection '\(collection.name)' has no field '\(name.prefix(64))'.")
@@ -44,7 +51,6 @@ struct MutationValidator: Sendable {
         if mutation.op == .delete, state.clocks[RecordState.deletedKey] == nil {
             throw Rejection(.invalidClock, "A delete needs a clock named _deleted.")
         }
-        let keyVersion = keyVersions[mutation.space]
         if keyVersion == 0, state.fields.keys.contains(where: { $0 != collection.parent?.field }) {
             throw Rejection(
                 .spaceKeyMissing,

@@ -90,6 +90,21 @@ struct EncryptedSpaceTests {
         }
     }
 
+    @Test("a record of an encrypted collection is refused in a plain space, per mutation", arguments: TestEngine.available)
+    func encryptedCollectionInPlainSpace(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("unbound.yaml"), configure: AuthHarness.fastHashing) { server in
+            var device = try await KeyedDevice.signUp(server)
+            let repository = UUID(), session = UUID()
+            let reply = try await device.sync.push([
+                device.sync.upsert("repositories", repository, ["name": "ferry"]),
+                device.sync.upsert("agent_coding_sessions", session, ["repository_id": .string(repository.uuidString.lowercased())]),
+                device.sync.upsert("messages", ["session_id": .string(session.uuidString.lowercased()), "content": "in clear"]),
+            ])
+            #expect(reply.results.map(\.code) == [nil, nil, "space_not_encrypted"])
+            #expect(reply.results[2].message?.contains("encrypted space") == true)
+        }
+    }
+
     @Test("a pull reports every encrypted space's key version and leaves out the spaces it is asked to", arguments: TestEngine.available)
     func keyVersionsAndExclusion(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
