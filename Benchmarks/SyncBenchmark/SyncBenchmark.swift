@@ -97,10 +97,13 @@ struct SyncBenchmark {
     struct Results {
         var localWriteSeconds = 0.0
         var pushSeconds = 0.0
+        var pushCPUSeconds = 0.0
         var pushRequests = 0
         var initialSyncSeconds = 0.0
+        var initialSyncCPUSeconds = 0.0
         var initialSyncRequests = 0
         var rawInsertSeconds = 0.0
+        var rawInsertCPUSeconds = 0.0
         var noOpMilliseconds: [Double] = []
         var peakMiB = 0.0
         var retries = 0
@@ -115,11 +118,12 @@ struct SyncBenchmark {
 
                 | Measure (N = \(rows), server on \(engine)) | Result |
                 |---|---:|
-                | (a) initial sync, fresh device (pull + apply) | \(number(initial)) rows/s (\(number(initialSyncSeconds, 2)) s, \(initialSyncRequests) requests) |
-                | (b) raw SQLite insert, same rows and table, one transaction | \(number(raw)) rows/s (\(number(rawInsertSeconds, 2)) s) |
+                | (a) initial sync, fresh device (pull + apply) | \(number(initial)) rows/s (\(number(initialSyncSeconds, 2)) s, \(initialSyncRequests) requests; CPU \(number(initialSyncCPUSeconds, 2)) s) |
+                | (b) raw SQLite insert, same rows and table, one transaction | \(number(raw)) rows/s (\(number(rawInsertSeconds, 2)) s; CPU \(number(rawInsertCPUSeconds, 2)) s) |
                 | (a) / (b) | \(number(initial / raw, 4)) (raw insert is \(number(raw / initial, 1))× faster) |
+                | (a) / (b) by CPU time (whole process) | \(number(rawInsertCPUSeconds / initialSyncCPUSeconds, 4)) |
                 | (c) no-op sync latency, median of \(sorted.count) | \(number(median, 2)) ms (min \(number(sorted.first ?? 0, 2)), max \(number(sorted.last ?? 0, 2))) |
-                | (d) push throughput, \(rows) local writes in one `sync()` | \(number(Double(rows) / pushSeconds)) mutations/s (\(number(pushSeconds, 2)) s, \(pushRequests) requests) |
+                | (d) push throughput, \(rows) local writes in one `sync()` | \(number(Double(rows) / pushSeconds)) mutations/s (\(number(pushSeconds, 2)) s, \(pushRequests) requests; CPU \(number(pushCPUSeconds, 2)) s) |
                 | local writes (`put`, one transaction each, in-memory store) | \(number(Double(rows) / localWriteSeconds)) writes/s |
                 | (e) peak memory (ru_maxrss, whole process: server + devices) | \(number(peakMiB, 1)) MiB |
                 \(retries == 0 ? "" : "\nWarning: \(retries) sync(s) failed and were retried (timed in); the numbers above include the failed attempts.\n")
@@ -143,9 +147,10 @@ struct SyncBenchmark {
         }.seconds
         log("wrote \(options.rows) rows locally in \(results.localWriteSeconds) s; pushing")
         try await seeder.running {
-            let start = clock.now
+            let (start, cpu) = (clock.now, processCPUSeconds())
             let (report, retries) = try await seeder.syncRetrying()
             results.pushSeconds = (clock.now - start).seconds
+            results.pushCPUSeconds = processCPUSeconds() - cpu
             results.retries += retries
             results.pushRequests = report.requests
             guard retries > 0 || report.pushed == options.rows, report.rejected == 0 else {
@@ -157,9 +162,10 @@ struct SyncBenchmark {
         // (a) A fresh device (an on-disk store) pulls and applies everything; then (c) no-op syncs.
         let fresh = try await Device.signIn(server, email: email, password: password, signUp: false, fileURL: folder.appending(path: "device.sqlite"))
         try await fresh.running {
-            let start = clock.now
+            let (start, cpu) = (clock.now, processCPUSeconds())
             let (report, retries) = try await fresh.syncRetrying()
             results.initialSyncSeconds = (clock.now - start).seconds
+            results.initialSyncCPUSeconds = processCPUSeconds() - cpu
             results.retries += retries
             results.initialSyncRequests = report.requests
             guard retries > 0 || report.applied == options.rows else {
@@ -179,7 +185,7 @@ struct SyncBenchmark {
 
         // (b) The same rows into the same table (its DDL copied from the device) in one transaction, with GRDB.
         log("raw SQLite insert of the same rows")
-        results.rawInsertSeconds = try rawInsertSeconds(from: fresh.store, into: folder.appending(path: "raw.sqlite"), clock: clock)
+        (results.rawInsertSeconds, results.rawInsertCPUSeconds) = try rawInsertSeconds(from: fresh.store, into: folder.appending(path: "raw.sqlite"), clock: clock)
 
         results.peakMiB = peakResidentMiB()
         return results
@@ -196,8 +202,9 @@ struct SyncBenchmark {
         ]
     }
 
-    /// Copies the device's `notes` table definition and rows, then times inserting the rows into an empty copy.
-    static func rawInsertSeconds(from store: LocalStore, into path: URL, clock: ContinuousClock) throws -> Double {
+    /// Copies the device's `notes` table definition and rows, then times inserting the rows into an empty copy:
+    /// wall seconds and the process's CPU seconds.
+    static func rawInsertSeconds(from store: LocalStore, into path: URL, clock: ContinuousClock) throws -> (wall: Double, cpu: Double) {
         let (ddl, columns, rows) = try store.writer.read { db in
             let ddl = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE tbl_name = 'notes' AND sql IS NOT NULL ORDER BY type DESC")
             let columns = try db.columns(in: "notes").map(\.name)
@@ -211,6 +218,7 @@ struct SyncBenchmark {
             for statement in ddl { try db.execute(sql: statement) }
         }
         let sql = "INSERT INTO notes (\(columns.map { "\"\($0)\"" }.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let cpu = processCPUSeconds()
         let seconds = try clock.measure {
             try pool.write { db in
                 let statement = try db.makeStatement(sql: sql)
@@ -219,9 +227,23 @@ struct SyncBenchmark {
                 }
             }
         }.seconds
+        let cpuSeconds = processCPUSeconds() - cpu
         let count = try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notes") ?? 0 }
         guard count == rows.count else { throw BenchmarkError("the raw insert holds \(count) of \(rows.count) rows") }
-        return seconds
+        return (seconds, cpuSeconds)
+    }
+
+    /// CPU seconds (user + system, every thread) this process has used so far. On a shared machine whose other
+    /// tenants steal time, CPU time moves far less between runs than wall time does.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        #if canImport(Darwin)
+        getrusage(RUSAGE_SELF, &usage)
+        #else
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #endif
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// The process's peak resident set size in MiB (Linux reports KiB, macOS bytes).

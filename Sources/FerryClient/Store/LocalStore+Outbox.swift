@@ -24,7 +24,7 @@ extension LocalStore {
                 """,
             arguments: [
                 Self.text(mutation.space), mutation.collection, Self.text(mutation.id), mutation.op.rawValue,
-                Self.jsonText(mutation.fields), Self.jsonText(mutation.clocks), Timestamp.format(now()),
+                Self.jsonText(mutation.fields), ClockMap.text(mutation.clocks), Timestamp.format(now()),
             ]
         )
     }
@@ -74,7 +74,7 @@ extension LocalStore {
                             """,
                         arguments: [
                             mutation.mutationId, Self.text(mutation.space), mutation.collection, Self.text(mutation.id),
-                            mutation.op.rawValue, Self.jsonText(mutation.fields), Self.jsonText(mutation.clocks),
+                            mutation.op.rawValue, Self.jsonText(mutation.fields), ClockMap.text(mutation.clocks),
                             result.code ?? "rejected", result.message ?? "The server refused this change.", Timestamp.format(now()),
                         ]
                     )
@@ -222,13 +222,12 @@ extension LocalStore {
         let spaceText: String = row["space"], idText: String = row["record_id"], opText: String = row["op"]
         let fieldsText: String = row["fields"], clocksText: String = row["clocks"]
         guard let space = UUID(uuidString: spaceText), let id = UUID(uuidString: idText),
-              let op = Mutation.Operation(rawValue: opText) else {
+              let op = Mutation.Operation(rawValue: opText), let clocks = ClockMap.clocks(fromText: clocksText) else {
             throw StoreError(code: .storeFailed, message: "An outbox entry is malformed.")
         }
         return Mutation(
             mutationId: row["mutation_id"], space: space, collection: row["collection"], id: id, op: op,
-            fields: try decoder.decode([String: JSONValue].self, from: Data(fieldsText.utf8)),
-            clocks: try decoder.decode([String: HLC].self, from: Data(clocksText.utf8))
+            fields: try decoder.decode([String: JSONValue].self, from: Data(fieldsText.utf8)), clocks: clocks
         )
     }
 }

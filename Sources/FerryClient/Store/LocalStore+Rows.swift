@@ -9,8 +9,10 @@ extension LocalStore {
 
     /// The row of `id` in `collection`, tombstones included, or `nil`.
     func loadRecord(_ db: Database, _ collection: CollectionDefinition, id: UUID) throws -> LocalRecord? {
-        let sql = "SELECT * FROM \(Self.quote(collection.name)) WHERE id = ?"
-        guard let row = try Row.fetchOne(db, sql: sql, arguments: [id.uuidString.lowercased()]) else { return nil }
+        // Cached (one statement per collection and connection): a pull page loads and saves up to 1000 rows, and
+        // preparing a statement, with GRDB's authorizer, cost more than running it.
+        let statement = try db.cachedStatement(sql: "SELECT * FROM \(Self.quote(collection.name)) WHERE id = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [id.uuidString.lowercased()]) else { return nil }
         return try record(from: row, in: collection)
     }
 
@@ -28,7 +30,7 @@ extension LocalStore {
             throw StoreError(code: .storeFailed, message: "A row of '\(collection.name)' has a malformed id or space.")
         }
         let clocksText: String = row["_clocks"]
-        let clocks = (try? JSONDecoder().decode([String: HLC].self, from: Data(clocksText.utf8))) ?? [:]
+        let clocks = ClockMap.clocks(fromText: clocksText) ?? [:]
         var fields: [String: JSONValue] = [:]
         for field in collection.fields {
             let value: DatabaseValue = row[field.name]
@@ -51,7 +53,7 @@ extension LocalStore {
             record.id.uuidString.lowercased().databaseValue,
             record.space.uuidString.lowercased().databaseValue,
             record.seq.databaseValue,
-            Self.jsonText(record.clocks).databaseValue,
+            ClockMap.text(record.clocks).databaseValue,
             (record.isDeleted ? 1 : 0).databaseValue,
             Timestamp.format(now()).databaseValue,
         ]
@@ -59,7 +61,7 @@ extension LocalStore {
             values.append(Self.databaseValue(record.fields[field.name] ?? .null, for: field, in: collection))
         }
         let sql = "INSERT OR REPLACE INTO \(Self.quote(collection.name)) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        try db.execute(sql: sql, arguments: StatementArguments(values))
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
     }
 
     /// Compact JSON with sorted keys.

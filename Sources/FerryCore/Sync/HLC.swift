@@ -35,7 +35,7 @@ public struct HLC: Sendable, Hashable, Comparable, Codable, LosslessStringConver
         self = clock
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> HLC? {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> HLC? {
         let dash = UInt8(ascii: "-")
         guard bytes.count > 22, bytes.count <= 22 + 64, bytes[15] == dash, bytes[21] == dash else { return nil }
         var milliseconds: Int64 = 0

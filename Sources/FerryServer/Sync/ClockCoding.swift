@@ -4,11 +4,12 @@ import Foundation
 /// The `_clocks` column: a JSON object of field name to clock.
 enum ClockCoding {
     static func encode(_ clocks: [String: HLC]) -> String {
-        JSONValue.object(clocks.mapValues { .string($0.description) }).jsonText
+        ClockMap.text(clocks)
     }
 
     /// Decodes the column; entries that are not clocks are dropped (they can only come from outside Ferry).
     static func decode(_ text: String) -> [String: HLC] {
+        if let clocks = ClockMap.clocks(fromText: text) { return clocks }
         guard case .object(let members)? = JSONValue(jsonText: text) else { return [:] }
         return members.compactMapValues { $0.stringValue.flatMap(HLC.init) }
     }

@@ -1,0 +1,95 @@
+import Foundation
+
+/// The text form of a record's field clocks, `{"field":"<clock>",…}` with keys in code-point order: what the
+/// stores keep in their clock columns (`_clocks` on the server and the device, `clocks` in the device's outbox).
+///
+/// Written and read without JSONEncoder and JSONDecoder: every row a sync pushes, pulls or applies goes through
+/// here, and the general coders were the largest cost left in `ferry-benchmark`'s profile. The fast path reads
+/// what it writes; anything else that is valid JSON (escapes, whitespace) goes through JSONDecoder, so text from
+/// older versions or other writers still reads.
+public enum ClockMap {
+    /// The text of `clocks`.
+    public static func text(_ clocks: [String: HLC]) -> String {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(2 + clocks.count * 64)
+        for (index, field) in clocks.keys.sorted().enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendQuoted(field, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendQuoted(clocks[field]!.description, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The clocks in `text`; `nil` when it is not a JSON object whose every value is a clock.
+    public static func clocks(fromText text: String) -> [String: HLC]? {
+        var text = text
+        switch text.withUTF8(parseFlat) {
+        case .parsed(let clocks): return clocks
+        case .invalid: return nil
+        case .unsure: break
+        }
+        guard let strings = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else { return nil }
+        var clocks: [String: HLC] = [:]
+        for (field, value) in strings {
+            guard let clock = HLC(value) else { return nil }
+            clocks[field] = clock
+        }
+        return clocks
+    }
+
+    private enum FastParse {
+        case parsed([String: HLC])
+        case invalid
+        /// Not the form ``text(_:)`` writes (an escape, whitespace): JSONDecoder decides.
+        case unsure
+    }
+
+    /// Reads the exact form ``text(_:)`` writes: `{`, then `"key":"value"` pairs joined by `,`, then `}`.
+    private static func parseFlat(_ bytes: UnsafeBufferPointer<UInt8>) -> FastParse {
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return .unsure }
+        if bytes.count == 2 { return .parsed([:]) }
+        var clocks: [String: HLC] = [:]
+        var index = 1
+        while true {
+            guard let key = quoted(bytes, &index), index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return .unsure }
+            index += 1
+            guard let value = quoted(bytes, &index), index < bytes.count else { return .unsure }
+            guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: value)) else { return .invalid }
+            clocks[String(decoding: key, as: UTF8.self)] = clock
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): return index == bytes.count - 1 ? .parsed(clocks) : .unsure
+            default: return .unsure
+            }
+        }
+    }
+
+    /// The bytes between a `"` at `index` and the next `"`, moving `index` past it; `nil` for anything else.
+    private static func quoted(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var end = start
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                index = end + 1
+                return bytes[start..<end]
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            end += 1
+        }
+        return nil
+    }
+
+    private static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
+        if string.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+            bytes.append(contentsOf: JSONValue.string(string).jsonText.utf8)   // JSONEncoder's escaping
+        } else {
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: string.utf8)
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+}
