@@ -163,7 +163,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryClientTests",
-            dependencies: ["FerryClient", "FerryTesting", "FerryCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "FerryClient", "FerryTesting", "FerryCore",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -61,7 +61,7 @@ extension LocalStore {
                     if let stored = result.clocks, !stored.isEmpty {
                         try adoptServerClocks(db, stored, for: mutation)
                     }
-                case .rejected where Self.waitsForKey(result.code):
+                case .rejected where try waitsForKey(db, result.code, space: mutation.space):
                     acknowledgement.deferred += 1
                     try deferUntilKeyed(db, mutation, code: result.code)
                 case .rejected:
@@ -88,11 +88,22 @@ extension LocalStore {
         }
     }
 
-    /// Refusals that say the space is encrypted and this device did not seal the change with its current key:
-    /// the change itself is fine, so it is kept rather than shown as rejected.
-    private static func waitsForKey(_ code: String?) -> Bool {
-        guard let code else { return false }
-        return [ErrorCode.encryptionRequired, .spaceKeyMissing, .keyVersionConflict].map(\.rawValue).contains(code)
+    /// Whether a refusal is of a change that is fine but was not sealed as the server needs, so it is kept rather
+    /// than shown as rejected: sent in clear to a space this device did not know was encrypted
+    /// (`encryption_required`), to a space with no key yet (`space_key_missing`), or sealed with a key version the
+    /// server does not have (`key_version_conflict`); the next pull tells the device the space's version. A clear
+    /// value refused in a space the device knew was encrypted is a real rejection: sent again, it would be refused
+    /// again, forever.
+    private func waitsForKey(_ db: Database, _ code: String?, space: UUID) throws -> Bool {
+        switch code {
+        case ErrorCode.spaceKeyMissing.rawValue?, ErrorCode.keyVersionConflict.rawValue?:
+            return true
+        case ErrorCode.encryptionRequired.rawValue?:
+            let known = try Int.fetchOne(db, sql: "SELECT key_version FROM ferry_space_keys WHERE space = ?", arguments: [Self.text(space)])
+            return (known ?? 0) == 0
+        default:
+            return false
+        }
     }
 
     /// Puts a change refused for want of a key back at the end of the outbox (a new id: the server has seen its

@@ -2,6 +2,7 @@ import FerryClient
 import FerryCore
 import FerryTesting
 import Foundation
+import GRDB
 import Testing
 
 @Suite("LocalStore: local writes and the outbox")
@@ -128,6 +129,18 @@ struct LocalStoreWriteTests {
         #expect(waiting[0].id == first.id && waiting[0].fields == batch[0].fields && waiting[0].clocks == batch[0].clocks)
         #expect(try store.get(collection: "sermons", id: first.id)?.syncState == .pending)
         #expect(try store.lockedSpaces() == [fixture.space], "the space is known to be encrypted now, and has no key here")
+
+        // Once the device knows the space's key version, a clear value refused there is a real rejection.
+        try store.writer.write { db in   // what a pull naming the space's key version 1 records
+            try db.execute(sql: "UPDATE ferry_space_keys SET key_version = 1 WHERE space = ?", arguments: [fixture.space.uuidString.lowercased()])
+        }
+        let again = try store.pendingMutations()
+        let refused = try store.acknowledge(PushResponse(results: [
+            MutationResult(mutationId: again[0].mutationId, status: .rejected, code: "encryption_required", message: "Space is end-to-end encrypted."),
+        ], lastMutationId: again[0].mutationId), for: again)
+        #expect(refused.rejected == 1 && refused.deferred == 0)
+        #expect(try store.pendingMutations().isEmpty)
+        #expect(try store.rejections().map(\.code) == ["encryption_required"])
     }
 
     @Test("clocks the server lowered (too far ahead of its own) replace the device's, unless a later local write clocked the field")
