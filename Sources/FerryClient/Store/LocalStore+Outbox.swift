@@ -127,12 +127,13 @@ extension LocalStore {
     /// ids, same content, one transaction), and the sync sends nothing above the returned ceiling: entries
     /// written while it runs go in the next one.
     func parkLockedEntries(_ locked: Set<UUID>) throws -> Int64 {
+        guard !locked.isEmpty else {
+            // The common case, on every sync: a read, not a write transaction.
+            return try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox") ?? 0 }
+        }
         let spaces = locked.map(Self.text)
         let list = Array(repeating: "?", count: spaces.count).joined(separator: ", ")
         return try write { db in
-            guard !spaces.isEmpty else {
-                return try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox") ?? 0
-            }
             let ceiling = try Int64.fetchOne(
                 db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox WHERE space NOT IN (\(list))",
                 arguments: StatementArguments(spaces)
