@@ -45,7 +45,8 @@ extension LocalStore {
     }
 
     /// Applies the server's answer to a push of `batch`, in one transaction: applied and duplicate entries
-    /// leave the outbox, rejected ones move to ``rejections()``, and entries without a result stay.
+    /// leave the outbox, rejected ones move to ``rejections()``, and entries without a result stay. An entry refused
+    /// only for want of an encrypted space's key goes back to the end of the outbox instead (``Acknowledgement/deferred``).
     @discardableResult
     public func acknowledge(_ response: PushResponse, for batch: [Mutation]) throws -> Acknowledgement {
         let byID = Dictionary(batch.map { ($0.mutationId, $0) }, uniquingKeysWith: { first, _ in first })

@@ -40,8 +40,9 @@ extension ClientProfile {
             throw CommandFailure(message: "this profile does not know the server's collections yet: run 'ferry sync' once (online), then retry")
         }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID, deviceId: savedDeviceID())
-        try saveDeviceID(store.deviceId)
+        let savedID = savedDeviceID()
+        let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID, deviceId: savedID)
+        if store.deviceId != savedID { try saveDeviceID(store.deviceId) }
         if let owner = try store.creationDefaultSpace(), owner != userID {
             throw CommandFailure(message: "this profile's local data belongs to another account: run 'ferry reset', or use another --profile")
         }
@@ -68,7 +69,6 @@ extension ClientProfile {
     }
 
     func saveDeviceID(_ id: UUID) throws {
-        guard savedDeviceID() != id else { return }
         try OwnerOnlyFile.write(Data((id.uuidString.lowercased() + "\n").utf8), to: deviceIDFile)
     }
 }
