@@ -122,6 +122,7 @@ let package = Package(
             name: "ferry-benchmark",
             dependencies: [
                 "FerryClient",
+                "FerrySecurity",
                 "FerryServer",
                 "FerryTesting",
                 "FerryCore",
@@ -164,9 +165,10 @@ let package = Package(
         .testTarget(
             name: "FerryClientTests",
             dependencies: [
-                "FerryClient", "FerryTesting", "FerryCore",
+                "FerryClient", "FerrySecurity", "FerryTesting", "FerryCore",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

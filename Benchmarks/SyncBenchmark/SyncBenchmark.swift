@@ -1,5 +1,6 @@
 import FerryClient
 import FerryCore
+import FerrySecurity
 import FerryServer
 import FerryTesting
 import Foundation
@@ -275,6 +276,10 @@ struct Device {
         let schema = try await client.schema()
         let store = try fileURL.map { try LocalStore(fileURL: $0, schema: schema, defaultSpace: session.user.id, logger: .testing) }
             ?? LocalStore.inMemory(schema: schema, defaultSpace: session.user.id, logger: .testing)
+        // The server takes a push only from a session bound to the pushing device.
+        _ = try await client.registerDevice(store.deviceId, DeviceRegistration(
+            name: "Benchmark device", type: .linux, hostname: "bench.local", publicKey: DeviceKeyPair.generate().publicKeyBase64
+        ))
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)

@@ -146,4 +146,32 @@ struct DataCommandTests {
             #expect((try await pad.json(["ls", "sermons"])["records"] as? [Any])?.count == count)
         }
     }
+
+    @Test("after ferry reset and a new login, the next writes reach the server and the other device", arguments: TestEngine.available)
+    func writesAfterReset(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
+            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
+            let email = "reset-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
+            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+            for index in 1...3 {
+                _ = try await phone.ok(["put", "sermons", "title=Sermon \(index)", "date=2026-11-01T10:00:00Z"])
+            }
+            #expect(try await phone.json(["sync"])["pushed"] as? Int == 3)
+
+            // The store is made again under the kept device id, so its mutation ids start over.
+            _ = try await phone.ok(["reset"])
+            #expect(try await phone.run(["login", email], password: "correct horse 1").status == 0)
+            _ = try await phone.ok(["put", "sermons", "title=Sermon 4", "date=2026-11-01T10:00:00Z"])
+            let synced = try await phone.json(["sync"])
+            #expect(synced["pending"] as? Int == 0 && synced["rejected"] as? Int == 0)
+
+            _ = try await pad.json(["sync"])
+            let titles = (try await pad.json(["ls", "sermons"])["records"] as? [[String: Any]] ?? []).compactMap { ($0["fields"] as? [String: Any])?["title"] as? String }
+            #expect(Set(titles) == ["Sermon 1", "Sermon 2", "Sermon 3", "Sermon 4"], "the write after the reset reached the other device: \(titles)")
+        }
+    }
 }

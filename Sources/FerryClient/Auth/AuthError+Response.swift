@@ -11,6 +11,7 @@ extension AuthError {
         let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap(Self.parseRetryAfter)
         if let error = try? JSONDecoder().decode(ErrorBody.self, from: body), !error.errorCode.isEmpty {
             self.init(code: ErrorCode(rawValue: error.errorCode), message: error.msg, status: status, retryAfter: retryAfter)
+            lastMutationId = error.lastMutationId
             return
         }
         let code: ErrorCode = switch status {

@@ -14,6 +14,8 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: Int?
     /// How long the server asked to wait before retrying (its `Retry-After` header), if it said.
     public var retryAfter: Duration?
+    /// With `mutation_id_stale`: the last mutation id the server processed for this device.
+    public var lastMutationId: Int64?
 
     /// Creates an error.
     public init(code: ErrorCode, message: String, status: Int? = nil, retryAfter: Duration? = nil) {

@@ -80,11 +80,18 @@ public final class PostLoginSync: Sendable {
         var phase = PostLoginProgress.Phase.registeringDevice
         do {
             emit(.registeringDevice, 0, 1, "Registering this device")
-            await registerDevice(&result)
-            emit(.registeringDevice, 1, 1, "Registered this device")
+            let registered = await registerDevice(&result)
+            emit(.registeringDevice, 1, 1, registered ? "Registered this device" : "Could not register this device")
 
             phase = .pushing
-            try await push(pass, keys, &report)
+            if registered {
+                try await push(pass, keys, &report)
+            } else {
+                // The server takes pushes only from a session bound to its device: the writes wait in the outbox
+                // for the next post-login sync, which registers the device again.
+                let waiting = try store.pendingCount()
+                emit(.pushing, 0, waiting, waiting == 0 ? "Nothing to upload" : "\(waiting) local changes wait until this device is registered")
+            }
 
             phase = .fetchingDevices
             emit(.fetchingDevices, 0, 1, "Fetching your devices")
@@ -101,7 +108,7 @@ public final class PostLoginSync: Sendable {
             result.skipped += outcome.failures.map {
                 .init(phase: .sealingKeys, item: "key v\($0.keyVersion) of space \($0.space.uuidString.lowercased()) for device \($0.device.uuidString.lowercased())", code: $0.code, message: $0.message)
             }
-            if try store.pendingCount() > 0, outcome.created + outcome.received > 0 {
+            if registered, try store.pendingCount() > 0, outcome.created + outcome.received > 0 {
                 // Records of a space whose key only now exists waited in the outbox: send them too.
                 try await push(pass, keys, &report)
             }
@@ -131,16 +138,19 @@ public final class PostLoginSync: Sendable {
         return result
     }
 
-    private func registerDevice(_ result: inout PostLoginSyncResult) async {
+    /// Registers this device, binding the session to it; `false` (and a skipped item) when that failed.
+    private func registerDevice(_ result: inout PostLoginSyncResult) async -> Bool {
         do {
             result.requests += 1
             let device = try await deviceRemote.registerDevice(store.deviceId, registration)
             try store.setDeviceTrust(device.trust)
             result.device = device
+            return true
         } catch {
             let (code, message) = Self.describe(error)
             logger.warning("could not register this device; continuing", metadata: ["ferry.error.code": "\(code)"])
             result.skipped.append(.init(phase: .registeringDevice, item: "this device", code: code, message: message))
+            return false
         }
     }
 

@@ -157,6 +157,38 @@ extension LocalStore {
         }
     }
 
+    /// Numbers every waiting write after `lastProcessed`, in their order, in one transaction; later writes follow.
+    ///
+    /// The server answers `mutation_id_stale` when this store reuses ids it processed for other writes: the store was
+    /// reset (the device id kept) or restored from a backup. Renumbered writes that the server had in fact processed
+    /// are merged again, which changes nothing: a merge with the same clocks is a no-op.
+    /// - Returns: how many entries were renumbered.
+    @discardableResult
+    public func renumberOutbox(after lastProcessed: Int64) throws -> Int {
+        try write { db in
+            let lowest = try Int64.fetchOne(db, sql: "SELECT MIN(mutation_id) FROM ferry_outbox")
+            try db.execute(
+                sql: "UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'ferry_outbox'", arguments: [lastProcessed]
+            )
+            if db.changesCount == 0 {
+                try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('ferry_outbox', ?)", arguments: [lastProcessed])
+            }
+            guard let lowest, lowest <= lastProcessed else { return 0 }
+            let ids = try Int64.fetchAll(db, sql: "SELECT mutation_id FROM ferry_outbox ORDER BY mutation_id")
+            for id in ids {
+                try db.execute(sql: """
+                    INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
+                    SELECT space, collection, record_id, op, fields, clocks, created_at FROM ferry_outbox WHERE mutation_id = ?
+                    """, arguments: [id])
+                try db.execute(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?", arguments: [id])
+            }
+            logger.notice("numbered waiting changes after the server's last processed id", metadata: [
+                "ferry.outbox.renumbered": "\(ids.count)", "ferry.mutation.last_processed": "\(lastProcessed)",
+            ])
+            return ids.count
+        }
+    }
+
     /// How many outbox entries belong to `spaces`.
     func pendingCount(in spaces: Set<UUID>) throws -> Int {
         guard !spaces.isEmpty else { return 0 }

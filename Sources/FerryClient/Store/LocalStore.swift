@@ -83,8 +83,8 @@ public final class LocalStore: Sendable {
         self.currentSchema = Mutex(schema)
         let generated = deviceId ?? UUID()
         self.deviceId = try Self.storeFailure("prepare") {
-            try writer.write { db in
-                try Self.createSystemTables(db)
+            try StoreMigrations.migrator.migrate(writer)
+            return try writer.write { db in
                 if let text = try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'device_id'"),
                    let id = UUID(uuidString: text) {
                     return id
@@ -145,57 +145,6 @@ public final class LocalStore: Sendable {
     }
 
     // MARK: Tables
-
-    private static func createSystemTables(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;
-            CREATE TABLE IF NOT EXISTS ferry_cursors (space TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL) STRICT;
-            CREATE TABLE IF NOT EXISTS ferry_collections (name TEXT PRIMARY KEY NOT NULL, definition TEXT NOT NULL) STRICT;
-            CREATE TABLE IF NOT EXISTS ferry_outbox (
-              mutation_id INTEGER PRIMARY KEY AUTOINCREMENT,
-              space TEXT NOT NULL,
-              collection TEXT NOT NULL,
-              record_id TEXT NOT NULL,
-              op TEXT NOT NULL,
-              fields TEXT NOT NULL,
-              clocks TEXT NOT NULL,
-              created_at TEXT NOT NULL
-            );
-            CREATE INDEX IF NOT EXISTS ferry_outbox__record ON ferry_outbox (collection, record_id);
-            CREATE TABLE IF NOT EXISTS ferry_rejections (
-              mutation_id INTEGER PRIMARY KEY NOT NULL,
-              space TEXT NOT NULL,
-              collection TEXT NOT NULL,
-              record_id TEXT NOT NULL,
-              op TEXT NOT NULL,
-              fields TEXT NOT NULL,
-              clocks TEXT NOT NULL,
-              code TEXT NOT NULL,
-              message TEXT NOT NULL,
-              rejected_at TEXT NOT NULL
-            ) STRICT;
-            CREATE INDEX IF NOT EXISTS ferry_rejections__record ON ferry_rejections (collection, record_id);
-            CREATE TABLE IF NOT EXISTS ferry_pending_spaces (
-              id TEXT PRIMARY KEY NOT NULL,
-              name TEXT NOT NULL,
-              encrypted INTEGER NOT NULL,
-              created_at TEXT NOT NULL
-            ) STRICT;
-            CREATE TABLE IF NOT EXISTS ferry_secrets (
-              space TEXT NOT NULL,
-              key_version INTEGER NOT NULL,
-              enc TEXT NOT NULL,
-              ciphertext TEXT NOT NULL,
-              PRIMARY KEY (space, key_version)
-            ) STRICT;
-            CREATE TABLE IF NOT EXISTS ferry_space_keys (space TEXT PRIMARY KEY NOT NULL, key_version INTEGER NOT NULL) STRICT;
-            CREATE TABLE IF NOT EXISTS ferry_cascades (
-              collection TEXT NOT NULL,
-              record_id TEXT NOT NULL,
-              PRIMARY KEY (collection, record_id)
-            ) STRICT;
-            """)
-    }
 
     private static func appliedCollections(_ db: Database) throws -> [CollectionDefinition] {
         try String.fetchAll(db, sql: "SELECT definition FROM ferry_collections ORDER BY rowid").map {

@@ -64,12 +64,13 @@ struct SyncPass: Sendable {
         var count = 0
         let encrypted = try store.encryptedSpaces()
         let locked = encrypted.isEmpty ? [] : try store.lockedSpaces()
-        let ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
+        var ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
+        var renumbered = false
         defer { noteWaiting(&report, locked) }
         while true {
             try Task.checkCancellation()
-            let (limit, start) = (batchSize, after)
-            var batch = try await store.offCooperativePool { try $0.pendingMutations(limit: limit, after: start, through: ceiling) }
+            let (limit, start, top) = (batchSize, after, ceiling)
+            var batch = try await store.offCooperativePool { try $0.pendingMutations(limit: limit, after: start, through: top) }
             let fetched = batch.count
             var outgoing = batch
             if !encrypted.isEmpty {
@@ -81,6 +82,20 @@ struct SyncPass: Sendable {
             do {
                 report.requests += 1
                 response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: outgoing))
+            } catch let error as AuthError where error.code == .mutationIDStale && !renumbered {
+                // This store reuses ids the server processed for other writes (it was reset or restored): number
+                // the waiting writes after the server's last one and send them again, once per sync.
+                guard let lastProcessed = error.lastMutationId else { throw error }
+                renumbered = true
+                try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
+                ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
+                after = 0
+                continue
+            } catch let error as AuthError where error.code == .deviceNotRegistered {
+                // The session is bound to no device yet (PostLoginSync registers it): the writes wait, the pull runs.
+                logger.notice("local changes wait until this device is registered", metadata: ["ferry.error.code": "\(error.code)"])
+                report.waitingForDeviceRegistration = true
+                break
             } catch let error as AuthError where error.status == 413 || error.code == .batchTooLarge {
                 // Too big for the server: halve the batch; a single mutation too large on its own is refused
                 // here, as the server would, so it cannot block the outbox.

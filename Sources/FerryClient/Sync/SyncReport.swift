@@ -19,6 +19,8 @@ public struct SyncReport: Sendable, Hashable, Codable {
     /// Encrypted spaces this sync could not read or write because their key is not sealed to this device
     /// (yet): a pending device, or a key another device has not handed out. Their changes wait, nothing is lost.
     public var lockedSpaces = 0
+    /// Whether the push waited because the session is bound to no device yet (run ``PostLoginSync``); the pull ran.
+    public var waitingForDeviceRegistration = false
     /// The triggers this sync answered, by name.
     public var triggers: [String] = []
     /// When it started.

@@ -9,18 +9,22 @@ public struct ErrorBody: Sendable, Hashable, Codable, Error {
     public var errorCode: String
     /// A message a person can act on. Never contains secrets.
     public var msg: String
+    /// With `mutation_id_stale`: the device's last mutation id the server processed.
+    public var lastMutationId: Int64?
 
     /// Creates an error body.
-    public init(code: Int, errorCode: ErrorCode, msg: String) {
+    public init(code: Int, errorCode: ErrorCode, msg: String, lastMutationId: Int64? = nil) {
         self.code = code
         self.errorCode = errorCode.rawValue
         self.msg = msg
+        self.lastMutationId = lastMutationId
     }
 
     enum CodingKeys: String, CodingKey {
         case code
         case errorCode = "error_code"
         case msg
+        case lastMutationId = "last_mutation_id"
     }
 }
 

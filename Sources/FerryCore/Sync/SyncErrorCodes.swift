@@ -25,6 +25,14 @@ extension ErrorCode {
     public static let batchTooLarge: ErrorCode = "batch_too_large"
     /// Mutation ids in a batch are not strictly increasing.
     public static let mutationOrder: ErrorCode = "mutation_out_of_order"
+    /// A push reuses a mutation id the server processed for a different write (the device's store was reset or
+    /// restored): nothing changed; the body's `last_mutation_id` is the device's last processed id, and the device
+    /// numbers its waiting writes after it and pushes again.
+    public static let mutationIDStale: ErrorCode = "mutation_id_stale"
+    /// A push names a device other than the one its session is bound to.
+    public static let deviceMismatch: ErrorCode = "device_mismatch"
+    /// A value of a unique field is too long to index (the per-mutation code; see `SyncLimits.maximumUniqueValueBytes`).
+    public static let uniqueValueTooLong: ErrorCode = "unique_value_too_long"
     /// The space does not exist or the caller is not a member.
     public static let spaceNotFound: ErrorCode = "space_not_found"
     /// A space with this id exists.

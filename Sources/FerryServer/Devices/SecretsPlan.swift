@@ -9,8 +9,10 @@ import Foundation
 /// with the caller as its creator; a viewer may hold and hand on keys, but not start a version. A row of version `current` is accepted from the version's creator, or from a
 /// device that holds the version itself and only fills a slot no other device has sealed (it forwards the key it
 /// holds). A row of an older version is accepted from a device that holds that version (versions before the current
-/// one never change, so handing them on races with nothing). Anything else is `key_version_conflict`: two devices that rotate at once cannot each store a different key
-/// under one version, even when the first one has already sealed its key to the second.
+/// one never change, so handing them on races with nothing). A stored row is never replaced by another device than its
+/// sealer, and one batch starts at most one version of a space. Anything else is `key_version_conflict`: two devices
+/// that rotate at once cannot each store a different key under one version, even when the first one has already sealed
+/// its key to the second.
 struct SecretsPlan: Sendable {
     /// An encrypted space's key state, as read under its lock.
     struct SpaceState: Sendable, Hashable {
@@ -94,7 +96,21 @@ struct SecretsPlan: Sendable {
             }
             try SecretsPlan.check(recipient: recipients[row.deviceId], of: row, members: members[row.spaceId] ?? [])
             let slot = Slot(space: row.spaceId, device: row.deviceId, version: row.keyVersion)
+            if let sealer = sealers[slot], sealer != caller {
+                // A stored key is never replaced by another device: whatever its version, the recipient may already
+                // use it, and a second key under one (space, version) would split the space.
+                throw Rejection(
+                    .keyVersionConflict,
+                    "Device \(row.deviceId.lowercased) already holds key version \(row.keyVersion) of space \(row.spaceId.lowercased), sealed by another device; it is never replaced."
+                )
+            }
             if row.keyVersion == space.keyVersion + 1 {
+                guard !started.contains(where: { $0.space == row.spaceId }) else {
+                    throw Rejection(
+                        .keyVersionConflict,
+                        "This request already starts key version \(space.keyVersion) of space \(row.spaceId.lowercased); a request starts at most one version of a space."
+                    )
+                }
                 guard space.role.canWrite else {
                     throw Rejection(
                         .insufficientRole,

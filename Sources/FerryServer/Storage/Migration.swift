@@ -330,5 +330,12 @@ extension Migration {
                 "CREATE INDEX ferry_secrets_device ON ferry_secrets (device_id)",
             ]
         ),
+        Migration(
+            version: 5,
+            name: "fingerprints of each device's last push",
+            // A replayed mutation id answers `duplicate` only when the write matches the one processed under it.
+            sqlite: ["ALTER TABLE ferry_device_mutations ADD COLUMN last_batch BLOB"],
+            postgres: ["ALTER TABLE ferry_device_mutations ADD COLUMN last_batch bytea"]
+        ),
     ]
 }

@@ -27,10 +27,34 @@ struct PushBatch: Sendable {
     var deviceID: UUID
     var entries: [Result<ValidatedMutation, Rejection>]
     var mutationIDs: [Int64]
+    /// Each mutation's ``MutationFingerprint``, in request order.
+    var fingerprints: [MutationFingerprint]
     var schema: Schema
     var now: Date
     /// The end-to-end encrypted spaces among the caller's: their records' values go to the `_sealed` column.
     var sealedSpaces: Set<UUID> = []
+}
+
+/// A space and the cursor a pull reads it after.
+struct SpaceCursor: Sendable, Hashable {
+    var space: UUID
+    var cursor: Int64
+}
+
+/// The pages of one pull, collected space by space inside the engine's snapshot.
+struct PullPages: Sendable {
+    /// How many more changes the pull may carry.
+    var remaining: Int
+    var pages: [UUID: PullPage] = [:]
+
+    init(limit: Int) {
+        remaining = limit
+    }
+
+    mutating func add(_ page: PullPage, of space: UUID) {
+        pages[space] = page
+        remaining -= page.changes.count
+    }
 }
 
 /// What one space contributes to a pull.
@@ -45,8 +69,10 @@ struct PullPage: Sendable {
 protocol RecordStorage: Sendable {
     /// Runs a push in one transaction: reads the rows it touches under the spaces' locks, plans, writes, commits.
     func push(_ batch: PushBatch) async throws -> PushResponse
-    /// Up to `limit` changes of `space` after `cursor`, across every collection, in sequence order.
-    func pull(space: UUID, after cursor: Int64, limit: Int, schema: Schema) async throws -> PullPage
+    /// Up to `limit` changes in all, read in one snapshot (purge marks included): each space in `cursors`' order
+    /// contributes its changes after its cursor, across every collection, in sequence order, until the limit is spent.
+    /// Spaces left unread once it is spent have no page.
+    func pull(_ cursors: [SpaceCursor], limit: Int, schema: Schema) async throws -> [UUID: PullPage]
     /// Deletes tombstones last changed before `cutoff` and raises each space's purge mark; returns how many went.
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int
 }

@@ -78,8 +78,25 @@ struct MutationValidator: Sendable {
         guard size <= limits.maximumRecordBytes else {
             throw Rejection(.recordTooLarge, "The record is \(size) bytes; the server accepts up to \(limits.maximumRecordBytes).")
         }
+        if keyVersion == nil {
+            try checkUniqueKeyLengths(state, collection)
+        }
         let capped = capClocks(&state)
         return ValidatedMutation(mutation: mutation, collection: collection, state: state, cappedClocks: capped)
+    }
+
+    /// A unique key's values must fit a database index entry on both engines (PostgreSQL's btree holds about 2.7 KB):
+    /// longer ones are refused here, per mutation, rather than failing the push's transaction.
+    private func checkUniqueKeyLengths(_ state: RecordState, _ collection: CollectionDefinition) throws {
+        for key in collection.uniqueKeys where key.contains(where: { state.fields[$0] != nil }) {
+            let size = key.reduce(0) { $0 + (state.fields[$1].map { $0.jsonText.utf8.count } ?? 0) }
+            guard size <= limits.maximumUniqueKeyBytes else {
+                throw Rejection(
+                    .uniqueValueTooLong,
+                    "The unique key (\(key.joined(separator: ", "))) of \(collection.name) is \(size) bytes; it may be at most \(limits.maximumUniqueKeyBytes)."
+                )
+            }
+        }
     }
 
     /// Lowers clocks more than the allowed skew ahead of the server to that bound.

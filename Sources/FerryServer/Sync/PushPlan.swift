@@ -19,6 +19,16 @@ struct PushPlan: Sendable {
     var writes: [Write]
     /// The device's last processed mutation id after this push.
     var lastMutationID: Int64
+    /// What the device's progress row remembers after this push: the fingerprints of its newly processed mutations,
+    /// or, when it processed none, those it remembered before.
+    var processed: ProcessedBatch
+
+    /// A push that reuses an id the server processed for a different write (the device's store was reset or
+    /// restored): the whole push is refused, and the device numbers its waiting writes after `lastMutationID`.
+    struct StaleMutationID: Error, Sendable {
+        var mutationID: Int64
+        var lastMutationID: Int64
+    }
 
     /// Rows the plan needs to read: each mutation's record and the parent it names.
     static func keysToLoad(_ entries: [Result<ValidatedMutation, Rejection>]) -> Set<RecordKey> {
@@ -32,53 +42,74 @@ struct PushPlan: Sendable {
         return keys
     }
 
-    /// The records whose deletion may cascade: the targets of delete mutations.
-    static func deleteRoots(_ entries: [Result<ValidatedMutation, Rejection>]) -> [RecordKey] {
+    /// The records whose deletion may cascade, with their space: the targets of delete mutations.
+    static func deleteRoots(_ entries: [Result<ValidatedMutation, Rejection>]) -> [(key: RecordKey, space: UUID)] {
         entries.compactMap { entry in
             guard case .success(let valid) = entry, valid.mutation.op == .delete else { return nil }
-            return valid.key
+            return (valid.key, valid.mutation.space)
         }
     }
 
     /// Plans the push.
+    ///
+    /// Mutations merge in order; then every live record the push wrote must satisfy the parent, space and
+    /// required-field rules as merged, whatever the order of the mutations that made it (a delete, an upsert under a
+    /// foreign parent and an undelete in one push are judged by the record they leave). A record that breaks a rule
+    /// refuses every mutation that contributed to it, and the push is planned again without them, until all hold.
     /// - Parameters:
     ///   - entries: each mutation validated, in request order.
     ///   - previousMutationID: the device's last processed id before this push.
+    ///   - processed: the fingerprints of the device's last processed push.
     ///   - loaded: the stored rows of ``keysToLoad(_:)`` and every stored descendant of ``deleteRoots(_:)``.
-    ///   - children: for each loaded row, its stored children.
+    ///   - children: for each loaded row, its stored children in its space.
     init(
-        entries: [Result<ValidatedMutation, Rejection>], mutationIDs: [Int64], previousMutationID: Int64,
+        entries: [Result<ValidatedMutation, Rejection>], mutationIDs: [Int64], fingerprints: [MutationFingerprint],
+        previousMutationID: Int64, processed: ProcessedBatch,
         loaded: [RecordKey: StoredRecord], children: [RecordKey: [RecordKey]], schema: Schema
-    ) {
-        var planner = Planner(rows: loaded, storedChildren: children, childLinks: schema.childLinks, schema: schema)
-        var results: [MutationResult] = []
-        var last = previousMutationID
-        for (index, entry) in entries.enumerated() {
-            let id = mutationIDs[index]
-            guard id > previousMutationID else {
-                results.append(MutationResult(mutationId: id, status: .duplicate))
-                continue
-            }
-            last = id
-            switch entry {
-            case .failure(let rejection):
-                results.append(MutationResult(mutationId: id, status: .rejected, code: rejection.code.rawValue, message: rejection.message))
-            case .success(let valid):
-                if let rejection = planner.apply(valid, index: index) {
-                    results.append(MutationResult(mutationId: id, status: .rejected, code: rejection.code.rawValue, message: rejection.message))
-                } else {
-                    var result = MutationResult(mutationId: id, status: .applied)
-                    result.clocks = valid.cappedClocks.isEmpty ? nil : valid.cappedClocks
-                    results.append(result)
-                }
+    ) throws(StaleMutationID) {
+        var fresh: [Int] = []
+        var newlyProcessed = ProcessedBatch()
+        for (index, id) in mutationIDs.enumerated() {
+            if id > previousMutationID {
+                fresh.append(index)
+                newlyProcessed.fingerprints[id] = fingerprints[index]
+            } else if processed.fingerprints[id] != fingerprints[index] {
+                // A replay only if this very write was processed; otherwise the id was reused.
+                throw StaleMutationID(mutationID: id, lastMutationID: previousMutationID)
             }
         }
-        self.results = results
+        var refused: [Int: Rejection] = [:]
+        for index in fresh {
+            if case .failure(let rejection) = entries[index] { refused[index] = rejection }
+        }
+        var planner: Planner
+        repeat {
+            planner = Planner(rows: loaded, storedChildren: children, childLinks: schema.childLinks, schema: schema)
+            for index in fresh where refused[index] == nil {
+                guard case .success(let valid) = entries[index] else { continue }
+                if let rejection = planner.apply(valid, index: index) { refused[index] = rejection }
+            }
+            let broken = planner.brokenRecords(stored: loaded)
+            for (key, rejection) in broken {
+                for index in planner.contributors[key] ?? [] where refused[index] == nil { refused[index] = rejection }
+            }
+            if broken.isEmpty { break }
+        } while true
+        self.results = mutationIDs.enumerated().map { index, id in
+            guard id > previousMutationID else { return MutationResult(mutationId: id, status: .duplicate) }
+            if let rejection = refused[index] {
+                return MutationResult(mutationId: id, status: .rejected, code: rejection.code.rawValue, message: rejection.message)
+            }
+            var result = MutationResult(mutationId: id, status: .applied)
+            if case .success(let valid) = entries[index], !valid.cappedClocks.isEmpty { result.clocks = valid.cappedClocks }
+            return result
+        }
         self.writes = planner.order.compactMap { key in
             guard let record = planner.rows[key], let collection = schema.collection(named: key.collection) else { return nil }
             return Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: planner.contributors[key] ?? [])
         }
-        self.lastMutationID = last
+        self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
+        self.processed = newlyProcessed.fingerprints.isEmpty ? processed : newlyProcessed
     }
 }
 
@@ -107,32 +138,44 @@ private struct Planner {
         self.schema = schema
     }
 
-    /// Merges one mutation; returns why it was refused, or `nil` when applied.
+    /// Merges one mutation; returns why it was refused, or `nil` when merged. The rules on the merged record are
+    /// checked once every mutation has merged (``brokenRecords(stored:)``).
     mutating func apply(_ valid: ValidatedMutation, index: Int) -> Rejection? {
         let key = valid.key
         let existing = rows[key]
         if let existing, existing.space != valid.mutation.space {
-            return Rejection(.spaceMismatch, "Record \(key.id.lowercased) belongs to space \(existing.space.lowercased); records never move between spaces.")
+            return Rejection(.spaceMismatch, "Record \(key.id.lowercased) belongs to another space; records never move between spaces.")
         }
         var record = existing ?? StoredRecord(space: valid.mutation.space, state: RecordState())
         let changed = record.state.merge(valid.state)
-        if let link = valid.collection.parent, !record.state.isDeleted,
-           existing == nil || existing?.state.fields[link.field] != record.state.fields[link.field] {
-            if let rejection = checkParent(of: record, link: link) { return rejection }
-        }
-        if existing == nil, !record.state.isDeleted,
-           let missing = valid.collection.fields.first(where: { $0.isRequired && (record.state.fields[$0.name] ?? .null).isNull }) {
-            return Rejection(.invalidRecord, "A new \(valid.collection.name) record needs the required field '\(missing.name)'.")
-        }
         guard changed else { return nil }
         mark(key, record, contributor: index)
         // Cascade whenever the parent's delete clock moves forward, not only on its first delete: after two
         // concurrent deletes every child then carries the later clock, whichever delete arrived first.
         if record.state.isDeleted, let clock = record.state.clocks[RecordState.deletedKey],
            existing?.state.clocks[RecordState.deletedKey] != clock {
-            cascade(from: key, clock: clock, contributor: index)
+            cascade(from: key, space: record.space, clock: clock, contributor: index)
         }
         return nil
+    }
+
+    /// The live records this plan writes that break a rule as merged: a parent that is missing, deleted or in another
+    /// space (checked when the record is new, revived or moved to another parent), or a required field left empty
+    /// (checked when the record is new or revived).
+    func brokenRecords(stored: [RecordKey: StoredRecord]) -> [(RecordKey, Rejection)] {
+        order.compactMap { key in
+            guard let record = rows[key], !record.state.isDeleted, let collection = schema.collection(named: key.collection) else { return nil }
+            let before = stored[key]
+            let revived = before == nil || before?.state.isDeleted == true
+            if let link = collection.parent, revived || before?.state.fields[link.field] != record.state.fields[link.field],
+               let rejection = checkParent(of: record, link: link) {
+                return (key, rejection)
+            }
+            if revived, let missing = collection.fields.first(where: { $0.isRequired && (record.state.fields[$0.name] ?? .null).isNull }) {
+                return (key, Rejection(.invalidRecord, "A new \(collection.name) record needs the required field '\(missing.name)'."))
+            }
+            return nil
+        }
     }
 
     private func checkParent(of record: StoredRecord, link: CollectionDefinition.ParentLink) -> Rejection? {
@@ -143,7 +186,7 @@ private struct Planner {
             return Rejection(.parentMissing, "The \(link.collection) record named by \(link.field) does not exist or was deleted.")
         }
         guard parent.space == record.space else {
-            return Rejection(.spaceMismatch, "A child must be in its parent's space (\(parent.space.lowercased)).")
+            return Rejection(.spaceMismatch, "A child must be in its parent's space; the \(link.collection) record named by \(link.field) is in another one.")
         }
         return nil
     }
@@ -154,18 +197,19 @@ private struct Planner {
         contributors[key, default: []].append(contributor)
     }
 
-    /// Tombstones every descendant of `key` with the parent's delete clock (unless a later undelete holds).
-    private mutating func cascade(from key: RecordKey, clock: HLC, contributor: Int) {
+    /// Tombstones every descendant of `key` in its space with the parent's delete clock (unless a later undelete
+    /// holds). Records of other spaces that name it are never touched: a child always lives in its parent's space.
+    private mutating func cascade(from key: RecordKey, space: UUID, clock: HLC, contributor: Int) {
         var pending = [key]
         while let parent = pending.popLast() {
             for link in childLinks[parent.collection] ?? [] {
                 var childKeys = Set(storedChildren[parent]?.filter { $0.collection == link.collection.name } ?? [])
-                for (candidate, row) in rows where candidate.collection == link.collection.name
+                for (candidate, row) in rows where candidate.collection == link.collection.name && row.space == space
                     && row.state.fields[link.field]?.stringValue.flatMap(UUID.init(uuidString:)) == parent.id {
                     childKeys.insert(candidate)
                 }
                 for childKey in childKeys.sorted(by: { $0.id.uuidString < $1.id.uuidString }) {
-                    guard var child = rows[childKey] else { continue }
+                    guard var child = rows[childKey], child.space == space else { continue }
                     guard child.state.merge(RecordState(clocks: [RecordState.deletedKey: clock], isDeleted: true)) else { continue }
                     mark(childKey, child, contributor: contributor)
                     pending.append(childKey)

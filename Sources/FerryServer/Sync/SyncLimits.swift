@@ -6,6 +6,8 @@ public struct SyncLimits: Sendable, Hashable {
     public var maximumBatchLength = 1000
     /// The largest record, measured as the JSON of its fields.
     public var maximumRecordBytes = 256 * 1024
+    /// The longest unique key, as the JSON of its fields' values: every value must fit an index entry on both engines.
+    public var maximumUniqueKeyBytes = 1024
     /// The changes a pull returns when the client names no limit.
     public var defaultPullLimit = 1000
     /// The most changes one pull returns.

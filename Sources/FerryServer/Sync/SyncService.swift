@@ -18,7 +18,24 @@ struct SyncService: Sendable {
         try await storage.spaces(userID: userID, email: email, now: now())
     }
 
-    func push(userID: UUID, email: String, request: PushRequest) async throws -> PushResponse {
+    /// The largest mutation id: 2^53 - 1, the largest integer a JSON number carries exactly everywhere.
+    static let largestMutationID: Int64 = 9_007_199_254_740_991
+
+    /// Runs a push for the device the caller's session is bound to (a whole-request error for any other).
+    func push(_ caller: SyncCaller, request: PushRequest) async throws -> PushResponse {
+        let (userID, email) = (caller.userID, caller.email)
+        guard let device = caller.device else {
+            throw APIError(
+                .forbidden, .deviceNotRegistered,
+                "This session is not bound to a device; register device \(request.deviceId.lowercased) with PUT /sync/v1/devices/{id} before pushing."
+            )
+        }
+        guard device.id == request.deviceId else {
+            throw APIError(
+                .forbidden, .deviceMismatch,
+                "This session is bound to device \(device.id.lowercased); a session pushes only its own device's writes."
+            )
+        }
         guard request.mutations.count <= limits.maximumBatchLength else {
             throw APIError(
                 .unprocessableContent, .batchTooLarge,
@@ -34,6 +51,9 @@ struct SyncService: Sendable {
         if let first = request.mutations.first, first.mutationId < 1 {
             throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids start at 1.")
         }
+        if let last = request.mutations.last, last.mutationId > Self.largestMutationID {
+            throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids go up to 2^53-1, which JSON carries exactly in every language.")
+        }
         let summaries = try await spaces(userID: userID, email: email)
         let roles = Dictionary(summaries.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
         let time = now()
@@ -43,10 +63,20 @@ struct SyncService: Sendable {
         validator.keyVersions = Dictionary(encrypted.map { ($0.id, $0.keyVersion) }, uniquingKeysWith: { first, _ in first })
         var batch = PushBatch(
             userID: userID, deviceID: request.deviceId, entries: request.mutations.map(validator.validate),
-            mutationIDs: request.mutations.map(\.mutationId), schema: schema, now: time
+            mutationIDs: request.mutations.map(\.mutationId), fingerprints: request.mutations.map(MutationFingerprint.init),
+            schema: schema, now: time
         )
         batch.sealedSpaces = Set(encrypted.map(\.id))
-        let response = try await storage.push(batch)
+        let response: PushResponse
+        do {
+            response = try await storage.push(batch)
+        } catch let stale as PushPlan.StaleMutationID {
+            throw APIError(
+                .conflict, .mutationIDStale,
+                "Mutation id \(stale.mutationID) was processed for a different write of this device (its store was reset or restored); number waiting writes after \(stale.lastMutationID) and push again.",
+                details: ["last_mutation_id": .number(Double(stale.lastMutationID))]
+            )
+        }
         let rejected = response.results.filter { $0.status == .rejected }.count
         logger.debug("push", metadata: [
             "ferry.device.id": "\(request.deviceId.lowercased)", "ferry.sync.mutations": "\(request.mutations.count)",
@@ -62,18 +92,24 @@ struct SyncService: Sendable {
         for (space, cursor) in request.cursors where cursor < 0 {
             throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
         }
-        var remaining = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
+        let limit = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
         var response = PullResponse(changes: [], cursors: [:], hasMore: false)
-        for space in try await spaces(userID: userID, email: email) {
+        var cursors: [SpaceCursor] = []
+        let spaces = try await spaces(userID: userID, email: email)
+        for space in spaces {
             if space.isEncrypted { response.keyVersions[space.id] = space.keyVersion }
             if request.exclude.contains(space.id) { continue }
             let cursor = request.cursors[space.id] ?? 0
             response.cursors[space.id] = cursor
-            guard remaining > 0 else {
-                response.hasMore = response.hasMore || space.seq > cursor
+            cursors.append(SpaceCursor(space: space.id, cursor: cursor))
+        }
+        let pages = try await storage.pull(cursors, limit: limit, schema: schema)
+        for space in spaces where response.cursors[space.id] != nil {
+            guard let page = pages[space.id] else {
+                // Not read: the page filled up before this space.
+                response.hasMore = response.hasMore || space.seq > response.cursors[space.id, default: 0]
                 continue
             }
-            let page = try await storage.pull(space: space.id, after: cursor, limit: remaining, schema: schema)
             if page.resetRequired {
                 response.resetRequired.append(space.id)
                 continue
@@ -81,7 +117,6 @@ struct SyncService: Sendable {
             response.changes += page.changes
             response.cursors[space.id] = page.cursor
             response.hasMore = response.hasMore || page.hasMore
-            remaining -= page.changes.count
         }
         return response
     }

@@ -80,6 +80,7 @@ struct ConvergenceDevice: Sendable {
         let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
         let client = SyncClient(auth: auth)
         let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id, logger: .testing)
+        try await client.bindTestDevice(store)
         // Only the test decides when a device syncs: no periodic sync, and local writes never push on their own.
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
@@ -254,9 +255,7 @@ struct ConvergenceRun {
     mutating func sync(_ number: Int) async throws {
         try recordWrites(of: number)
         let batch = writes[number].filter { $0.mutationId > pushed[number] }
-        for mutation in batch where !modelApply(mutation) {
-            predictedRejections[number].insert(mutation.mutationId)
-        }
+        predictedRejections[number].formUnion(modelApply(batch))
         if let last = batch.last { pushed[number] = last.mutationId }
         let report = try await devices[number].engine.sync()
         let context = self.context
@@ -276,38 +275,55 @@ struct ConvergenceRun {
 
     // MARK: The server, as the test predicts it
 
-    /// Applies one pushed mutation with the server's rules; `false` when the server refuses it.
+    /// Applies one pushed batch with the server's rules; returns the ids the server refuses.
     ///
-    /// A child that is new (or moves to another parent) and is not deleted needs a live parent; a new record
-    /// needs its required fields (a child's link is required), so an edit of a child whose creation was refused
-    /// is refused too (`invalid_record`); a delete that turns a parent into a tombstone tombstones its children
-    /// with the delete's clock.
-    mutating func modelApply(_ mutation: Mutation) -> Bool {
-        let key = ConvergenceKey(collection: mutation.collection, id: mutation.id)
-        let existing = server[key]
-        var state = existing ?? RecordState()
-        let changed = state.merge(mutation.state)
-        if key.collection == ConvergenceModel.children, !state.isDeleted,
-           existing == nil || existing?.fields[ConvergenceModel.link] != state.fields[ConvergenceModel.link],
-           let value = state.fields[ConvergenceModel.link], !value.isNull {
-            guard let parentID = value.stringValue.flatMap(UUID.init(uuidString:)),
-                  let parent = server[ConvergenceKey(collection: ConvergenceModel.parents, id: parentID)], !parent.isDeleted
-            else { return false }
-        }
-        // A new record needs its required fields; a child's parent link is required.
-        let required = key.collection == ConvergenceModel.parents ? "title" : ConvergenceModel.link
-        if existing == nil, !state.isDeleted, (state.fields[required] ?? .null).isNull { return false }
-        guard changed else { return true }
-        server[key] = state
-        if key.collection == ConvergenceModel.parents, state.isDeleted, existing?.isDeleted != true,
-           let clock = state.clocks[RecordState.deletedKey] {
-            for (childKey, var child) in server where childKey.collection == ConvergenceModel.children
-                && child.fields[ConvergenceModel.link]?.stringValue.flatMap(UUID.init(uuidString:)) == key.id {
-                child.merge(RecordState(clocks: [RecordState.deletedKey: clock], isDeleted: true))
-                server[childKey] = child
+    /// The batch merges first; then every live record it wrote must hold: a child that is new, revived or moved to
+    /// another parent needs a live parent, and a new or revived record needs its required fields (a child's link is
+    /// required), so an edit of a child whose creation was refused is refused too (`invalid_record`). A record that
+    /// breaks a rule refuses every mutation that made it, and the batch merges again without them. A delete that moves
+    /// a parent's delete clock tombstones its children with that clock.
+    mutating func modelApply(_ batch: [Mutation]) -> Set<Int64> {
+        var refused = Set<Int64>()
+        while true {
+            var trial = server
+            var contributors: [ConvergenceKey: [Int64]] = [:]
+            for mutation in batch where !refused.contains(mutation.mutationId) {
+                let key = ConvergenceKey(collection: mutation.collection, id: mutation.id)
+                let existing = trial[key]
+                var state = existing ?? RecordState()
+                guard state.merge(mutation.state) else { continue }
+                trial[key] = state
+                contributors[key, default: []].append(mutation.mutationId)
+                // Like the server: cascade whenever the delete clock moves, not only on the first delete.
+                guard key.collection == ConvergenceModel.parents, state.isDeleted, let clock = state.clocks[RecordState.deletedKey],
+                      existing?.clocks[RecordState.deletedKey] != clock else { continue }
+                for (childKey, var child) in trial where childKey.collection == ConvergenceModel.children
+                    && child.fields[ConvergenceModel.link]?.stringValue.flatMap(UUID.init(uuidString:)) == key.id {
+                    guard child.merge(RecordState(clocks: [RecordState.deletedKey: clock], isDeleted: true)) else { continue }
+                    trial[childKey] = child
+                    contributors[childKey, default: []].append(mutation.mutationId)
+                }
             }
+            let broken = contributors.keys.filter { key in
+                guard let state = trial[key], !state.isDeleted else { return false }
+                let before = server[key]
+                let revived = before == nil || before?.isDeleted == true
+                if key.collection == ConvergenceModel.children,
+                   revived || before?.fields[ConvergenceModel.link] != state.fields[ConvergenceModel.link],
+                   let value = state.fields[ConvergenceModel.link], !value.isNull {
+                    guard let parentID = value.stringValue.flatMap(UUID.init(uuidString:)),
+                          let parent = trial[ConvergenceKey(collection: ConvergenceModel.parents, id: parentID)], !parent.isDeleted
+                    else { return true }
+                }
+                let required = key.collection == ConvergenceModel.parents ? "title" : ConvergenceModel.link
+                return revived && (state.fields[required] ?? .null).isNull
+            }
+            if broken.isEmpty {
+                server = trial
+                return refused
+            }
+            for key in broken { refused.formUnion(contributors[key] ?? []) }
         }
-        return true
     }
 
     // MARK: Checks

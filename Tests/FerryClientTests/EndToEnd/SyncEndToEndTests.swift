@@ -16,7 +16,8 @@ struct SyncEndToEndTests {
         let engine: SyncEngine
 
         static func signIn(
-            _ server: LiveServer, email: String, password: String, signUp: Bool, localChangeDebounce: Duration = .seconds(3600)
+            _ server: LiveServer, email: String, password: String, signUp: Bool, localChangeDebounce: Duration = .seconds(3600),
+            bound: Bool = true
         ) async throws -> Device {
             // Tests sync by hand by default: a debounced local-change sync would race them on a loaded machine.
             let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
@@ -24,6 +25,7 @@ struct SyncEndToEndTests {
             let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
             let client = SyncClient(auth: auth)
             let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
+            if bound { try await client.bindTestDevice(store) }
             var configuration = SyncEngine.Configuration()
             configuration.periodicInterval = nil
             configuration.localChangeDebounce = localChangeDebounce
@@ -118,6 +120,33 @@ struct SyncEndToEndTests {
                 #expect(try device.store.rejections().count == 1)
                 let again = try await device.engine.sync()
                 #expect(again.pushed == 0, "a rejected write is never retried")
+            }
+        }
+    }
+
+    @Test("a session bound to no device still pulls; its writes wait in the outbox until the device is registered", arguments: TestEngine.available)
+    func unboundSessionWaits(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "unbound-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false, bound: false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await phone.engine.run() }
+                group.addTask { try await pad.engine.run() }
+                defer { group.cancelAll() }
+                _ = try phone.store.put(collection: "sermons", fields: ["title": "From the phone", "date": "2026-11-01T10:00:00Z"])
+                #expect(try await phone.engine.sync().pushed == 1)
+
+                _ = try pad.store.put(collection: "sermons", fields: ["title": "From the pad", "date": "2026-11-01T10:00:00Z"])
+                let waiting = try await pad.engine.sync()
+                #expect(waiting.waitingForDeviceRegistration && waiting.pushed == 0 && waiting.applied == 1)
+                #expect(try pad.store.pendingCount() == 1, "the write waits; nothing is dropped")
+
+                try await SyncClient(auth: pad.auth).bindTestDevice(pad.store)
+                let sent = try await pad.engine.sync()
+                let left = try pad.store.pendingCount()
+                #expect(!sent.waitingForDeviceRegistration && sent.pushed == 1 && left == 0)
+                #expect(try await phone.engine.sync().applied == 1)
             }
         }
     }

@@ -114,15 +114,19 @@ struct DeviceTrustTests {
         }
     }
 
-    @Test("a session bound to no device keeps syncing as before", arguments: TestEngine.available)
+    @Test("a session bound to no device pulls, but cannot push or touch keys", arguments: TestEngine.available)
     func unboundSession(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             try await laptop.registered()
-            var plain = try await laptop.sync.sibling()
-            let pushed = try await plain.push([plain.upsert("sermons", ["title": "Grace", "date": "2026-11-21T10:00:00Z"])])
-            #expect(pushed.results.map(\.status) == [.applied])
-            #expect(try await plain.pullAll().changes.count == 1)
+            var bound = laptop.sync
+            #expect(try await bound.push([bound.upsert("sermons", ["title": "Grace", "date": "2026-11-21T10:00:00Z"])]).results.map(\.status) == [.applied])
+            var plain = try await laptop.sync.sibling(bound: false)
+            let refused = try await plain.send("POST", "/sync/v1/push", PushRequest(
+                deviceId: plain.deviceID, mutations: [plain.upsert("sermons", ["title": "Unbound", "date": "2026-11-21T10:00:00Z"])]
+            ))
+            #expect(refused.status == 403 && refused.errorCode == "device_not_registered")
+            #expect(try await plain.pullAll().changes.count == 1, "the refused push changed nothing")
             let secrets = try await plain.get("/sync/v1/secrets")
             #expect(secrets.status == 403 && secrets.errorCode == "device_not_registered")
             let trust = try await plain.auth.send("POST", laptop.path + "/trust", token: plain.session.accessToken)

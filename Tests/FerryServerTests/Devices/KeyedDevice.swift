@@ -13,7 +13,7 @@ struct KeyedDevice {
     var path: String { "/sync/v1/devices/\(id.uuidString.lowercased())" }
 
     static func signUp(_ server: LiveServer, _ name: String = "user") async throws -> KeyedDevice {
-        KeyedDevice(sync: try await SyncDevice.signUp(server, name))
+        KeyedDevice(sync: try await SyncDevice.signUp(server, name, bound: false))
     }
 
     /// An account with a trusted laptop (its first device) and a phone the laptop approved.
@@ -29,7 +29,7 @@ struct KeyedDevice {
 
     /// Another device (new id, new key, new session) of the same account.
     func sibling() async throws -> KeyedDevice {
-        KeyedDevice(sync: try await sync.sibling())
+        KeyedDevice(sync: try await sync.sibling(bound: false))
     }
 
     func registration(name: String = "Test device", type: DeviceKind = .linux, pushToken: String? = nil) -> DeviceRegistration {

@@ -94,6 +94,7 @@ struct EncryptedSpaceTests {
     func encryptedCollectionInPlainSpace(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("unbound.yaml"), configure: AuthHarness.fastHashing) { server in
             var device = try await KeyedDevice.signUp(server)
+            try await device.registered()
             let repository = UUID(), session = UUID()
             let reply = try await device.sync.push([
                 device.sync.upsert("repositories", repository, ["name": "ferry"]),

@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySecurity
 import FerryServer
 import FerryTesting
 import Foundation
@@ -21,14 +22,28 @@ struct SyncDevice {
         self.clock = HybridClock(node: deviceID.uuidString.lowercased())
     }
 
-    static func signUp(_ server: LiveServer, _ name: String = "user") async throws -> SyncDevice {
+    /// A new account's first device; `bound` registers it, binding its session (a push needs that).
+    static func signUp(_ server: LiveServer, _ name: String = "user", bound: Bool = true) async throws -> SyncDevice {
         let auth = AuthHarness(server: server)
-        return SyncDevice(auth: auth, session: try await auth.signUp(uniqueEmail(name)))
+        let device = SyncDevice(auth: auth, session: try await auth.signUp(uniqueEmail(name)))
+        if bound { try await device.bind() }
+        return device
     }
 
     /// A second device of the same account.
-    func sibling() async throws -> SyncDevice {
-        SyncDevice(auth: auth, session: try await auth.signIn(session.user.email))
+    func sibling(bound: Bool = true) async throws -> SyncDevice {
+        let device = SyncDevice(auth: auth, session: try await auth.signIn(session.user.email))
+        if bound { try await device.bind() }
+        return device
+    }
+
+    /// Registers this device with a fresh key, binding its session to it (`PUT /sync/v1/devices/{id}`).
+    func bind() async throws {
+        let registration = DeviceRegistration(
+            name: "Test device", type: .linux, hostname: "host.local", publicKey: DeviceKeyPair.generate().publicKeyBase64
+        )
+        let reply = try await send("PUT", "/sync/v1/devices/\(deviceID.uuidString.lowercased())", registration)
+        guard reply.status == 200 || reply.status == 201 else { throw AuthHarness.HarnessError(reply: reply) }
     }
 
     mutating func upsert(_ collection: String, space: UUID? = nil, _ fields: [String: JSONValue], now: Date = Date()) -> Mutation {

@@ -26,9 +26,9 @@ struct SyncRoutes {
         let sync = self.sync
         group.post("push") { request, _ in
             var request = request
-            let user = try await caller(request)
+            let caller = try await authenticator.caller(request)
             let body = try await request.decodeJSON(PushRequest.self, limit: sync.limits.maximumPushBytes)
-            return JSONResponse(try await withinDeadline { try await sync.push(userID: user.id, email: user.email, request: body) })
+            return JSONResponse(try await withinDeadline { try await sync.push(caller, request: body) })
         }
         group.post("pull") { request, _ in
             var request = request

@@ -3,26 +3,44 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage {
-    func pull(space: UUID, after cursor: Int64, limit: Int, schema: Schema) async throws -> PullPage {
+    func pull(_ cursors: [SpaceCursor], limit: Int, schema: Schema) async throws -> [UUID: PullPage] {
         try await client.withConnection { connection in
-            let rows = try await connection.query("SELECT purged_seq FROM ferry_spaces WHERE id = \(space)", logger: logger)
-            let purged = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
-            if cursor > 0, cursor < purged {
-                return PullPage(changes: [], cursor: cursor, hasMore: false, resetRequired: true)
+            // One snapshot for the whole pull, purge marks included: under READ COMMITTED each statement would see
+            // its own, and a commit landing between two collections' reads would be skipped by the cursor.
+            try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+            do {
+                var pages = PullPages(limit: limit)
+                for entry in cursors where pages.remaining > 0 {
+                    pages.add(try await page(connection, entry, limit: pages.remaining, schema: schema), of: entry.space)
+                }
+                try await connection.query("COMMIT", logger: logger)
+                return pages.pages
+            } catch {
+                try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
-            var changes: [Change] = []
-            for collection in schema.collections {
-                var binds = PostgresBindings()
-                binds.append(space)
-                binds.append(cursor)
-                binds.append(Int64(limit + 1))
-                let found = try await Self.fetchRecords(
-                    connection, collection, where: "_space = $1 AND _seq > $2 ORDER BY _seq LIMIT $3", binds: binds, logger: logger
-                )
-                changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
-            }
-            return PullPage(sorted: changes, cursor: cursor, limit: limit)
         }
+    }
+
+    private func page(_ connection: PostgresConnection, _ entry: SpaceCursor, limit: Int, schema: Schema) async throws -> PullPage {
+        let (space, cursor) = (entry.space, entry.cursor)
+        let rows = try await connection.query("SELECT purged_seq FROM ferry_spaces WHERE id = \(space)", logger: logger)
+        let purged = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
+        if cursor > 0, cursor < purged {
+            return PullPage(changes: [], cursor: cursor, hasMore: false, resetRequired: true)
+        }
+        var changes: [Change] = []
+        for collection in schema.collections {
+            var binds = PostgresBindings()
+            binds.append(space)
+            binds.append(cursor)
+            binds.append(Int64(limit + 1))
+            let found = try await Self.fetchRecords(
+                connection, collection, where: "_space = $1 AND _seq > $2 ORDER BY _seq LIMIT $3", binds: binds, logger: logger
+            )
+            changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
+        }
+        return PullPage(sorted: changes, cursor: cursor, limit: limit)
     }
 
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int {

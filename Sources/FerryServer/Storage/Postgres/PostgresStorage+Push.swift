@@ -4,6 +4,14 @@ import PostgresNIO
 
 extension PostgresStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushResponse {
+        do {
+            return try await transactionalPush(batch)
+        } catch let error as PostgresTransactionError where error.closureError is PushPlan.StaleMutationID {
+            throw error.closureError ?? error
+        }
+    }
+
+    private func transactionalPush(_ batch: PushBatch) async throws -> PushResponse {
         try await client.withTransaction(logger: logger) { connection in
             // Lock the device's row, then the spaces in id order: pushes of one device run one at a time, and
             // writers of one space commit in the order of their sequence numbers (a cursor never skips a commit).
@@ -14,24 +22,33 @@ extension PostgresStorage: RecordStorage {
                 """,
                 logger: logger
             )
-            let previousRows = try await connection.query(
-                "SELECT last_mutation_id FROM ferry_device_mutations WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) FOR UPDATE",
+            let progressRows = try await connection.query(
+                """
+                SELECT last_mutation_id, last_batch FROM ferry_device_mutations
+                WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) FOR UPDATE
+                """,
                 logger: logger
             )
-            let previous = try await previousRows.decode(Int64.self).first(where: { _ in true }) ?? 0
+            var previous: Int64 = 0
+            var processed = ProcessedBatch()
+            for try await (last, blob) in progressRows.decode((Int64, ByteBuffer?).self) {
+                previous = last
+                processed = ProcessedBatch(blob: blob.map { Array($0.readableBytesView) } ?? [])
+            }
             let spaces = Set(batch.entries.compactMap { try? $0.get().mutation.space }).sorted { $0.uuidString < $1.uuidString }
             if !spaces.isEmpty {
                 try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(spaces)) ORDER BY id FOR UPDATE", logger: logger)
             }
             let (loaded, children) = try await loadRows(connection, for: batch.entries, schema: batch.schema)
-            var plan = PushPlan(
-                entries: batch.entries, mutationIDs: batch.mutationIDs, previousMutationID: previous,
-                loaded: loaded, children: children, schema: batch.schema
+            var plan = try PushPlan(
+                entries: batch.entries, mutationIDs: batch.mutationIDs, fingerprints: batch.fingerprints,
+                previousMutationID: previous, processed: processed, loaded: loaded, children: children, schema: batch.schema
             )
             try await write(&plan, connection, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try await connection.query(
                 """
-                UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
+                UPDATE ferry_device_mutations
+                SET last_mutation_id = \(plan.lastMutationID), last_batch = \(ByteBuffer(bytes: plan.processed.blob)), updated_at = \(batch.now)
                 WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
                 """,
                 logger: logger
@@ -54,7 +71,8 @@ extension PostgresStorage: RecordStorage {
         while let query = rows.nextChildQuery() {
             var binds = PostgresBindings()
             binds.append(query.parent.id)
-            let condition = "\(SQLDialect.postgres.quote(query.field)) = $1"
+            binds.append(query.space)
+            let condition = "\(SQLDialect.postgres.quote(query.field)) = $1 AND _space = $2"
             rows.addChildren(try await Self.fetchRecords(connection, query.collection, where: condition, binds: binds, logger: logger), of: query)
         }
         return (rows.loaded, rows.children)

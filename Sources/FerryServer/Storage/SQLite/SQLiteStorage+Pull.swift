@@ -3,22 +3,32 @@ import Foundation
 import GRDB
 
 extension SQLiteStorage {
-    func pull(space: UUID, after cursor: Int64, limit: Int, schema: Schema) async throws -> PullPage {
+    func pull(_ cursors: [SpaceCursor], limit: Int, schema: Schema) async throws -> [UUID: PullPage] {
+        // One read transaction: every space and its purge mark from one snapshot.
         try await pool.read { db in
-            let purged = try Int64.fetchOne(db, sql: "SELECT purged_seq FROM ferry_spaces WHERE id = ?", arguments: [space.databaseText]) ?? 0
-            if cursor > 0, cursor < purged {
-                return PullPage(changes: [], cursor: cursor, hasMore: false, resetRequired: true)
+            var pages = PullPages(limit: limit)
+            for entry in cursors where pages.remaining > 0 {
+                pages.add(try Self.page(db, entry, limit: pages.remaining, schema: schema), of: entry.space)
             }
-            var changes: [Change] = []
-            for collection in schema.collections {
-                let found = try Self.fetchRecords(
-                    db, collection, where: "_space = ? AND _seq > ? ORDER BY _seq LIMIT ?",
-                    arguments: [space.databaseText, cursor, limit + 1]
-                )
-                changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
-            }
-            return PullPage(sorted: changes, cursor: cursor, limit: limit)
+            return pages.pages
         }
+    }
+
+    private static func page(_ db: Database, _ entry: SpaceCursor, limit: Int, schema: Schema) throws -> PullPage {
+        let (space, cursor) = (entry.space, entry.cursor)
+        let purged = try Int64.fetchOne(db, sql: "SELECT purged_seq FROM ferry_spaces WHERE id = ?", arguments: [space.databaseText]) ?? 0
+        if cursor > 0, cursor < purged {
+            return PullPage(changes: [], cursor: cursor, hasMore: false, resetRequired: true)
+        }
+        var changes: [Change] = []
+        for collection in schema.collections {
+            let found = try fetchRecords(
+                db, collection, where: "_space = ? AND _seq > ? ORDER BY _seq LIMIT ?",
+                arguments: [space.databaseText, cursor, limit + 1]
+            )
+            changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
+        }
+        return PullPage(sorted: changes, cursor: cursor, limit: limit)
     }
 
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int {

@@ -5,22 +5,28 @@ import GRDB
 extension SQLiteStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushResponse {
         try await pool.write { db in
-            let previous = try Int64.fetchOne(
-                db, sql: "SELECT last_mutation_id FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?",
+            let progress = try Row.fetchOne(
+                db, sql: "SELECT last_mutation_id, last_batch FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?",
                 arguments: [batch.userID.databaseText, batch.deviceID.databaseText]
-            ) ?? 0
+            )
+            let previous: Int64 = progress?["last_mutation_id"] ?? 0
+            let processed = ProcessedBatch(blob: [UInt8]((progress?["last_batch"] as Data?) ?? Data()))
             let (loaded, children) = try Self.loadRows(db, for: batch.entries, schema: batch.schema)
-            var plan = PushPlan(
-                entries: batch.entries, mutationIDs: batch.mutationIDs, previousMutationID: previous,
-                loaded: loaded, children: children, schema: batch.schema
+            var plan = try PushPlan(
+                entries: batch.entries, mutationIDs: batch.mutationIDs, fingerprints: batch.fingerprints,
+                previousMutationID: previous, processed: processed, loaded: loaded, children: children, schema: batch.schema
             )
             try Self.write(&plan, db, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try db.execute(
                 sql: """
-                    INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, updated_at = excluded.updated_at
+                    INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, last_batch, updated_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (user_id, device_id) DO UPDATE SET
+                      last_mutation_id = excluded.last_mutation_id, last_batch = excluded.last_batch, updated_at = excluded.updated_at
                     """,
-                arguments: [batch.userID.databaseText, batch.deviceID.databaseText, plan.lastMutationID, Timestamp.format(batch.now)]
+                arguments: [
+                    batch.userID.databaseText, batch.deviceID.databaseText, plan.lastMutationID, Data(plan.processed.blob),
+                    Timestamp.format(batch.now),
+                ]
             )
             return PushResponse(results: plan.results, lastMutationId: plan.lastMutationID)
         }
@@ -39,8 +45,9 @@ extension SQLiteStorage: RecordStorage {
             }
         }
         while let query = rows.nextChildQuery() {
-            let condition = "\(SQLDialect.sqlite.quote(query.field)) = ?"
-            rows.addChildren(try fetchRecords(db, query.collection, where: condition, arguments: [query.parent.id.databaseText]), of: query)
+            let condition = "\(SQLDialect.sqlite.quote(query.field)) = ? AND _space = ?"
+            let arguments: StatementArguments = [query.parent.id.databaseText, query.space.databaseText]
+            rows.addChildren(try fetchRecords(db, query.collection, where: condition, arguments: arguments), of: query)
         }
         return (rows.loaded, rows.children)
     }
