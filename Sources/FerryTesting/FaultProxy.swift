@@ -44,7 +44,7 @@ public final class FaultProxy: Sendable {
         public var maximumDelay: Duration = .milliseconds(100)
         /// A dropped connection is closed after 1 to this many bytes of the request, or 0 to this many bytes of the
         /// response's body, went through.
-        public var maximumDropOffset = 2048
+        public var maximumDropOffset = 1024
         /// Whether a response drop may also cut the response's head (status line and headers) short.
         ///
         /// Off by default: on Linux, `URLSession` (swift-corelibs-foundation) stops the whole process with
