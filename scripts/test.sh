@@ -76,8 +76,8 @@ swift build --build-tests
 if [ "$#" -gt 0 ]; then
     run_tests "$@"
 else
-    # The crash-recovery test pushes 10,000 mutations through two servers while killing them; on a 2-core
-    # machine it would starve the tests that measure timeouts, so it runs alone after the others.
+    # The crash-recovery test kills `ferry serve` processes at random points of pushes (20 times per engine by
+    # default, FERRY_CRASH_TRIALS); its kill points depend on timing, so it runs alone after the others.
     run_tests --skip CrashRecoveryTests
     run_tests --filter CrashRecoveryTests
 fi

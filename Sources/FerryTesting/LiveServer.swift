@@ -14,13 +14,21 @@ public final class LiveServer: Sendable {
     public let server: FerryServer
     /// `http://127.0.0.1:PORT`.
     public let baseURL: URL
+    /// The configuration it runs with (its port included).
+    public let configuration: ServerConfiguration
+    private let logger: Logger
     private let task: Task<Void, any Error>
 
-    private init(server: FerryServer, baseURL: URL, task: Task<Void, any Error>) {
+    private init(server: FerryServer, baseURL: URL, configuration: ServerConfiguration, logger: Logger, task: Task<Void, any Error>) {
         self.server = server
         self.baseURL = baseURL
+        self.configuration = configuration
+        self.logger = logger
         self.task = task
     }
+
+    /// The port it listens on.
+    public var port: Int { baseURL.port ?? configuration.port }
 
     /// The absolute URL of `path` on this server.
     public func url(_ path: String) -> URL {
@@ -40,7 +48,9 @@ public final class LiveServer: Sendable {
             try await server.run(gracefulShutdownSignals: []) { address in continuation.yield(address) }
         }
         for await address in addresses {
-            return LiveServer(server: server, baseURL: URL(string: address.baseURL)!, task: task)
+            let baseURL = URL(string: address.baseURL)!
+            configuration.port = baseURL.port ?? port
+            return LiveServer(server: server, baseURL: baseURL, configuration: configuration, logger: logger, task: task)
         }
         try await task.value
         throw TestSupportError("the server stopped before it listened")
@@ -50,6 +60,13 @@ public final class LiveServer: Sendable {
     public func stop() async {
         await server.shutdown()
         _ = await task.result
+    }
+
+    /// Stops this server gracefully and starts a new one with the same configuration on the same port and
+    /// database, as a deploy or a supervisor would; clients that remember the address reach the new one.
+    public func restarted() async throws -> LiveServer {
+        await stop()
+        return try await Self.start(configuration, port: port, logger: logger)
     }
 
     /// Runs `body` against a server on a fresh database of `engine`, then stops it and deletes the database.

@@ -107,3 +107,20 @@ extension TestDatabase {
         }
     }
 }
+
+extension TestDatabase {
+    /// The texts the query `sql` returns in the first column of each row (names, ids).
+    public func strings(_ sql: String) async throws -> [String] {
+        switch location {
+        case .sqlite(let path):
+            return try await DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: sql) }
+        case .postgres:
+            var values: [String] = []
+            try await onConnection { connection, logger in
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                for try await text in rows.decode(String.self) { values.append(text) }
+            }
+            return values
+        }
+    }
+}

@@ -1,13 +1,14 @@
 import FerryClient
 import FerryCore
+import FerrySecurity
 import FerryServer
 import FerryTesting
 import Foundation
 import Logging
 import Testing
 
-/// Random interleavings of edits, deletes, offline periods and syncs on three devices of one user, against a
-/// real server on each engine (DESIGN.md §6 invariants 1 and 4).
+/// Random interleavings of edits, deletes, offline periods, syncs and server restarts on three devices of one user,
+/// against a real server on each engine (DESIGN.md §6 invariants 1 and 4).
 ///
 /// Every local write is recorded as the device queued it (read back from the outbox right after the write, so
 /// the test sees the clocks the store assigned). At the end every device syncs until quiescent, and the test
@@ -15,55 +16,128 @@ import Testing
 /// ``RecordState/merge(_:)``, of every write the server accepted, plus the delete cascade. Which writes the
 /// server refuses is predicted by a small model of the server's rules, replayed in the order the devices pushed.
 ///
-/// A failing run names its seed; rerun just that seed with `FERRY_CONVERGENCE_SEED=<seed>`.
+/// A schedule is cheap: one server and database per engine serves every schedule, each with a new account (its own
+/// personal space), and a restart stops and starts that server on the same database and port between two steps.
+/// `FERRY_CONVERGENCE_SCHEDULES=N` runs N schedules per engine (default 50); a failing schedule names its seed, and
+/// `FERRY_CONVERGENCE_SEED=<seed>` replays just that one.
 @Suite("Convergence, property-based")
 struct ConvergencePropertyTests {
-    static let steps = 150
+    static let steps = 60
 
-    static var seeds: [UInt64] {
-        if let text = ProcessInfo.processInfo.environment["FERRY_CONVERGENCE_SEED"], let seed = UInt64(text) { return [seed] }
-        return [0xF0E1_2026, 7, 424_242]
+    /// Schedules per engine.
+    static var scheduleCount: Int {
+        ProcessInfo.processInfo.environment["FERRY_CONVERGENCE_SCHEDULES"].flatMap(Int.init).map { max(1, $0) } ?? 50
     }
 
-    @Test("random interleavings of edits, deletes, offline periods and syncs on three devices end with identical rows everywhere, and no acknowledged write is lost",
-          arguments: TestEngine.available, ConvergencePropertyTests.seeds)
-    func convergence(_ engine: TestEngine, seed: UInt64) async throws {
-        try await LiveServer.with(engine, schema: ConvergenceModel.schema, configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "converge-\(seed)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
-            var signedIn: [ConvergenceDevice] = []
-            for index in 0..<3 {
-                signedIn.append(try await ConvergenceDevice.signIn(server, email: email, signUp: index == 0))
-            }
-            let devices = signedIn
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for device in devices {
-                    group.addTask { try await device.engine.run() }
+    /// The seeds of the schedules: the replayed one, or the same list on every run (earlier fixed seeds first).
+    static var seeds: [UInt64] {
+        if let text = ProcessInfo.processInfo.environment["FERRY_CONVERGENCE_SEED"], let seed = UInt64(text) { return [seed] }
+        let fixed: [UInt64] = [0xF0E1_2026, 7, 424_242]
+        var generator = SplitMix64(seed: 0xC0DE_5EED)
+        return (0..<scheduleCount).map { $0 < fixed.count ? fixed[$0] : generator.next() >> 1 }
+    }
+
+    @Test("random schedules of edits, deletes, offline periods, syncs and server restarts on three devices end with identical rows everywhere, and no acknowledged write is lost",
+          arguments: TestEngine.available)
+    func convergence(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(engine) { database in
+            var configuration = database.serverConfiguration
+            let schema = database.folder + "/schema.yaml"
+            try ConvergenceModel.schema.write(toFile: schema, atomically: true, encoding: .utf8)
+            configuration.schemaFiles = [schema]
+            configuration.useFastPasswordHashing()
+            let server = RestartableServer(try await LiveServer.start(configuration))
+            let started = ContinuousClock.now
+            var totals = ConvergenceTotals()
+            do {
+                for seed in Self.seeds {
+                    do {
+                        totals.add(try await Self.schedule(seed, on: server))
+                    } catch {
+                        Issue.record("seed \(seed) (rerun with FERRY_CONVERGENCE_SEED=\(seed)) threw \(error)")
+                        throw error
+                    }
                 }
-                defer { group.cancelAll() }
-                var run = ConvergenceRun(seed: seed, devices: devices)
-                for step in 0..<Self.steps {
-                    try await run.step(step)
-                }
-                try await run.quiesce()
-                try run.check()
-                print(run.summary(engine: engine))
+            } catch {
+                await server.stop()
+                throw error
             }
+            await server.stop()
+            print("convergence on \(engine): \(totals.schedules) schedules in \(ContinuousClock.now - started), \(totals)")
+        }
+    }
+
+    /// One schedule: a new account with three devices, random steps, the final syncs and the checks.
+    static func schedule(_ seed: UInt64, on server: RestartableServer) async throws -> ConvergenceTotals {
+        let endpoint = await server.endpoint
+        let email = "converge-\(seed)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        var signedIn: [ConvergenceDevice] = []
+        for index in 0..<3 {
+            signedIn.append(try await ConvergenceDevice.signIn(endpoint, email: email, signUp: index == 0))
+        }
+        let devices = signedIn
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            for device in devices {
+                group.addTask { try await device.engine.run() }
+            }
+            defer { group.cancelAll() }
+            var run = ConvergenceRun(seed: seed, devices: devices, server: server)
+            for step in 0..<Self.steps {
+                try await run.step(step)
+            }
+            try await run.quiesce()
+            try run.check()
+            return run.totals
         }
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64), so a failing interleaving can be replayed exactly.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
+/// The one server of an engine's schedules, which a step may restart.
+actor RestartableServer {
+    private var current: LiveServer
+    /// How many times it was restarted.
+    private(set) var restarts = 0
 
-    init(seed: UInt64) { state = seed }
+    init(_ server: LiveServer) {
+        current = server
+    }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    /// Where clients reach it (the same across restarts).
+    var endpoint: ServerEndpoint {
+        ServerEndpoint(baseURL: current.baseURL, apiKey: current.server.keys.anonKey)
+    }
+
+    /// Stops the server and starts it again on the same database and port.
+    func restart() async throws {
+        current = try await current.restarted()
+        restarts += 1
+    }
+
+    func stop() async {
+        await current.stop()
+    }
+}
+
+/// What the schedules of one engine exercised, for the summary line.
+struct ConvergenceTotals: CustomStringConvertible {
+    var schedules = 0
+    var writes = 0
+    var deletes = 0
+    var refused = 0
+    var offlinePeriods = 0
+    var restarts = 0
+
+    mutating func add(_ other: ConvergenceTotals) {
+        schedules += other.schedules
+        writes += other.writes
+        deletes += other.deletes
+        refused += other.refused
+        offlinePeriods += other.offlinePeriods
+        restarts += other.restarts
+    }
+
+    var description: String {
+        "\(writes) writes (\(deletes) deletes), \(refused) refused, \(offlinePeriods) offline periods, \(restarts) server restarts"
     }
 }
 
@@ -73,18 +147,20 @@ struct ConvergenceDevice: Sendable {
     let store: LocalStore
     let engine: SyncEngine
 
-    static func signIn(_ server: LiveServer, email: String, signUp: Bool) async throws -> ConvergenceDevice {
-        let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
-        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), logger: .testing)
+    /// Signs in (or up) through `endpoint` and registers the device. Only the test decides when a device syncs: no
+    /// periodic sync, local writes never push on their own, and a failed sync is not retried in the background.
+    /// `timeout` bounds each request.
+    static func signIn(_ endpoint: ServerEndpoint, email: String, signUp: Bool, timeout: Duration = .seconds(30)) async throws -> ConvergenceDevice {
+        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), transport: URLSessionTransport(timeout: timeout), logger: .testing)
         let password = "correct horse 1"
         let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
         let client = SyncClient(auth: auth)
         let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id, logger: .testing)
         try await client.bindTestDevice(store)
-        // Only the test decides when a device syncs: no periodic sync, and local writes never push on their own.
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
+        configuration.backoff = BackoffPolicy(initial: .seconds(86_400), maximum: .seconds(86_400))
         return ConvergenceDevice(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration, logger: .testing))
     }
 }
@@ -142,6 +218,8 @@ struct ConvergenceKey: Hashable, Comparable, CustomStringConvertible {
 struct ConvergenceRun {
     let seed: UInt64
     let devices: [ConvergenceDevice]
+    /// The server, which a step may restart.
+    let server: RestartableServer
     var random: SplitMix64
     var isOnline: [Bool]
     /// Every mutation each device queued, in its outbox order.
@@ -150,14 +228,18 @@ struct ConvergenceRun {
     var recorded: [Int64]
     var pushed: [Int64]
     /// The server as the test predicts it, and the mutation ids it predicts it refuses, per device.
-    var server: [ConvergenceKey: RecordState] = [:]
+    var model: [ConvergenceKey: RecordState] = [:]
     var predictedRejections: [Set<Int64>]
     /// What happened, for failure messages.
     var trace: [String] = []
 
-    init(seed: UInt64, devices: [ConvergenceDevice]) {
+    /// Server restarts in this schedule.
+    var restarts = 0
+
+    init(seed: UInt64, devices: [ConvergenceDevice], server: RestartableServer) {
         self.seed = seed
         self.devices = devices
+        self.server = server
         random = SplitMix64(seed: seed)
         isOnline = Array(repeating: true, count: devices.count)
         writes = Array(repeating: [], count: devices.count)
@@ -211,6 +293,11 @@ struct ConvergenceRun {
         case 67..<77:
             isOnline[number].toggle()
             note(index, number, isOnline[number] ? "online" : "offline")
+        case 77..<80:
+            // Between two steps nothing is in flight: a graceful restart must lose nothing a device was told.
+            try await server.restart()
+            restarts += 1
+            note(index, number, "server restarted")
         default:
             guard isOnline[number] else { return note(index, number, "sync skipped: offline") }
             try await sync(number)
@@ -285,7 +372,7 @@ struct ConvergenceRun {
     mutating func modelApply(_ batch: [Mutation]) -> Set<Int64> {
         var refused = Set<Int64>()
         while true {
-            var trial = server
+            var trial = model
             var contributors: [ConvergenceKey: [Int64]] = [:]
             for mutation in batch where !refused.contains(mutation.mutationId) {
                 let key = ConvergenceKey(collection: mutation.collection, id: mutation.id)
@@ -306,7 +393,7 @@ struct ConvergenceRun {
             }
             let broken = contributors.keys.filter { key in
                 guard let state = trial[key], !state.isDeleted else { return false }
-                let before = server[key]
+                let before = model[key]
                 let revived = before == nil || before?.isDeleted == true
                 if key.collection == ConvergenceModel.children,
                    revived || before?.fields[ConvergenceModel.link] != state.fields[ConvergenceModel.link],
@@ -319,7 +406,7 @@ struct ConvergenceRun {
                 return revived && (state.fields[required] ?? .null).isNull
             }
             if broken.isEmpty {
-                server = trial
+                model = trial
                 return refused
             }
             for key in broken { refused.formUnion(contributors[key] ?? []) }
@@ -328,13 +415,14 @@ struct ConvergenceRun {
 
     // MARK: Checks
 
-    /// One line on what the run exercised.
-    func summary(engine: TestEngine) -> String {
+    /// What the run exercised.
+    var totals: ConvergenceTotals {
         let all = writes.joined()
-        let expected = expectedState()
-        return "convergence seed \(seed) on \(engine): \(all.count) writes (\(all.filter { $0.op == .delete }.count) deletes), "
-            + "\(predictedRejections.map(\.count).reduce(0, +)) refused, \(trace.filter { $0.hasSuffix("offline") }.count) offline periods, "
-            + "\(expected.values.filter { !$0.isDeleted }.count) live and \(expected.values.filter(\.isDeleted).count) deleted records at the end"
+        return ConvergenceTotals(
+            schedules: 1, writes: all.count, deletes: all.filter { $0.op == .delete }.count,
+            refused: predictedRejections.map(\.count).reduce(0, +), offlinePeriods: trace.filter { $0.hasSuffix("offline") }.count,
+            restarts: restarts
+        )
     }
 
     /// A device's view of one record: absent, a tombstone, or live with its fields and clocks.
@@ -444,7 +532,7 @@ struct ConvergenceRun {
 
         // The model server agrees with the order-independent merge on what is live.
         for key in allKeys {
-            #expect(server[key]?.isDeleted == expected[key]?.isDeleted, "model server and merge disagree on \(key); \(context)")
+            #expect(model[key]?.isDeleted == expected[key]?.isDeleted, "model server and merge disagree on \(key); \(context)")
         }
     }
 }
