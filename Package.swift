@@ -42,6 +42,12 @@ let package = Package(
             dependencies: [.product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
+        // FerryCore's value codec bound to GRDB, for the two SQLite users: the server's storage and the device store.
+        .target(
+            name: "FerryGRDB",
+            dependencies: ["FerryCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "FerrySecurity",
             dependencies: [
@@ -54,6 +60,7 @@ let package = Package(
             name: "FerryServer",
             dependencies: [
                 "FerryCore",
+                "FerryGRDB",
                 "FerrySecurity",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -75,6 +82,7 @@ let package = Package(
             name: "FerryClient",
             dependencies: [
                 "FerryCore",
+                "FerryGRDB",
                 "FerrySecurity",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -145,7 +153,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCoreTests",
-            dependencies: ["FerryCore", .product(name: "Yams", package: "Yams")],
+            dependencies: ["FerryCore", "FerryTesting", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -31,7 +31,7 @@ extension TestDatabase {
             try await onConnection { connection, logger in
                 for table in tables.sorted() {
                     let rows = try await connection.query(
-                        PostgresQuery(unsafeSQL: "SELECT row_to_json(t)::text FROM \"\(table)\" t"), logger: logger
+                        PostgresQuery(unsafeSQL: "SELECT row_to_json(_row)::text FROM \"\(table)\" _row"), logger: logger
                     )
                     for try await text in rows.decode(String.self) { lines.append("\(table): \(text)") }
                 }

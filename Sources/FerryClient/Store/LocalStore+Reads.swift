@@ -50,7 +50,7 @@ extension LocalStore {
                 conditions.append("\(Self.quote(name)) IS NULL")
             } else {
                 conditions.append("\(Self.quote(name)) = ?")
-                values.append(Self.databaseValue(value, for: field, in: collection))
+                values.append(try Self.databaseValue(value, for: field, in: collection))
             }
         }
         return ("WHERE " + conditions.joined(separator: " AND "), StatementArguments(values))

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryGRDB
 import Foundation
 import GRDB
 
@@ -58,7 +59,7 @@ extension LocalStore {
             Timestamp.format(now()).databaseValue,
         ]
         for field in collection.fields {
-            values.append(Self.databaseValue(record.fields[field.name] ?? .null, for: field, in: collection))
+            values.append(try Self.databaseValue(record.fields[field.name] ?? .null, for: field, in: collection))
         }
         let sql = "INSERT OR REPLACE INTO \(Self.quote(collection.name)) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
@@ -76,42 +77,26 @@ extension LocalStore {
         collection.isEncrypted && collection.parent?.field != field.name
     }
 
-    /// The column value of a wire value (already normalized for its field).
-    static func databaseValue(_ value: JSONValue, for field: FieldDefinition, in collection: CollectionDefinition) -> DatabaseValue {
+    /// The column value of a wire value (already normalized for its field), by FerryCore's codec, as on the server.
+    static func databaseValue(_ value: JSONValue, for field: FieldDefinition, in collection: CollectionDefinition) throws -> DatabaseValue {
         if value.isNull { return .null }
         if isStoredAsBytes(field, in: collection) {
             // Bytes, as on the server; on the device they hold the value's JSON, in clear (records are sealed
             // only on their way out).
             return Data(value.jsonText.utf8).databaseValue
         }
-        switch (field.type, value) {
-        case (.integer, .number(let number)): return Int64(number).databaseValue
-        case (.real, .number(let number)): return number.databaseValue
-        case (.bool, .bool(let flag)): return (flag ? 1 : 0).databaseValue
-        case (.bool, .number(let number)): return (number != 0 ? 1 : 0).databaseValue
-        case (.blob, .string(let text)): return (Data(base64Encoded: text) ?? Data(text.utf8)).databaseValue
-        case (.json, _): return value.jsonText.databaseValue
-        case (_, .string(let text)): return text.databaseValue
-        default: return value.jsonText.databaseValue
+        do {
+            return try SQLDialect.sqlite.columnValue(value, type: field.type).databaseValue
+        } catch {
+            throw StoreError(code: .typeMismatch, message: "\(collection.name).\(field.name): \(error)")
         }
     }
 
     /// The wire value of a column value.
     static func jsonValue(_ value: DatabaseValue, for field: FieldDefinition, in collection: CollectionDefinition) -> JSONValue {
-        switch value.storage {
-        case .null:
-            return .null
-        case .int64(let number):
-            return field.type == .bool ? .bool(number != 0) : .number(Double(number))
-        case .double(let number):
-            return .number(number)
-        case .string(let text):
-            return field.type == .json ? (JSONValue(jsonText: text) ?? .string(text)) : .string(text)
-        case .blob(let data):
-            if isStoredAsBytes(field, in: collection) {
-                return JSONValue(jsonText: String(decoding: data, as: UTF8.self)) ?? .null
-            }
-            return .string(data.base64EncodedString())
+        if isStoredAsBytes(field, in: collection), case .blob(let data) = value.storage {
+            return JSONValue(jsonText: String(decoding: data, as: UTF8.self)) ?? .null
         }
+        return SQLDialect.sqlite.wireValue(SQLValue(value), type: field.type)
     }
 }

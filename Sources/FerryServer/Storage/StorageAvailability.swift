@@ -19,6 +19,22 @@ enum StorageAvailability {
         }
     }
 
+    /// What an unexpected failure's logs may say of it: its type and, from a database, its SQL state or result code,
+    /// never a message (it could quote the values of the request).
+    static func summary(_ error: any Error) -> String {
+        switch error {
+        case let error as PostgresTransactionError:
+            let inner = [error.beginError, error.closureError, error.commitError, error.rollbackError].compactMap { $0 }
+            return "PostgresTransactionError(" + inner.map(summary).joined(separator: ", ") + ")"
+        case let error as PSQLError:
+            return "PSQLError(\(error.code), sqlState: \(error.serverInfo?[.sqlState] ?? "-"))"
+        case let error as DatabaseError:
+            return "DatabaseError(\(error.extendedResultCode))"
+        default:
+            return String(reflecting: type(of: error))
+        }
+    }
+
     static func isUnavailable(_ error: any Error) -> Bool {
         switch error {
         case let error as PostgresTransactionError:

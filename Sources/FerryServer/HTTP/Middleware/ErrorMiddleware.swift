@@ -23,7 +23,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 .serviceUnavailable, .unavailable, "The database is not answering; retry shortly.", headers: [.retryAfter: "5"]
             ).response(from: request, context: context)
         } catch {
-            context.logger.error("unexpected failure", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
+            context.logger.error("unexpected failure", metadata: ["ferry.error": "\(StorageAvailability.summary(error))"])
             return try APIError(.internalServerError, .internalError, "The server failed; quote the X-Request-Id header when reporting it.")
                 .response(from: request, context: context)
         }

@@ -9,7 +9,7 @@ extension PostgresStorage {
         // types are then put in wire form.
         let columns = (["id"] + collection.fields.map { SQLDialect.postgres.quote($0.name) }).joined(separator: ", ")
         let rows = try await client.query(
-            "SELECT row_to_json(p)::text FROM (SELECT \(unescaped: columns) FROM profiles WHERE id = \(userID) AND NOT _deleted) p",
+            "SELECT row_to_json(_row)::text FROM (SELECT \(unescaped: columns) FROM profiles WHERE id = \(userID) AND NOT _deleted) _row",
             logger: logger
         )
         for try await text in rows.decode(String.self) {
@@ -59,49 +59,26 @@ extension PostgresStorage {
     /// Appends `value` as its column type and returns its placeholder (with a cast where the type needs one).
     static func bind(_ value: JSONValue, type: FieldType, into bindings: inout PostgresBindings) throws -> String {
         let placeholder = "$\(bindings.count + 1)"
-        switch (type, value) {
-        case (_, .null):
+        switch try SQLDialect.postgres.columnValue(value, type: type) {
+        case .null:
             bindings.appendNull()
             return "\(placeholder)::\(SQLDialect.postgres.columnType(for: type))"
-        case (.json, _):
-            bindings.append(value.jsonText)
-            return "\(placeholder)::jsonb"
-        case (.integer, .number(let number)):
-            bindings.append(Int64(number))
-        case (.real, .number(let number)):
-            bindings.append(number)
-        case (.bool, .bool(let flag)):
-            bindings.append(flag)
-        case (.timestamp, .string(let text)):
-            bindings.append(Timestamp.parse(text) ?? Date(timeIntervalSince1970: 0))
-        case (.uuid, .string(let text)):
-            bindings.append(UUID(uuidString: text) ?? UUID())
-        case (.blob, .string(let text)):
-            bindings.append(ByteBuffer(bytes: Data(base64Encoded: text) ?? Data()))
-        case (_, .string(let text)):
+        case .json(let text):
             bindings.append(text)
-        default:
-            bindings.appendNull()
+            return "\(placeholder)::jsonb"
+        case .integer(let number): bindings.append(number)
+        case .real(let number): bindings.append(number)
+        case .bool(let flag): bindings.append(flag)
+        case .timestamp(let date): bindings.append(date)
+        case .uuid(let uuid): bindings.append(uuid)
+        case .bytes(let data): bindings.append(ByteBuffer(bytes: data))
+        case .text(let text): bindings.append(text)
         }
         return placeholder
     }
 
     /// PostgreSQL's JSON rendering of a column, in Ferry's wire form.
     static func wireValue(_ value: JSONValue, type: FieldType) -> JSONValue {
-        switch (type, value) {
-        case (.timestamp, .string(let text)):
-            return Timestamp.parse(text).map { .string(Timestamp.format($0)) } ?? value
-        case (.blob, .string(let text)) where text.hasPrefix("\\x"):
-            var bytes: [UInt8] = []
-            var index = text.index(text.startIndex, offsetBy: 2)
-            while index < text.endIndex, let next = text.index(index, offsetBy: 2, limitedBy: text.endIndex),
-                  let byte = UInt8(text[index..<next], radix: 16) {
-                bytes.append(byte)
-                index = next
-            }
-            return .string(Data(bytes).base64EncodedString())
-        default:
-            return value
-        }
+        SQLDialect.postgres.wireValue(rendered: value, type: type)
     }
 }

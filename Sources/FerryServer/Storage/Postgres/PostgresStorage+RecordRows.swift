@@ -9,7 +9,8 @@ extension PostgresStorage {
         _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
         logger: Logger
     ) async throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
-        let sql = "SELECT row_to_json(t)::text FROM (SELECT * FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)) t"
+        // The alias starts with `_`, which no field name may: a field named `t` would otherwise shadow the row.
+        let sql = "SELECT row_to_json(_row)::text FROM (SELECT * FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)) _row"
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         var records: [(id: UUID, seq: Int64, record: StoredRecord)] = []
         for try await text in rows.decode(String.self) {

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryGRDB
 import Foundation
 import GRDB
 
@@ -22,7 +23,7 @@ extension SQLiteStorage {
         var fieldArguments: StatementArguments = [userID.databaseText, userID.databaseText]
         for name in names {
             guard let field = collection.field(named: name), let value = fields[name] else { continue }
-            fieldArguments += [Self.databaseValue(value, type: field.type)]
+            fieldArguments += [try Self.databaseValue(value, type: field.type)]
         }
         let leadingArguments = fieldArguments
         let clocks = ClockCoding.encode(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) }))
@@ -58,26 +59,11 @@ extension SQLiteStorage {
 
     /// A column value in wire form.
     static func jsonValue(_ value: DatabaseValue, type: FieldType) -> JSONValue {
-        switch value.storage {
-        case .null: return .null
-        case .int64(let number): return type == .bool ? .bool(number != 0) : .number(Double(number))
-        case .double(let number): return .number(number)
-        case .string(let text): return type == .json ? (JSONValue(jsonText: text) ?? .null) : .string(text)
-        case .blob(let data): return .string(data.base64EncodedString())
-        }
+        SQLDialect.sqlite.wireValue(SQLValue(value), type: type)
     }
 
     /// A normalized wire value as the column stores it.
-    static func databaseValue(_ value: JSONValue, type: FieldType) -> DatabaseValue {
-        switch (type, value) {
-        case (_, .null): .null
-        case (.json, _): value.jsonText.databaseValue
-        case (.integer, .number(let number)): Int64(number).databaseValue
-        case (.real, .number(let number)): number.databaseValue
-        case (.bool, .bool(let flag)): flag.databaseValue
-        case (.blob, .string(let text)): (Data(base64Encoded: text) ?? Data()).databaseValue
-        case (_, .string(let text)): text.databaseValue
-        default: .null
-        }
+    static func databaseValue(_ value: JSONValue, type: FieldType) throws -> DatabaseValue {
+        try SQLDialect.sqlite.columnValue(value, type: type).databaseValue
     }
 }

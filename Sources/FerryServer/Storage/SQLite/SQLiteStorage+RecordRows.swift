@@ -1,4 +1,5 @@
 import FerryCore
+import FerryGRDB
 import Foundation
 import GRDB
 
@@ -32,7 +33,7 @@ extension SQLiteStorage {
             write.record.state.isDeleted, Timestamp.format(now), sealed,
         ]
         for field in collection.fields {
-            arguments += [databaseValue(typed[field.name] ?? .null, type: collection.storedType(of: field))]
+            arguments += [try databaseValue(typed[field.name] ?? .null, type: collection.storedType(of: field))]
         }
         let quoted = columns.map { SQLDialect.sqlite.quote($0) }
         let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
