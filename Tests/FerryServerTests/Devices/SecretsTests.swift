@@ -169,4 +169,41 @@ struct SecretsTests {
             #expect(try await viewer.openKey(space: space, version: 1) == key)
         }
     }
+
+    @Test("a stored key is never replaced by another device, whatever its version; a request starts one version of a space", arguments: TestEngine.available)
+    func storedRowsAreFinal(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let (laptop, phone, space) = try await Self.household(server)
+            let first = try SpaceKey.generate(version: 1)
+            #expect(try await laptop.stored([try laptop.seal(first, space: space, to: laptop), try laptop.seal(first, space: space, to: phone)]).allSatisfy { $0.status == .stored })
+            let second = try SpaceKey.generate(version: 2)
+            #expect(try await laptop.stored([try laptop.seal(second, space: space, to: laptop), try laptop.seal(second, space: space, to: phone)]).allSatisfy { $0.status == .stored })
+
+            // A tablet trusted after the rotation gets version 1 handed on by the phone.
+            let tablet = try await laptop.sibling()
+            try await tablet.registered()
+            #expect(try await laptop.trust(tablet).status == 200)
+            let handedOn = try await phone.stored([try phone.seal(first, space: space, to: tablet)])
+            #expect(handedOn == [SecretResult(status: .stored)])
+
+            // Another holder of version 1 cannot replace the phone's row, nor the laptop's own rows of either version.
+            let forged = try SpaceKey.generate(version: 1)
+            let replaced = try await laptop.stored([try laptop.seal(forged, space: space, to: tablet)])
+            #expect(replaced.first?.status == .rejected && replaced.first?.code == .keyVersionConflict)
+            let overPhone = try await phone.stored([try phone.seal(first, space: space, to: laptop), try phone.seal(second, space: space, to: laptop)])
+            #expect(overPhone.allSatisfy { $0.status == .rejected && $0.code == .keyVersionConflict })
+            #expect(try await tablet.openKey(space: space, version: 1) == first, "the tablet still opens the key the phone sealed")
+            #expect(try await laptop.openKey(space: space, version: 2) == second)
+            // Sealing again one's own row is fine (an interrupted store retried).
+            #expect(try await phone.stored([try phone.seal(first, space: space, to: tablet)]) == [SecretResult(status: .stored)])
+
+            // One request starts at most one version of a space.
+            let fresh = try await laptop.createEncryptedSpace("Fresh")
+            let versions = try (1...3).map { try laptop.seal(try SpaceKey.generate(version: $0), space: fresh, to: laptop) }
+            let started = try await laptop.stored(versions)
+            #expect(started.map(\.status) == [.stored, .rejected, .rejected])
+            #expect(started.dropFirst().allSatisfy { $0.code == .keyVersionConflict })
+            #expect(try await laptop.secrets().spaces.first { $0.spaceId == fresh }?.keyVersion == 1)
+        }
+    }
 }
