@@ -88,9 +88,14 @@ private struct CanonicalEncoder {
     }
 }
 
-/// The fingerprints of the last push a device's server-side progress row remembers, stored as one blob of
-/// 24-byte entries (an 8-byte big-endian mutation id, then the 16-byte fingerprint).
+/// The fingerprints of a device's most recently processed mutations, which its server-side progress row remembers
+/// so that replaying any of them answers `duplicate`: one blob of 24-byte entries (an 8-byte big-endian mutation
+/// id, then the 16-byte fingerprint), at most ``capacity`` of them (24 KiB). An older id is refused as
+/// `mutation_id_stale`, and the device sends it again under a new id, which merges to the same record.
 struct ProcessedBatch: Sendable, Hashable {
+    /// How many fingerprints are kept: one full push.
+    static let capacity = 1000
+
     var fingerprints: [Int64: MutationFingerprint] = [:]
 
     init(fingerprints: [Int64: MutationFingerprint] = [:]) {
@@ -105,6 +110,15 @@ struct ProcessedBatch: Sendable, Hashable {
             fingerprints[Int64(bitPattern: id)] = MutationFingerprint(bytes: Array(blob[index + 8..<index + width]))
             index += width
         }
+    }
+
+    /// These fingerprints and `newer` ones, keeping the ``capacity`` highest ids.
+    func adding(_ newer: ProcessedBatch) -> ProcessedBatch {
+        var merged = fingerprints.merging(newer.fingerprints) { _, new in new }
+        if merged.count > Self.capacity {
+            for id in merged.keys.sorted().prefix(merged.count - Self.capacity) { merged[id] = nil }
+        }
+        return ProcessedBatch(fingerprints: merged)
     }
 
     var blob: [UInt8] {

@@ -19,8 +19,8 @@ struct PushPlan: Sendable {
     var writes: [Write]
     /// The device's last processed mutation id after this push.
     var lastMutationID: Int64
-    /// What the device's progress row remembers after this push: the fingerprints of its newly processed mutations,
-    /// or, when it processed none, those it remembered before.
+    /// What the device's progress row remembers after this push: the fingerprints of its most recently processed
+    /// mutations (``ProcessedBatch/capacity``), this push's included.
     var processed: ProcessedBatch
 
     /// A push that reuses an id the server processed for a different write (the device's store was reset or
@@ -59,7 +59,7 @@ struct PushPlan: Sendable {
     /// - Parameters:
     ///   - entries: each mutation validated, in request order.
     ///   - previousMutationID: the device's last processed id before this push.
-    ///   - processed: the fingerprints of the device's last processed push.
+    ///   - processed: the fingerprints of the device's most recently processed mutations.
     ///   - loaded: the stored rows of ``keysToLoad(_:)`` and every stored descendant of ``deleteRoots(_:)``.
     ///   - children: for each loaded row, its stored children in its space.
     init(
@@ -109,7 +109,7 @@ struct PushPlan: Sendable {
             return Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: planner.contributors[key] ?? [])
         }
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
-        self.processed = newlyProcessed.fingerprints.isEmpty ? processed : newlyProcessed
+        self.processed = processed.adding(newlyProcessed)
     }
 }
 

@@ -19,7 +19,8 @@ struct WriteIntegrityTests {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pad = try await phone.sibling()
-            let first = try await phone.push([phone.upsert("sermons", Self.sermon("One")), phone.upsert("sermons", Self.sermon("Two")), phone.upsert("sermons", Self.sermon("Three"))])
+            let firstBatch = [phone.upsert("sermons", Self.sermon("One")), phone.upsert("sermons", Self.sermon("Two")), phone.upsert("sermons", Self.sermon("Three"))]
+            let first = try await phone.push(firstBatch)
             #expect(first.results.map(\.status) == [.applied, .applied, .applied] && first.lastMutationId == 3)
 
             // `ferry reset`: the store is new, the device id kept, so ids start at 1 again.
@@ -35,8 +36,10 @@ struct WriteIntegrityTests {
             renumbered.mutationId = 4
             #expect(try await phone.push([renumbered]).results.map(\.status) == [.applied])
             #expect(try await pad.pullAll().changes.count == 1)
-            // A real replay of the last push is still a duplicate.
+            // A real replay is still a duplicate, of the last push or of an earlier one.
             #expect(try await phone.push([renumbered]).results.map(\.status) == [.duplicate])
+            #expect(try await phone.push(firstBatch).results.map(\.status) == [.duplicate, .duplicate, .duplicate])
+            #expect(try await pad.pullAll().changes.isEmpty, "replays change nothing")
         }
     }
 
