@@ -27,7 +27,12 @@ public struct ServerKeys: Sendable {
     ) async throws(ServerStartupError) -> ServerKeys {
         let folder = URL(filePath: dataDirectory)
         do {
-            try FileManager.default.createDirectory(at: folder.appending(path: "keys"), withIntermediateDirectories: true)
+            // The data folder and keys/ are the owner's only (0700), tightened if found looser.
+            try OwnerOnlyPath.folder(dataDirectory)
+            try OwnerOnlyPath.folder(folder.appending(path: "keys").path())
+            for file in [secretFile, anonKeyFile] where FileManager.default.fileExists(atPath: folder.appending(path: file).path()) {
+                try OwnerOnlyPath.file(folder.appending(path: file).path())
+            }
             let secret: [UInt8]
             if let configuredSecret {
                 guard configuredSecret.utf8.count >= 32 else {

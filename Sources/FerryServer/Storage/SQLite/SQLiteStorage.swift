@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySecurity
 import Foundation
 import GRDB
 
@@ -7,12 +8,17 @@ public final class SQLiteStorage: DatabaseStorage {
     public let dialect = SQLDialect.sqlite
     let pool: DatabasePool
 
-    /// Opens (creating when missing) the database at `path`, creating its folder too.
+    /// Opens (creating when missing) the database at `path`, creating its folder too. The folder is made (or
+    /// tightened to) 0700 and the database, its WAL and its shared-memory file 0600: they hold emails and password
+    /// hashes.
     public init(path: String) throws(ServerStartupError) {
         let folder = (path as NSString).deletingLastPathComponent
         do {
             if !folder.isEmpty {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                try OwnerOnlyPath.folder(folder)
+            }
+            for file in [path, path + "-wal", path + "-shm"] where file == path || FileManager.default.fileExists(atPath: file) {
+                try OwnerOnlyPath.file(file)
             }
             var configuration = Configuration()
             configuration.busyMode = .timeout(5)
