@@ -85,6 +85,8 @@ extension ErrorCode {
     public static let refreshTokenAlreadyUsed: ErrorCode = "refresh_token_already_used"
     /// The user of the token no longer exists.
     public static let userNotFound: ErrorCode = "user_not_found"
+    /// A password change on a session older than the reauthentication window, without (the right) `current_password`.
+    public static let reauthenticationNeeded: ErrorCode = "reauthentication_needed"
     /// The grant type is not supported.
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
 }

@@ -9,6 +9,9 @@ public struct AuthConfiguration: Sendable {
     public var sessionTimebox: Duration?
     /// How long a session may go without a refresh before it expires; `nil` for no limit.
     public var sessionInactivityTimeout: Duration?
+    /// How long after signing in a session may change the password without the current one: a stolen access token
+    /// alone cannot take the account over for good. Later, `PUT /auth/v1/user` needs `current_password`.
+    public var reauthenticationWindow: Duration = .seconds(300)
     /// The scrypt cost of new password hashes.
     public var passwordHashing: PasswordHasher.Parameters = .owasp
     /// Failed sign-ins allowed per email and client address in ``rateLimitWindow``.

@@ -167,6 +167,8 @@ struct AuthService: Sendable {
         var sessionID: UUID
         /// The device the session is bound to, if it registered one.
         var deviceID: UUID?
+        /// When the session began: the sign-in (or sign-up) that proved the password.
+        var signedInAt: Date
     }
 
     func authenticate(authorization: String?) async throws -> Caller {
@@ -183,7 +185,7 @@ struct AuthService: Sendable {
         guard let session = try await storage.session(id: sessionID) else {
             throw APIError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
         }
-        return Caller(claims: claims, userID: userID, sessionID: sessionID, deviceID: session.deviceID)
+        return Caller(claims: claims, userID: userID, sessionID: sessionID, deviceID: session.deviceID, signedInAt: session.createdAt)
     }
 
     func user(_ caller: Caller) async throws -> AuthUser {
@@ -193,11 +195,12 @@ struct AuthService: Sendable {
         return Self.wireUser(user)
     }
 
-    func updateUser(_ caller: Caller, password: String?, data: JSONValue?) async throws -> AuthUser {
+    func updateUser(_ caller: Caller, password: String?, currentPassword: String? = nil, data: JSONValue?) async throws -> AuthUser {
         var passwordHash: String?
         if let password {
             let weaknesses = PasswordPolicy.weaknesses(of: password)
             guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
+            try await checkReauthentication(caller, currentPassword: currentPassword)
             passwordHash = try await hasher.hash(password)
         }
         var metadata: String?
@@ -213,6 +216,24 @@ struct AuthService: Sendable {
             try await storage.deleteSessions(userID: caller.userID, keeping: caller.sessionID)
         }
         return Self.wireUser(user)
+    }
+
+    /// A password change needs a sign-in within ``AuthConfiguration/reauthenticationWindow`` or the current password,
+    /// so an access token stolen later cannot lock the owner out.
+    private func checkReauthentication(_ caller: Caller, currentPassword: String?) async throws {
+        let window = configuration.reauthenticationWindow.components
+        let age = now().timeIntervalSince(caller.signedInAt)
+        if currentPassword == nil, age <= Double(window.seconds) + Double(window.attoseconds) / 1e18 { return }
+        guard let currentPassword else {
+            throw APIError(
+                .badRequest, .reauthenticationNeeded,
+                "Changing the password needs a sign-in within the last \(window.seconds / 60) minutes, or current_password; sign in again and retry."
+            )
+        }
+        let user = try await storage.user(id: caller.userID)
+        guard await hasher.verify(currentPassword, against: user?.passwordHash) else {
+            throw APIError(.badRequest, .reauthenticationNeeded, "current_password is not the account's password.")
+        }
     }
 
     enum SignOutScope: String {

@@ -162,6 +162,30 @@ struct AuthAccountTests {
         }
     }
 
+    @Test("a password change on a session past the reauthentication window needs the current password; data changes do not", arguments: TestEngine.available)
+    func passwordChangeNeedsReauthentication(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.auth.reauthenticationWindow = .zero
+        }) { server in
+            let auth = AuthHarness(server: server)
+            let email = uniqueEmail()
+            let stolen = try await auth.signUp(email)
+            try await Task.sleep(for: .milliseconds(20))
+            let refused = try await auth.send("PUT", "/auth/v1/user", json: ["password": "thief horse 9"], token: stolen.accessToken)
+            #expect(refused.status == 400 && refused.errorCode == "reauthentication_needed")
+            let wrong = try await auth.send("PUT", "/auth/v1/user", json: ["password": "thief horse 9", "current_password": "guess horse 1"], token: stolen.accessToken)
+            #expect(wrong.status == 400 && wrong.errorCode == "reauthentication_needed")
+            _ = try await auth.signIn(email, password: "correct horse 1")
+            let metadata = try await auth.send("PUT", "/auth/v1/user", json: ["data": ["city": "Leeds"]], token: stolen.accessToken)
+            #expect(metadata.status == 200, "changing metadata needs no reauthentication")
+
+            let changed = try await auth.send("PUT", "/auth/v1/user", json: ["password": "new horse 22", "current_password": "correct horse 1"], token: stolen.accessToken)
+            #expect(changed.status == 200)
+            _ = try await auth.signIn(email, password: "new horse 22")
+        }
+    }
+
     @Test("failed sign-ins are limited per email with 429 and Retry-After", arguments: TestEngine.available)
     func rateLimit(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, configure: { configuration in

@@ -29,6 +29,13 @@ struct AuthRoutes {
         var password: String?
         var data: JSONValue?
         var email: String?
+        /// Ferry's reauthentication for a password change on a session older than the window.
+        var currentPassword: String?
+
+        enum CodingKeys: String, CodingKey {
+            case password, data, email
+            case currentPassword = "current_password"
+        }
     }
 
     struct ProfileUpdate: Decodable {
@@ -75,7 +82,7 @@ struct AuthRoutes {
                 throw APIError(.unprocessableContent, .validationFailed, "Changing the email address is not supported yet.")
             }
             return JSONResponse(try await withinDeadline {
-                try await service.updateUser(caller, password: body.password, data: body.data)
+                try await service.updateUser(caller, password: body.password, currentPassword: body.currentPassword, data: body.data)
             })
         }
         auth.post("logout") { request, _ -> HTTPResponse.Status in
