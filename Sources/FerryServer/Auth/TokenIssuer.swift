@@ -66,9 +66,12 @@ struct TokenIssuer: Sendable {
         return (try await keys.sign(claims), expiresAt)
     }
 
-    /// The verified claims of an access token; throws for a malformed, expired or foreign token.
+    /// The verified claims of an access token; throws for a malformed, expired or foreign token, one of another
+    /// issuer included (a deployment that shares the secret but not the `iss`).
     func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
-        try await keys.verify(token, as: AccessTokenClaims.self)
+        let claims = try await keys.verify(token, as: AccessTokenClaims.self)
+        guard claims.iss.value == issuer else { throw JWTError.claimVerificationFailure(failedClaim: claims.iss, reason: "issuer") }
+        return claims
     }
 
     /// A new anon key, valid for ten years.
