@@ -60,6 +60,9 @@ extension SQLDialect {
     /// `\x` hex, `jsonb` nested).
     public func wireValue(rendered value: JSONValue, type: FieldType) -> JSONValue {
         switch (type, value) {
+        case (.timestamp, .string(let text)) where text.hasSuffix(" BC") && text.hasPrefix("0001-"):
+            // PostgreSQL has no year 0: ISO 8601's year 0000 is its "0001 … BC".
+            return wireValue(rendered: .string("0000" + text.dropFirst(4).dropLast(3)), type: type)
         case (.timestamp, .string(let text)):
             return wireValue(Timestamp.parse(text).map(SQLValue.timestamp) ?? .text(text), type: type)
         case (.blob, .string(let text)) where text.hasPrefix("\\x"):

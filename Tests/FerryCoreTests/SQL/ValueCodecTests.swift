@@ -32,6 +32,7 @@ struct ValueCodecTests {
         #expect(postgres.wireValue(rendered: "2026-11-01T10:00:00+00:00", type: .timestamp) == "2026-11-01T10:00:00.000Z")
         #expect(postgres.wireValue(rendered: "\\x0001ff", type: .blob) == .string(Data([0, 1, 255]).base64EncodedString()))
         #expect(postgres.wireValue(rendered: "\\x", type: .blob) == "")
+        #expect(postgres.wireValue(rendered: "0001-06-01T10:00:00+00:00 BC", type: .timestamp) == "0000-06-01T10:00:00.000Z", "PostgreSQL's 1 BC is year 0000")
         #expect(postgres.wireValue(rendered: "\\xzz", type: .blob) == .null, "malformed hex is not read as bytes")
     }
 }
