@@ -41,20 +41,30 @@ struct SpaceCursor: Sendable, Hashable {
     var cursor: Int64
 }
 
-/// The pages of one pull, collected space by space inside the engine's snapshot.
+/// The pages of one pull, collected space by space inside the engine's snapshot, within a count and a byte budget.
 struct PullPages: Sendable {
-    /// How many more changes the pull may carry.
+    /// How many more changes the pull may carry (0 once its bytes are spent too).
     var remaining: Int
+    /// How many more bytes of changes the pull may carry.
+    var remainingBytes: Int
     var pages: [UUID: PullPage] = [:]
 
-    init(limit: Int) {
+    init(limit: Int, bytes: Int) {
         remaining = limit
+        remainingBytes = bytes
     }
 
-    mutating func add(_ page: PullPage, of space: UUID) {
-        pages[space] = page
-        remaining -= page.changes.count
+    /// Adds the page of a space read after `start`, cut to the bytes left; the pull's first change always fits, so
+    /// every pull makes progress. Once a page is cut, no further space is read.
+    mutating func add(_ page: PullPage, of space: UUID, after start: Int64) {
+        let (cut, used) = page.limited(toBytes: remainingBytes, atLeastOne: !hasChanges, start: start)
+        pages[space] = cut
+        hasChanges = hasChanges || !cut.changes.isEmpty
+        remaining = cut.changes.count < page.changes.count ? 0 : remaining - cut.changes.count
+        remainingBytes -= used
     }
+
+    private var hasChanges = false
 }
 
 /// What one space contributes to a pull.
@@ -69,10 +79,10 @@ struct PullPage: Sendable {
 protocol RecordStorage: Sendable {
     /// Runs a push in one transaction: reads the rows it touches under the spaces' locks, plans, writes, commits.
     func push(_ batch: PushBatch) async throws -> PushResponse
-    /// Up to `limit` changes in all, read in one snapshot (purge marks included): each space in `cursors`' order
+    /// Up to `limit` changes and about `bytes` of them in all (at least one), read in one snapshot (purge marks included): each space in `cursors`' order
     /// contributes its changes after its cursor, across every collection, in sequence order, until the limit is spent.
     /// Spaces left unread once it is spent have no page.
-    func pull(_ cursors: [SpaceCursor], limit: Int, schema: Schema) async throws -> [UUID: PullPage]
+    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema) async throws -> [UUID: PullPage]
     /// Deletes tombstones last changed before `cutoff` and raises each space's purge mark; returns how many went.
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int
 }

@@ -10,6 +10,45 @@ extension PullPage {
     }
 }
 
+extension PullPage {
+    /// This page cut to the changes that fit in `bytes` (or its first one when `atLeastOne`); a cut page says it has
+    /// more and ends its cursor at its last change, or at `start`, the cursor it was read after, when none fit.
+    func limited(toBytes bytes: Int, atLeastOne: Bool, start: Int64) -> (page: PullPage, bytes: Int) {
+        var used = 0
+        var kept = 0
+        for change in changes {
+            let size = change.approximateWireBytes
+            guard used + size <= bytes || (atLeastOne && kept == 0) else { break }
+            used += size
+            kept += 1
+        }
+        guard kept < changes.count else { return (self, used) }
+        let page = Array(changes.prefix(kept))
+        return (PullPage(changes: page, cursor: page.last?.seq ?? start, hasMore: true, resetRequired: false), used)
+    }
+}
+
+extension Change {
+    /// About how many bytes this change takes in a pull reply's JSON, without encoding it.
+    var approximateWireBytes: Int {
+        let clocks = self.clocks.reduce(0) { $0 + $1.key.utf8.count + 64 }
+        return 200 + clocks + fields.reduce(0) { $0 + $1.key.utf8.count + 4 + $1.value.approximateJSONBytes }
+    }
+}
+
+extension JSONValue {
+    /// About how many bytes this value takes as JSON (strings without counting escapes), walked once.
+    var approximateJSONBytes: Int {
+        switch self {
+        case .null, .bool: 5
+        case .number: 24
+        case .string(let text): text.utf8.count + 2
+        case .array(let items): items.reduce(2) { $0 + $1.approximateJSONBytes + 1 }
+        case .object(let members): members.reduce(2) { $0 + $1.key.utf8.count + 4 + $1.value.approximateJSONBytes }
+        }
+    }
+}
+
 extension Change {
     init(space: UUID, collection: String, id: UUID, seq: Int64, record: StoredRecord) {
         self.init(

@@ -103,10 +103,10 @@ struct SyncService: Sendable {
             response.cursors[space.id] = cursor
             cursors.append(SpaceCursor(space: space.id, cursor: cursor))
         }
-        let pages = try await storage.pull(cursors, limit: limit, schema: schema)
+        let pages = try await storage.pull(cursors, limit: limit, bytes: limits.maximumPullBytes, schema: schema)
         for space in spaces where response.cursors[space.id] != nil {
             guard let page = pages[space.id] else {
-                // Not read: the page filled up before this space.
+                // Not read: the page filled up (in changes or bytes) before this space.
                 response.hasMore = response.hasMore || space.seq > response.cursors[space.id, default: 0]
                 continue
             }

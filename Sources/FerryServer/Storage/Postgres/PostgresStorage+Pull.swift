@@ -3,15 +3,15 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage {
-    func pull(_ cursors: [SpaceCursor], limit: Int, schema: Schema) async throws -> [UUID: PullPage] {
+    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema) async throws -> [UUID: PullPage] {
         try await client.withConnection { connection in
             // One snapshot for the whole pull, purge marks included: under READ COMMITTED each statement would see
             // its own, and a commit landing between two collections' reads would be skipped by the cursor.
             try await connection.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
             do {
-                var pages = PullPages(limit: limit)
+                var pages = PullPages(limit: limit, bytes: bytes)
                 for entry in cursors where pages.remaining > 0 {
-                    pages.add(try await page(connection, entry, limit: pages.remaining, schema: schema), of: entry.space)
+                    pages.add(try await page(connection, entry, limit: pages.remaining, schema: schema), of: entry.space, after: entry.cursor)
                 }
                 try await connection.query("COMMIT", logger: logger)
                 return pages.pages

@@ -3,12 +3,12 @@ import Foundation
 import GRDB
 
 extension SQLiteStorage {
-    func pull(_ cursors: [SpaceCursor], limit: Int, schema: Schema) async throws -> [UUID: PullPage] {
+    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema) async throws -> [UUID: PullPage] {
         // One read transaction: every space and its purge mark from one snapshot.
         try await pool.read { db in
-            var pages = PullPages(limit: limit)
+            var pages = PullPages(limit: limit, bytes: bytes)
             for entry in cursors where pages.remaining > 0 {
-                pages.add(try Self.page(db, entry, limit: pages.remaining, schema: schema), of: entry.space)
+                pages.add(try Self.page(db, entry, limit: pages.remaining, schema: schema), of: entry.space, after: entry.cursor)
             }
             return pages.pages
         }

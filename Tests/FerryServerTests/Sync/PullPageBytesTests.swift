@@ -1,0 +1,50 @@
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// A pull page is bounded in bytes as well as in changes, so `limit: 5000` over large records stays a few MiB.
+@Suite("Sync: pull pages bounded in bytes")
+struct PullPageBytesTests {
+    @Test("limit 5000 over 200 KiB records: every page stays near the byte cap, has at least one change, and nothing is skipped", arguments: TestEngine.available)
+    func boundedPages(_ engine: TestEngine) async throws {
+        let schema = """
+            version: 1
+            collections:
+              recordings:
+                fields:
+                  transcript: text
+            """
+        try await LiveServer.with(engine, schema: schema, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.sync.maximumPullBytes = 1024 * 1024
+        }) { server in
+            var writer = try await SyncDevice.signUp(server)
+            let reader = try await writer.sibling()
+            let text = String(repeating: "word ", count: 40 * 1024)
+            var written = Set<UUID>()
+            for _ in 0..<4 {
+                let batch = (0..<5).map { _ in writer.upsert("recordings", ["transcript": .string(text)]) }
+                #expect(try await writer.push(batch).results.allSatisfy { $0.status == .applied })
+                written.formUnion(batch.map(\.id))
+            }
+            var cursors: [UUID: Int64] = [:]
+            var seen = Set<UUID>()
+            var pages = 0
+            while true {
+                let reply = try await reader.send("POST", "/sync/v1/pull", PullRequest(cursors: cursors, limit: 5000))
+                #expect(reply.status == 200)
+                #expect(reply.body.count <= 1024 * 1024 + 256 * 1024, "a page is at most the cap plus one record: \(reply.body.count) bytes")
+                let page = try JSONDecoder().decode(PullResponse.self, from: reply.body)
+                #expect(!page.changes.isEmpty || !page.hasMore, "every page with more to come carries a change")
+                seen.formUnion(page.changes.map(\.id))
+                cursors.merge(page.cursors) { _, new in new }
+                pages += 1
+                if !page.hasMore { break }
+            }
+            #expect(seen == written)
+            #expect(pages >= 4, "20 records of 200 KiB under a 1 MiB cap take several pages, not one")
+        }
+    }
+}
