@@ -162,6 +162,19 @@ struct AuthAccountTests {
         }
     }
 
+    @Test("user_metadata merges as GoTrue does on both engines: top-level keys replace whole, null removes", arguments: TestEngine.available)
+    func metadataMerge(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let session = try await auth.signUp(uniqueEmail(), data: ["a": ["x": 1, "y": 2], "b": 1, "s": "text"])
+            let updated = try auth.decode(
+                try await auth.send("PUT", "/auth/v1/user", json: ["data": ["a": ["x": 3], "b": NSNull(), "c": true, "d": ["nested": NSNull()]]], token: session.accessToken),
+                as: AuthUser.self
+            )
+            #expect(updated.userMetadata == ["a": ["x": 3], "s": "text", "c": true, "d": ["nested": nil]])
+        }
+    }
+
     @Test("a password change on a session past the reauthentication window needs the current password; data changes do not", arguments: TestEngine.available)
     func passwordChangeNeedsReauthentication(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, configure: { configuration in

@@ -47,11 +47,15 @@ extension PostgresStorage {
         ))
     }
 
+    /// GoTrue's merge: top-level keys of the patch replace the stored ones whole, and a `null` removes its key.
     public func updateUser(id: UUID, passwordHash: String?, metadataPatch: String?, now: Date) async throws -> UserRecord? {
         try await firstUser(try await client.query(
             """
             UPDATE ferry_users SET password_hash = coalesce(\(passwordHash)::text, password_hash),
-              user_metadata = user_metadata || coalesce(\(metadataPatch)::jsonb, '{}'::jsonb), updated_at = \(now)
+              user_metadata = CASE WHEN \(metadataPatch)::jsonb IS NULL THEN user_metadata ELSE coalesce(
+                (SELECT jsonb_object_agg(key, value) FROM jsonb_each(user_metadata || \(metadataPatch)::jsonb) WHERE value <> 'null'::jsonb),
+                '{}'::jsonb) END,
+              updated_at = \(now)
             WHERE id = \(id) RETURNING \(unescaped: Self.userColumns)
             """,
             logger: logger
