@@ -26,6 +26,16 @@ struct DataCommandTests {
             return exit.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
+        /// Two profiles of one new account in `home`: "phone" signed up, "pad" signed in.
+        static func pair(_ server: LiveServer, home: String, name: String) async throws -> (phone: Device, pad: Device, email: String) {
+            let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
+            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
+            let email = "\(name)-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
+            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+            return (phone, pad, email)
+        }
+
         func json(_ arguments: [String], password: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any] {
             let text = try await ok(arguments + ["--json"], password: password, sourceLocation: sourceLocation)
             return try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
@@ -38,11 +48,7 @@ struct DataCommandTests {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
             let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
             defer { try? FileManager.default.removeItem(atPath: home) }
-            let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
-            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
-            let email = "cli-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
-            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+            let (phone, pad, _) = try await Device.pair(server, home: home, name: "cli")
 
             // Sign-in caches the server's schema; without it, data commands say what to do.
             #expect(FileManager.default.fileExists(atPath: home + "/profiles/pad/schema.json"))
@@ -117,11 +123,7 @@ struct DataCommandTests {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
             let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
             defer { try? FileManager.default.removeItem(atPath: home) }
-            let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
-            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
-            let email = "kill-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
-            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+            let (phone, pad, _) = try await Device.pair(server, home: home, name: "kill")
             let count = 24
             for index in 0..<count {
                 _ = try await phone.ok(["put", "sermons", "title=Sermon \(index)", "date=2026-11-01T10:00:00Z"])
@@ -152,11 +154,7 @@ struct DataCommandTests {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
             let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
             defer { try? FileManager.default.removeItem(atPath: home) }
-            let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
-            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
-            let email = "reset-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
-            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+            let (phone, pad, email) = try await Device.pair(server, home: home, name: "reset")
             for index in 1...3 {
                 _ = try await phone.ok(["put", "sermons", "title=Sermon \(index)", "date=2026-11-01T10:00:00Z"])
             }

@@ -1,6 +1,5 @@
 import FerryClient
 import FerryCore
-import FerrySecurity
 import FerryServer
 import FerryTesting
 import Foundation

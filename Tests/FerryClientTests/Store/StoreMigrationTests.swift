@@ -77,6 +77,6 @@ struct StoreMigrationTests {
             try db.execute(sql: "DROP TABLE grdb_migrations")
             try db.execute(sql: "DROP INDEX ferry_outbox__space")
         }
-        try (store.writer as? DatabasePool)?.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        _ = try (store.writer as? DatabasePool)?.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 }
