@@ -143,13 +143,7 @@ extension LocalStore {
                 db, sql: "SELECT mutation_id FROM ferry_outbox WHERE mutation_id < ? AND space IN (\(list)) ORDER BY mutation_id",
                 arguments: [ceiling] + StatementArguments(spaces)
             )
-            for id in parked {
-                try db.execute(sql: """
-                    INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
-                    SELECT space, collection, record_id, op, fields, clocks, created_at FROM ferry_outbox WHERE mutation_id = ?
-                    """, arguments: [id])
-                try db.execute(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?", arguments: [id])
-            }
+            try Self.moveToEnd(db, parked)
             if !parked.isEmpty {
                 logger.info("moved changes of locked encrypted spaces behind the ones this sync sends", metadata: ["ferry.outbox.parked": "\(parked.count)"])
             }
@@ -175,17 +169,22 @@ extension LocalStore {
             }
             guard let lowest, lowest <= lastProcessed else { return 0 }
             let ids = try Int64.fetchAll(db, sql: "SELECT mutation_id FROM ferry_outbox ORDER BY mutation_id")
-            for id in ids {
-                try db.execute(sql: """
-                    INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
-                    SELECT space, collection, record_id, op, fields, clocks, created_at FROM ferry_outbox WHERE mutation_id = ?
-                    """, arguments: [id])
-                try db.execute(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?", arguments: [id])
-            }
+            try Self.moveToEnd(db, ids)
             logger.notice("numbered waiting changes after the server's last processed id", metadata: [
                 "ferry.outbox.renumbered": "\(ids.count)", "ferry.mutation.last_processed": "\(lastProcessed)",
             ])
             return ids.count
+        }
+    }
+
+    /// Moves the outbox entries `ids`, in that order, to the end of the outbox under new ids, content unchanged.
+    private static func moveToEnd(_ db: Database, _ ids: [Int64]) throws {
+        for id in ids {
+            try db.execute(sql: """
+                INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
+                SELECT space, collection, record_id, op, fields, clocks, created_at FROM ferry_outbox WHERE mutation_id = ?
+                """, arguments: [id])
+            try db.execute(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?", arguments: [id])
         }
     }
 

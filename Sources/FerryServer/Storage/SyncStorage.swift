@@ -79,9 +79,9 @@ struct PullPage: Sendable {
 protocol RecordStorage: Sendable {
     /// Runs a push in one transaction: reads the rows it touches under the spaces' locks, plans, writes, commits.
     func push(_ batch: PushBatch) async throws -> PushResponse
-    /// Up to `limit` changes and about `bytes` of them in all (at least one), read in one snapshot (purge marks included): each space in `cursors`' order
-    /// contributes its changes after its cursor, across every collection, in sequence order, until the limit is spent.
-    /// Spaces left unread once it is spent have no page.
+    /// Up to `limit` changes and about `bytes` of them in all (at least one), read in one snapshot, purge marks
+    /// included: each space in `cursors`' order contributes its changes after its cursor, across every collection, in
+    /// sequence order, until the limit is spent. Spaces left unread once it is spent have no page.
     func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema) async throws -> [UUID: PullPage]
     /// Deletes tombstones last changed before `cutoff` and raises each space's purge mark; returns how many went.
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int
