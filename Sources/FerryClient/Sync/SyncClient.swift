@@ -43,16 +43,6 @@ public struct SyncClient: SyncRemote, DeviceRemote {
         try await send("POST", "sync/v1/spaces", body: request, expecting: SpaceSummary.self, what: "space")
     }
 
-    /// Invites `request.email` into `space` with `request.role`.
-    public func invite(_ request: InviteRequest, to space: UUID) async throws -> SpaceMember {
-        try await send("POST", "sync/v1/spaces/\(space.uuidString.lowercased())/members", body: request, expecting: SpaceMember.self, what: "member")
-    }
-
-    /// The members and pending invitations of `space`.
-    public func members(of space: UUID) async throws -> [SpaceMember] {
-        try await send("GET", "sync/v1/spaces/\(space.uuidString.lowercased())/members", expecting: MemberList.self, what: "member list").members
-    }
-
     public func registerDevice(_ id: UUID, _ registration: DeviceRegistration) async throws -> Device {
         try await send("PUT", "sync/v1/devices/\(id.uuidString.lowercased())", body: registration, expecting: Device.self, what: "device")
     }
@@ -78,9 +68,9 @@ public struct SyncClient: SyncRemote, DeviceRemote {
     }
 
     private struct SpaceList: Decodable { var spaces: [SpaceSummary] }
-    private struct MemberList: Decodable { var members: [SpaceMember] }
 
-    private func send<Response: Decodable>(
+    /// Sends one request through the session and decodes its JSON reply; `Empty` for a `204` without a body.
+    func send<Response: Decodable>(
         _ method: String, _ path: String, body: (any Encodable)? = nil, expecting: Response.Type, what: String
     ) async throws -> Response {
         var request = URLRequest(url: auth.endpoint.url(path: path))
@@ -91,6 +81,7 @@ public struct SyncClient: SyncRemote, DeviceRemote {
             request.httpBody = try JSONEncoder().encode(body)
         }
         let data = try await auth.authorizedData(for: request)
+        if Response.self == Empty.self, data.isEmpty, let empty = Empty() as? Response { return empty }
         do {
             return try JSONDecoder().decode(Response.self, from: data)
         } catch {
@@ -98,3 +89,6 @@ public struct SyncClient: SyncRemote, DeviceRemote {
         }
     }
 }
+
+/// The reply of an endpoint that answers `204 No Content`.
+struct Empty: Decodable {}

@@ -57,17 +57,9 @@ public struct Device: Sendable, Hashable, Codable {
         pushToken = try container.decodeIfPresent(String.self, forKey: .pushToken)
         pushEnvironment = try container.decodeIfPresent(PushEnvironment.self, forKey: .pushEnvironment)
         trust = try container.decode(DeviceTrust.self, forKey: .trust)
-        createdAt = try Self.date(container, .createdAt)
-        lastSeenAt = try Self.date(container, .lastSeenAt)
+        createdAt = try container.decodeTimestamp(forKey: .createdAt)
+        lastSeenAt = try container.decodeTimestamp(forKey: .lastSeenAt)
         isCurrent = try container.decodeIfPresent(Bool.self, forKey: .isCurrent) ?? false
-    }
-
-    private static func date(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Date {
-        let text = try container.decode(String.self, forKey: key)
-        guard let date = Timestamp.parse(text) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an ISO 8601 timestamp")
-        }
-        return date
     }
 
     /// Ids in lowercase and times in ISO 8601, as everywhere in Ferry's protocol.
@@ -81,8 +73,8 @@ public struct Device: Sendable, Hashable, Codable {
         try container.encodeIfPresent(pushToken, forKey: .pushToken)
         try container.encodeIfPresent(pushEnvironment, forKey: .pushEnvironment)
         try container.encode(trust, forKey: .trust)
-        try container.encode(Timestamp.format(createdAt), forKey: .createdAt)
-        try container.encode(Timestamp.format(lastSeenAt), forKey: .lastSeenAt)
+        try container.encodeTimestamp(createdAt, forKey: .createdAt)
+        try container.encodeTimestamp(lastSeenAt, forKey: .lastSeenAt)
         try container.encode(isCurrent, forKey: .isCurrent)
     }
 }

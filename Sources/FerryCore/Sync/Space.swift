@@ -91,25 +91,11 @@ public struct CreateSpaceRequest: Sendable, Hashable, Codable {
     }
 }
 
-/// The body of `POST /sync/v1/spaces/{id}/members`.
-public struct InviteRequest: Sendable, Hashable, Codable {
-    /// Whom to invite; someone without an account yet joins when they sign up with this address.
-    public var email: String
-    /// The role to grant (not `owner`).
-    public var role: SpaceRole
-
-    /// Creates a request.
-    public init(email: String, role: SpaceRole) {
-        self.email = email
-        self.role = role
-    }
-}
-
-/// A member or pending invitation of a space.
+/// A member of a space.
 public struct SpaceMember: Sendable, Hashable, Codable {
     /// The member's email.
     public var email: String
-    /// The member's user id; `nil` while the invitation waits for a sign-up.
+    /// The member's user id (optional only for servers before invitation codes, which listed pending invitations here).
     public var userId: UUID?
     /// The role.
     public var role: SpaceRole

@@ -40,3 +40,24 @@ extension ErrorCode {
     /// The caller's role does not allow this.
     public static let insufficientRole: ErrorCode = "insufficient_role"
 }
+
+extension ErrorCode {
+    // Invitations, membership and per-account caps.
+
+    /// No pending invitation has this code (unknown, revoked, or sent to another address).
+    public static let invitationNotFound: ErrorCode = "invitation_not_found"
+    /// The invitation's code expired; ask for a new one.
+    public static let invitationExpired: ErrorCode = "invitation_expired"
+    /// The invitation's code was redeemed by another account.
+    public static let invitationUsed: ErrorCode = "invitation_used"
+    /// The space's last owner can neither leave, be removed, nor lose the owner role.
+    public static let lastOwner: ErrorCode = "last_owner"
+    /// The account is in as many spaces as the server allows.
+    public static let tooManySpaces: ErrorCode = "too_many_spaces"
+    /// The account has as many devices as the server allows.
+    public static let tooManyDevices: ErrorCode = "too_many_devices"
+    /// The account has as many pending invitations out as the server allows.
+    public static let tooManyInvitations: ErrorCode = "too_many_invitations"
+    /// No member with this id in the space.
+    public static let memberNotFound: ErrorCode = "member_not_found"
+}

@@ -16,7 +16,7 @@ struct DeviceService: Sendable {
     /// The caller with its bound device. A revoked device is refused (403 `device_revoked`); a bound device's
     /// `lastSeenAt` moves forward, at most once per ``SyncLimits/lastSeenInterval``.
     func caller(_ caller: AuthService.Caller) async throws -> SyncCaller {
-        var resolved = SyncCaller(userID: caller.userID, email: caller.claims.email, sessionID: caller.sessionID)
+        var resolved = SyncCaller(account: caller)
         guard let id = caller.deviceID, var device = try await storage.device(id: id), device.userID == caller.userID else {
             return resolved
         }
@@ -34,9 +34,9 @@ struct DeviceService: Sendable {
     func register(_ caller: SyncCaller, id: UUID, _ registration: DeviceRegistration) async throws -> (device: Device, isNew: Bool) {
         let valid = try Self.validated(registration)
         let time = now()
-        let userID = caller.userID
+        let (userID, limits) = (caller.userID, limits)
         let (device, isNew) = try await storage.registerDevice(id: id, userID: userID, sessionID: caller.sessionID) { context in
-            try Self.decide(context, id: id, userID: userID, registration: valid, now: time)
+            try Self.decide(context, id: id, userID: userID, registration: valid, limits: limits, now: time)
         }
         if isNew {
             logger.info("device registered", metadata: ["ferry.device.id": "\(id.lowercased)", "ferry.device.trust": "\(device.trust.rawValue)"])
@@ -80,9 +80,15 @@ struct DeviceService: Sendable {
     /// recovery of an account whose trusted devices were all revoked. That is safe: trust only lets a device receive
     /// keys that other trusted devices seal to it, and an account with no trusted device has nobody left who could.
     static func decide(
-        _ context: DeviceRegistrationContext, id: UUID, userID: UUID, registration: DeviceRegistration, now: Date
+        _ context: DeviceRegistrationContext, id: UUID, userID: UUID, registration: DeviceRegistration, limits: SyncLimits, now: Date
     ) throws -> DeviceRecord {
         guard var device = context.existing else {
+            guard context.activeDeviceCount < limits.maximumDevicesPerAccount else {
+                throw APIError(
+                    .conflict, .tooManyDevices,
+                    "The account has \(limits.maximumDevicesPerAccount) devices, the most this server allows; revoke one you no longer use (ferry devices revoke)."
+                )
+            }
             return DeviceRecord(
                 id: id, userID: userID, name: registration.name, type: registration.type, hostname: registration.hostname,
                 publicKey: registration.publicKey, pushToken: registration.pushToken, pushEnvironment: registration.pushEnvironment,

@@ -4,15 +4,15 @@ import HTTPTypes
 
 /// The verified caller of a `/sync/v1` request: the account, the session, and the device the session is bound to.
 struct SyncCaller: Sendable {
-    /// The account.
-    var userID: UUID
-    /// The account's email (for invitations waiting on it).
-    var email: String
-    /// The session of the access token.
-    var sessionID: UUID
+    /// The verified access token and its session.
+    var account: AuthService.Caller
     /// The registered device the session is bound to, as of this request; `nil` for a session that registered none.
     var device: DeviceRecord?
 
+    /// The account.
+    var userID: UUID { account.userID }
+    /// The session of the access token.
+    var sessionID: UUID { account.sessionID }
     /// The caller's device, which must be trusted: approving, revoking and sealing keys need one.
     func trustedDevice() throws -> DeviceRecord {
         guard let device else {

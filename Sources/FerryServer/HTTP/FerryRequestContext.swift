@@ -9,6 +9,10 @@ public struct FerryRequestContext: RequestContext {
     public var requestID: String
     /// The client's IP address as the socket sees it, for per-address rate limits.
     public var clientAddress: String
+    /// The verified caller, set by ``SyncAuthenticationMiddleware`` on authenticated route groups.
+    var caller: SyncCaller?
+    /// How long a request may wait on the database (``ServerConfiguration/requestDeadline``), set by the router.
+    var deadline: Duration = .seconds(10)
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

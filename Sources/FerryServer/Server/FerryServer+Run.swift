@@ -26,9 +26,15 @@ extension FerryServer {
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
             .register(on: router)
         AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
-        let authenticator = SyncAuthenticator(auth: auth, devices: devices, deadline: configuration.requestDeadline)
-        SyncRoutes(authenticator: authenticator, sync: sync).register(on: router)
-        DeviceRoutes(authenticator: authenticator, devices: devices, secrets: secrets).register(on: router)
+        // Every /sync/v1 route is authenticated by one middleware; its handlers receive the verified caller.
+        let authenticated = router.group("sync/v1")
+            .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
+            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices, deadline: configuration.requestDeadline))
+            .group(context: AuthenticatedContext.self)
+        SyncRoutes(sync: sync).register(on: authenticated)
+        SpaceRoutes(spaces: spaces).register(on: authenticated)
+        DeviceRoutes(devices: devices, secrets: secrets).register(on: authenticated)
+        ProfileRoutes(auth: auth).register(on: authenticated)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         return router
     }

@@ -41,6 +41,7 @@ public final class FerryServer: Sendable {
     let sync: SyncService
     let devices: DeviceService
     let secrets: SecretsService
+    let spaces: SpaceService
     let services: [any Service]
     let logger: Logger
     let registry = PrometheusCollectorRegistry()
@@ -56,6 +57,7 @@ public final class FerryServer: Sendable {
         self.sync = sync
         self.devices = DeviceService(storage: sync.storage, limits: configuration.sync, logger: logger)
         self.secrets = SecretsService(storage: sync.storage, limits: configuration.sync, logger: logger)
+        self.spaces = SpaceService(storage: sync.storage, limits: configuration.sync, logger: logger)
         self.configuration = configuration
         self.storage = storage
         self.schema = schema

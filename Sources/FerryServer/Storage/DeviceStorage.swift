@@ -7,6 +7,8 @@ struct DeviceRegistrationContext: Sendable {
     var existing: DeviceRecord?
     /// Whether the account has a trusted device at this moment.
     var hasTrustedDevice: Bool
+    /// How many of the account's devices are not revoked.
+    var activeDeviceCount: Int
 }
 
 /// One `PUT /sync/v1/secrets`, its rows checked for form, ready for the engine's transaction.

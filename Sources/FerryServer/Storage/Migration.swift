@@ -337,5 +337,51 @@ extension Migration {
             sqlite: ["ALTER TABLE ferry_device_mutations ADD COLUMN last_batch BLOB"],
             postgres: ["ALTER TABLE ferry_device_mutations ADD COLUMN last_batch bytea"]
         ),
+        Migration(
+            version: 6,
+            name: "invitation codes",
+            // Invitations were claimed by whoever signed up with the address; they become single-use codes. Nobody
+            // holds a code for an old invitation, so those are dropped: their senders invite again.
+            sqlite: [
+                "DROP TABLE ferry_invitations",
+                """
+                CREATE TABLE ferry_space_invitations (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  space_id TEXT NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  code_hash BLOB NOT NULL UNIQUE,
+                  email TEXT NOT NULL,
+                  role TEXT NOT NULL,
+                  invited_by TEXT NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  created_at TEXT NOT NULL,
+                  expires_at TEXT NOT NULL,
+                  accepted_by TEXT REFERENCES ferry_users (id) ON DELETE SET NULL,
+                  accepted_at TEXT,
+                  revoked_at TEXT
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_space_invitations_space ON ferry_space_invitations (space_id)",
+                "CREATE INDEX ferry_space_invitations_sender ON ferry_space_invitations (invited_by)",
+            ],
+            postgres: [
+                "DROP TABLE ferry_invitations",
+                """
+                CREATE TABLE ferry_space_invitations (
+                  id uuid PRIMARY KEY,
+                  space_id uuid NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  code_hash bytea NOT NULL UNIQUE,
+                  email text NOT NULL,
+                  role text NOT NULL,
+                  invited_by uuid NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  created_at timestamptz NOT NULL,
+                  expires_at timestamptz NOT NULL,
+                  accepted_by uuid REFERENCES ferry_users (id) ON DELETE SET NULL,
+                  accepted_at timestamptz,
+                  revoked_at timestamptz
+                )
+                """,
+                "CREATE INDEX ferry_space_invitations_space ON ferry_space_invitations (space_id)",
+                "CREATE INDEX ferry_space_invitations_sender ON ferry_space_invitations (invited_by)",
+            ]
+        ),
     ]
 }

@@ -1,26 +1,6 @@
 import FerryCore
 import Foundation
 
-/// Why a space operation failed.
-public enum SpaceStorageError: Error, Sendable, Hashable {
-    /// A space with this id exists already.
-    case spaceExists
-    /// No such space.
-    case spaceNotFound
-}
-
-/// Spaces, members and invitations.
-public protocol SpaceStorage: Sendable {
-    /// The spaces `userID` belongs to, after turning invitations sent to `email` into memberships.
-    func spaces(userID: UUID, email: String, now: Date) async throws -> [SpaceSummary]
-    /// Creates a shared space owned by `ownerID`. Throws ``SpaceStorageError/spaceExists``.
-    func createSpace(id: UUID, name: String, isEncrypted: Bool, ownerID: UUID, now: Date) async throws
-    /// Grants `role` to the account with `email`, or records an invitation it claims when it signs up.
-    func invite(space: UUID, email: String, role: SpaceRole, now: Date) async throws -> SpaceMember
-    /// The members and pending invitations of a space.
-    func members(space: UUID) async throws -> [SpaceMember]
-}
-
 /// The inputs of one push, validated, ready for the engine's transaction.
 struct PushBatch: Sendable {
     var userID: UUID

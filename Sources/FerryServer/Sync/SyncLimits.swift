@@ -29,6 +29,19 @@ public struct SyncLimits: Sendable, Hashable {
     /// write, and SQLite has one writer. `GET /sync/v1/devices` is therefore up to this much behind.
     public var lastSeenInterval: Duration = .seconds(10)
 
+    /// The most spaces one account is in (its personal space included): creating or joining one more is
+    /// `409 too_many_spaces`. Every push and pull reads each of them.
+    public var maximumSpacesPerAccount = 1000
+    /// The most devices one account has registered and not revoked: one more is `409 too_many_devices`.
+    public var maximumDevicesPerAccount = 100
+    /// The most invitations one account has pending (neither redeemed, revoked nor expired): one more is
+    /// `409 too_many_invitations`.
+    public var maximumPendingInvitations = 100
+    /// How long an invitation's code works when the inviter names no `expiresIn`.
+    public var invitationLifetime: Duration = .seconds(7 * 24 * 3600)
+    /// The longest `expiresIn` an inviter may ask for.
+    public var maximumInvitationLifetime: Duration = .seconds(30 * 24 * 3600)
+
     /// The default limits.
     public init() {}
 }

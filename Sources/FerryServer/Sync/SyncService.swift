@@ -13,17 +13,12 @@ struct SyncService: Sendable {
     let logger: Logger
     var now: @Sendable () -> Date = Date.init
 
-    /// The caller's spaces, with roles.
-    func spaces(userID: UUID, email: String) async throws -> [SpaceSummary] {
-        try await storage.spaces(userID: userID, email: email, now: now())
-    }
-
     /// The largest mutation id: 2^53 - 1, the largest integer a JSON number carries exactly everywhere.
     static let largestMutationID: Int64 = 9_007_199_254_740_991
 
     /// Runs a push for the device the caller's session is bound to (a whole-request error for any other).
     func push(_ caller: SyncCaller, request: PushRequest) async throws -> PushResponse {
-        let (userID, email) = (caller.userID, caller.email)
+        let userID = caller.userID
         guard let device = caller.device else {
             throw APIError(
                 .forbidden, .deviceNotRegistered,
@@ -54,7 +49,7 @@ struct SyncService: Sendable {
         if let last = request.mutations.last, last.mutationId > Self.largestMutationID {
             throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids go up to 2^53-1, which JSON carries exactly in every language.")
         }
-        let summaries = try await spaces(userID: userID, email: email)
+        let summaries = try await storage.spaces(userID: userID)
         let roles = Dictionary(summaries.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
         let time = now()
         var validator = MutationValidator(schema: schema, limits: limits, userID: userID, roles: roles, now: time)
@@ -85,7 +80,7 @@ struct SyncService: Sendable {
         return response
     }
 
-    func pull(userID: UUID, email: String, request: PullRequest) async throws -> PullResponse {
+    func pull(_ caller: SyncCaller, request: PullRequest) async throws -> PullResponse {
         if let limit = request.limit, limit < 1 {
             throw APIError(.unprocessableContent, .validationFailed, "limit must be at least 1.")
         }
@@ -95,7 +90,7 @@ struct SyncService: Sendable {
         let limit = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
         var response = PullResponse(changes: [], cursors: [:], hasMore: false)
         var cursors: [SpaceCursor] = []
-        let spaces = try await spaces(userID: userID, email: email)
+        let spaces = try await storage.spaces(userID: caller.userID)
         for space in spaces {
             if space.isEncrypted { response.keyVersions[space.id] = space.keyVersion }
             if request.exclude.contains(space.id) { continue }
@@ -119,50 +114,5 @@ struct SyncService: Sendable {
             response.hasMore = response.hasMore || page.hasMore
         }
         return response
-    }
-
-    func createSpace(ownerID: UUID, request: CreateSpaceRequest) async throws -> SpaceSummary {
-        let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.count <= 200, !name.contains("\u{0}") else {
-            throw APIError(.unprocessableContent, .validationFailed, "A space needs a name of 1 to 200 characters.")
-        }
-        let id = request.id ?? UUID()
-        do {
-            try await storage.createSpace(id: id, name: name, isEncrypted: request.encrypted ?? false, ownerID: ownerID, now: now())
-        } catch SpaceStorageError.spaceExists {
-            throw APIError(.conflict, .spaceExists, "A space with id \(id.lowercased) exists already.")
-        }
-        return SpaceSummary(id: id, name: name, isPersonal: false, isEncrypted: request.encrypted ?? false, role: .owner, seq: 0)
-    }
-
-    func invite(userID: UUID, email: String, space: UUID, request: InviteRequest) async throws -> SpaceMember {
-        let summary = try await membership(userID: userID, email: email, space: space)
-        guard summary.role.canManageMembers else {
-            throw APIError(.forbidden, .insufficientRole, "Your role in this space is \(summary.role.rawValue); only owners and admins invite.")
-        }
-        guard !summary.isPersonal else {
-            throw APIError(.unprocessableContent, .validationFailed, "A personal space cannot be shared; create a shared space.")
-        }
-        guard request.role != .owner else {
-            throw APIError(.unprocessableContent, .validationFailed, "A space has one owner; invite as admin, member or viewer.")
-        }
-        let invitee = request.email.trimmingCharacters(in: .whitespaces).lowercased()
-        guard invitee.contains("@"), invitee.count <= 320, !invitee.contains("\u{0}") else {
-            throw APIError(.unprocessableContent, .emailAddressInvalid, "'\(invitee.prefix(64))' is not an email address.")
-        }
-        return try await storage.invite(space: space, email: invitee, role: request.role, now: now())
-    }
-
-    func members(userID: UUID, email: String, space: UUID) async throws -> [SpaceMember] {
-        _ = try await membership(userID: userID, email: email, space: space)
-        return try await storage.members(space: space)
-    }
-
-    /// The caller's membership of `space`; 404 when there is none, so non-members learn nothing of it.
-    private func membership(userID: UUID, email: String, space: UUID) async throws -> SpaceSummary {
-        guard let summary = try await spaces(userID: userID, email: email).first(where: { $0.id == space }) else {
-            throw APIError(.notFound, .spaceNotFound, "No space \(space.lowercased) among yours.")
-        }
-        return summary
     }
 }

@@ -3,11 +3,14 @@ import FerryClient
 import FerryCore
 import Foundation
 
-/// `ferry spaces ls|create|invite`: the spaces this account belongs to (these need the server).
+/// `ferry spaces …`: the spaces this account belongs to, their members and invitations (all but an offline
+/// `create` need the server).
 struct SpacesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "spaces", abstract: "List, create and share spaces (ls and invite need the server).",
-        subcommands: [List.self, Create.self, Invite.self]
+        commandName: "spaces", abstract: "List, create and share spaces: invitations, members and roles.",
+        subcommands: [
+            List.self, Create.self, Invite.self, Join.self, Invitations.self, Uninvite.self, Members.self, Role.self, Remove.self, Leave.self,
+        ]
     )
 
     struct List: AsyncParsableCommand {
@@ -59,28 +62,6 @@ struct SpacesCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("ferry: offline; the space is queued and 'ferry sync' creates it\n".utf8))
                 Output.emit(json: options.json, human: RecordText.id(spaceID), ["id": RecordText.id(spaceID), "name": name, "queued": true])
             }
-        }
-    }
-
-    struct Invite: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "invite", abstract: "Invite someone into a space (they join when they sign up with that email)."
-        )
-
-        @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
-        @Argument(help: "The invitee's email.") var email: String
-        @Option(help: "admin, member or viewer.") var role: String = "member"
-
-        func run() async throws {
-            guard let role = SpaceRole(rawValue: role), role != .owner else {
-                throw CommandFailure(message: "--role is admin, member or viewer, not '\(role)'", status: 64)
-            }
-            let spaceID = try RecordText.uuid(space, what: "SPACE")
-            let member = try await SpacesCommand.client(options).invite(InviteRequest(email: email, role: role), to: spaceID)
-            Output.emit(json: options.json, human: "Invited \(member.email) as \(member.role.rawValue).", [
-                "email": member.email, "role": member.role.rawValue, "user_id": member.userId.map(RecordText.id), "space": RecordText.id(spaceID),
-            ])
         }
     }
 

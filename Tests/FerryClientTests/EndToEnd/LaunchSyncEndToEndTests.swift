@@ -18,10 +18,11 @@ struct LaunchSyncEndToEndTests {
             let suffix = UUID().uuidString.prefix(8).lowercased()
             let office = try await Device.signIn(server, email: "office-\(suffix)@example.com", password: "correct horse 1", signUp: true)
             let techEmail = "tech-\(suffix)@example.com"
-            _ = try await Device.signIn(server, email: techEmail, password: "correct horse 1", signUp: true)
+            let techAccount = try await Device.signIn(server, email: techEmail, password: "correct horse 1", signUp: true)
             let remote = SyncClient(auth: office.auth)
             let company = try await remote.createSpace(CreateSpaceRequest(name: "Acme Field Service"))
-            _ = try await remote.invite(InviteRequest(email: techEmail, role: .member), to: company.id)
+            let invitation = try await remote.invite(InviteRequest(email: techEmail, role: .member), to: company.id)
+            _ = try await SyncClient(auth: techAccount.auth).acceptInvitation(code: try #require(invitation.code))
 
             // The office fills the company space: 7 collections × 100 records (tasks under projects).
             var projects: [UUID] = []

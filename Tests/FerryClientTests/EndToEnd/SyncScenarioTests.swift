@@ -63,8 +63,10 @@ struct SyncScenarioTests {
             let ownerClient = SyncClient(auth: owner.auth)
             let space = try await ownerClient.createSpace(CreateSpaceRequest(name: "Grace Church"))
             #expect(space.role == .owner && !space.isPersonal)
-            _ = try await ownerClient.invite(InviteRequest(email: memberEmail, role: .member), to: space.id)
-            _ = try await ownerClient.invite(InviteRequest(email: viewerEmail, role: .viewer), to: space.id)
+            for (invitee, role) in [(member, SpaceRole.member), (viewer, .viewer)] {
+                let invitation = try await ownerClient.invite(InviteRequest(email: invitee.auth.session?.user.email ?? "", role: role), to: space.id)
+                _ = try await SyncClient(auth: invitee.auth).acceptInvitation(code: try #require(invitation.code))
+            }
             #expect(try await ownerClient.members(of: space.id).count == 3)
             #expect(try await SyncClient(auth: viewer.auth).spaces().first { $0.id == space.id }?.role == .viewer)
 

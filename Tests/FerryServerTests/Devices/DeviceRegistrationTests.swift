@@ -36,6 +36,25 @@ struct DeviceRegistrationTests {
         }
     }
 
+    @Test("an account's devices are capped; a revoked one frees its place", arguments: TestEngine.available)
+    func deviceCap(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: { configuration in
+            configuration.useFastPasswordHashing()
+            configuration.sync.maximumDevicesPerAccount = 2
+        }) { server in
+            let laptop = try await KeyedDevice.signUp(server)
+            try await laptop.registered()
+            let phone = try await laptop.sibling()
+            try await phone.registered()
+            let tablet = try await laptop.sibling()
+            let third = try await tablet.register()
+            #expect(third.status == 409 && third.errorCode == "too_many_devices")
+            #expect(try await laptop.register(name: "Renamed").status == 200, "an update is not a new device")
+            #expect(try await laptop.revoke(phone).status == 200)
+            #expect(try await tablet.register().status == 201)
+        }
+    }
+
     @Test("two devices registering at once as an account's first: exactly one is trusted", arguments: TestEngine.available)
     func concurrentFirstDevices(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in

@@ -132,7 +132,7 @@ struct SecretsTests {
             try await friend.registered()
             let friendsPending = try await friend.sibling()
             try await friendsPending.registered()
-            #expect(try await laptop.sync.invite(friend.sync.session.user.email, to: space, as: .member).status == 201)
+            try await laptop.sync.share(space, with: friend.sync, as: .member)
             #expect(try await laptop.secrets().missing.isEmpty, "no key yet: nothing to hand out")
 
             let key = try SpaceKey.generate(version: 1)
@@ -159,7 +159,7 @@ struct SecretsTests {
             let (laptop, _, space) = try await Self.household(server)
             let viewer = try await KeyedDevice.signUp(server, "viewer")
             try await viewer.registered()
-            #expect(try await laptop.sync.invite(viewer.sync.session.user.email, to: space, as: .viewer).status == 201)
+            try await laptop.sync.share(space, with: viewer.sync, as: .viewer)
             let first = try await viewer.stored([try viewer.seal(try SpaceKey.generate(version: 1), space: space, to: viewer)])
             #expect(first.map(\.code) == ["insufficient_role"])
             let key = try SpaceKey.generate(version: 1)

@@ -15,7 +15,7 @@ struct CursorTests {
             var writers: [SyncDevice] = []
             for index in 0..<8 {
                 let writer = try await SyncDevice.signUp(server, "writer\(index)")
-                _ = try await owner.invite(writer.session.user.email, to: company.id, as: .member)
+                try await owner.share(company.id, with: writer, as: .member)
                 writers.append(writer)
             }
             let reader = owner

@@ -103,8 +103,23 @@ struct SyncDevice {
         return try JSONDecoder().decode(SpaceSummary.self, from: reply.body)
     }
 
-    func invite(_ email: String, to space: UUID, as role: SpaceRole) async throws -> HTTPClient.Reply {
-        try await send("POST", "/sync/v1/spaces/\(space.uuidString.lowercased())/members", InviteRequest(email: email, role: role))
+    /// Sends an invitation (`POST /sync/v1/spaces/{space}/invitations`); its reply holds the code.
+    func invite(_ email: String, to space: UUID, as role: SpaceRole, expiresIn: Int? = nil) async throws -> HTTPClient.Reply {
+        try await send("POST", "/sync/v1/spaces/\(space.uuidString.lowercased())/invitations", InviteRequest(email: email, role: role, expiresIn: expiresIn))
+    }
+
+    /// Redeems an invitation code (`POST /sync/v1/invitations/accept`).
+    func accept(_ code: String) async throws -> HTTPClient.Reply {
+        try await send("POST", "/sync/v1/invitations/accept", AcceptInvitationRequest(code: code))
+    }
+
+    /// Invites `other`'s account into `space` and has it redeem the code: the consent path to membership.
+    func share(_ space: UUID, with other: SyncDevice, as role: SpaceRole) async throws {
+        let reply = try await invite(other.session.user.email, to: space, as: role)
+        guard reply.status == 201 else { throw AuthHarness.HarnessError(reply: reply) }
+        let invitation = try JSONDecoder().decode(SpaceInvitation.self, from: reply.body)
+        let accepted = try await other.accept(invitation.code ?? "")
+        guard accepted.status == 200 else { throw AuthHarness.HarnessError(reply: accepted) }
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// `/auth/v1`: Supabase Auth's endpoints for email and password accounts, and `/sync/v1/profile`.
+/// `/auth/v1`: Supabase Auth's endpoints for email and password accounts.
 struct AuthRoutes {
     let service: AuthService
     /// How long a request may wait on the database (a pool waits for a lost database indefinitely).
@@ -36,10 +36,6 @@ struct AuthRoutes {
             case password, data, email
             case currentPassword = "current_password"
         }
-    }
-
-    struct ProfileUpdate: Decodable {
-        var fields: [String: JSONValue]
     }
 
     func register(on router: Router<FerryRequestContext>) {
@@ -94,20 +90,6 @@ struct AuthRoutes {
             let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
             try await withinDeadline { try await service.signOut(caller, scope: scope) }
             return .noContent
-        }
-
-        let profile = router.group("sync/v1/profile").add(middleware: APIKeyMiddleware(anonKey: service.keys.anonKey))
-        profile.get { request, _ in
-            let authorization = request.headers[.authorization]
-            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
-            return JSONResponse(try await withinDeadline { try await service.profile(caller) })
-        }
-        profile.patch { request, _ in
-            var request = request
-            let authorization = request.headers[.authorization]
-            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
-            let body = try await request.decodeJSON(ProfileUpdate.self)
-            return JSONResponse(try await withinDeadline { try await service.updateProfile(caller, fields: body.fields) })
         }
     }
 }

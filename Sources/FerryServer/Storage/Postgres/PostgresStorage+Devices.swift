@@ -30,11 +30,16 @@ extension PostgresStorage: DeviceStorage {
                 let existing = try await Self.devices(try await connection.query(
                     "SELECT \(unescaped: Self.deviceColumns) FROM ferry_devices WHERE id = \(id) FOR UPDATE", logger: logger
                 )).first
-                let trusted = try await connection.query(
-                    "SELECT EXISTS (SELECT 1 FROM ferry_devices WHERE user_id = \(userID) AND trust = 'trusted')", logger: logger
+                let counts = try await connection.query(
+                    """
+                    SELECT count(*) FILTER (WHERE trust = 'trusted'), count(*) FILTER (WHERE trust <> 'revoked')
+                    FROM ferry_devices WHERE user_id = \(userID)
+                    """,
+                    logger: logger
                 )
-                let hasTrusted = try await trusted.decode(Bool.self).first(where: { _ in true }) ?? false
-                let device = try decide(DeviceRegistrationContext(existing: existing, hasTrustedDevice: hasTrusted))
+                var (trusted, active): (Int64, Int64) = (0, 0)
+                for try await row in counts.decode((Int64, Int64).self) { (trusted, active) = row }
+                let device = try decide(DeviceRegistrationContext(existing: existing, hasTrustedDevice: trusted > 0, activeDeviceCount: Int(active)))
                 if existing == nil {
                     try await connection.query(
                         """

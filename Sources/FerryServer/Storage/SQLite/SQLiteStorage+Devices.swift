@@ -21,10 +21,17 @@ extension SQLiteStorage: DeviceStorage {
         // The pool's single writer serialises registrations, so two first devices cannot both become trusted.
         try await pool.write { db in
             let existing = try Self.device(db, id: id)
-            let hasTrusted = try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_devices WHERE user_id = ? AND trust = 'trusted')", arguments: [userID.databaseText]
-            ) ?? false
-            let device = try decide(DeviceRegistrationContext(existing: existing, hasTrustedDevice: hasTrusted))
+            let counts = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FILTER (WHERE trust = 'trusted') AS trusted, count(*) FILTER (WHERE trust <> 'revoked') AS active
+                    FROM ferry_devices WHERE user_id = ?
+                    """,
+                arguments: [userID.databaseText]
+            )
+            let device = try decide(DeviceRegistrationContext(
+                existing: existing, hasTrustedDevice: (counts?["trusted"] ?? 0) > 0, activeDeviceCount: counts?["active"] ?? 0
+            ))
             if existing == nil {
                 try db.execute(
                     sql: """

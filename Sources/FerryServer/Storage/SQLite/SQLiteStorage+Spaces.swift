@@ -3,26 +3,8 @@ import Foundation
 import GRDB
 
 extension SQLiteStorage: SpaceStorage {
-    public func spaces(userID: UUID, email: String, now: Date) async throws -> [SpaceSummary] {
-        let email = email.lowercased()
-        // Every push and pull looks up roles; only an invitation waiting for this address needs the writer.
-        let hasInvitation = try await pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM ferry_invitations WHERE email = ? LIMIT 1", arguments: [email]) ?? false
-        }
-        if hasInvitation {
-            try await pool.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO ferry_members (space_id, user_id, role, created_at)
-                        SELECT space_id, ?, role, ? FROM ferry_invitations WHERE email = ?
-                        ON CONFLICT (space_id, user_id) DO NOTHING
-                        """,
-                    arguments: [userID.databaseText, Timestamp.format(now), email]
-                )
-                try db.execute(sql: "DELETE FROM ferry_invitations WHERE email = ?", arguments: [email])
-            }
-        }
-        return try await pool.read { db in
+    func spaces(userID: UUID) async throws -> [SpaceSummary] {
+        try await pool.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -40,9 +22,10 @@ extension SQLiteStorage: SpaceStorage {
         }
     }
 
-    public func createSpace(id: UUID, name: String, isEncrypted: Bool, ownerID: UUID, now: Date) async throws {
+    func createSpace(id: UUID, name: String, isEncrypted: Bool, ownerID: UUID, now: Date, maximumSpaces: Int) async throws {
         do {
             try await pool.write { db in
+                guard try Self.spaceCount(db, userID: ownerID) < maximumSpaces else { throw SpaceStorageError.tooManySpaces }
                 try db.execute(
                     sql: "INSERT INTO ferry_spaces (id, owner_id, is_personal, name, is_encrypted, created_at) VALUES (?, ?, 0, ?, ?, ?)",
                     arguments: [id.databaseText, ownerID.databaseText, name, isEncrypted, Timestamp.format(now)]
@@ -57,58 +40,162 @@ extension SQLiteStorage: SpaceStorage {
         }
     }
 
-    public func invite(space: UUID, email: String, role: SpaceRole, now: Date) async throws -> SpaceMember {
-        let email = email.lowercased()
-        return try await pool.write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM ferry_spaces WHERE id = ?", arguments: [space.databaseText]) == true else {
-                throw SpaceStorageError.spaceNotFound
-            }
-            if let userText = try String.fetchOne(db, sql: "SELECT id FROM ferry_users WHERE email = ?", arguments: [email]),
-               let userID = UUID(uuidString: userText) {
-                // The owner keeps ownership; anyone else gets the new role.
-                try db.execute(
-                    sql: """
-                        INSERT INTO ferry_members (space_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
-                        ON CONFLICT (space_id, user_id) DO UPDATE SET role = excluded.role WHERE ferry_members.role <> 'owner'
-                        """,
-                    arguments: [space.databaseText, userID.databaseText, role.rawValue, Timestamp.format(now)]
-                )
-                let stored = try String.fetchOne(
-                    db, sql: "SELECT role FROM ferry_members WHERE space_id = ? AND user_id = ?", arguments: [space.databaseText, userID.databaseText]
-                ).flatMap(SpaceRole.init(rawValue:)) ?? role
-                return SpaceMember(email: email, userId: userID, role: stored)
-            }
+    func createInvitation(_ invitation: SpaceInvitation, codeHash: Data, maximumPending: Int, now: Date) async throws {
+        try await pool.write { db in
+            let pending = try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM ferry_space_invitations
+                    WHERE invited_by = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?
+                    """,
+                arguments: [invitation.invitedBy.databaseText, Timestamp.format(now)]
+            ) ?? 0
+            guard pending < maximumPending else { throw SpaceStorageError.tooManyInvitations }
             try db.execute(
                 sql: """
-                    INSERT INTO ferry_invitations (space_id, email, role, created_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (space_id, email) DO UPDATE SET role = excluded.role
+                    INSERT INTO ferry_space_invitations (id, space_id, code_hash, email, role, invited_by, created_at, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [space.databaseText, email, role.rawValue, Timestamp.format(now)]
+                arguments: [
+                    invitation.id.databaseText, invitation.spaceId.databaseText, codeHash, invitation.email, invitation.role.rawValue,
+                    invitation.invitedBy.databaseText, Timestamp.format(invitation.createdAt), Timestamp.format(invitation.expiresAt),
+                ]
             )
-            return SpaceMember(email: email, userId: nil, role: role)
         }
     }
 
-    public func members(space: UUID) async throws -> [SpaceMember] {
+    func invitations(space: UUID, now: Date) async throws -> [SpaceInvitation] {
         try await pool.read { db in
-            let members = try Row.fetchAll(
+            try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT u.email, u.id, m.role FROM ferry_members m JOIN ferry_users u ON u.id = m.user_id
-                    WHERE m.space_id = ? ORDER BY u.email
+                    SELECT \(Self.invitationColumns) FROM ferry_space_invitations
+                    WHERE space_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id
                     """,
-                arguments: [space.databaseText]
-            ).compactMap { row -> SpaceMember? in
-                guard let role = SpaceRole(rawValue: row["role"]) else { return nil }
-                return SpaceMember(email: row["email"], userId: UUID(uuidString: row["id"]), role: role)
-            }
-            let invitations = try Row.fetchAll(
-                db, sql: "SELECT email, role FROM ferry_invitations WHERE space_id = ? ORDER BY email", arguments: [space.databaseText]
-            ).compactMap { row -> SpaceMember? in
-                guard let role = SpaceRole(rawValue: row["role"]) else { return nil }
-                return SpaceMember(email: row["email"], userId: nil, role: role)
-            }
-            return members + invitations
+                arguments: [space.databaseText, Timestamp.format(now)]
+            ).compactMap { Self.invitation($0)?.invitation }
         }
+    }
+
+    func revokeInvitation(space: UUID, id: UUID, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE ferry_space_invitations SET revoked_at = ?
+                    WHERE id = ? AND space_id = ? AND accepted_at IS NULL AND revoked_at IS NULL
+                    """,
+                arguments: [Timestamp.format(now), id.databaseText, space.databaseText]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    func redeemInvitation(
+        codeHash: Data, userID: UUID, now: Date, decide: @Sendable (RedemptionContext) throws -> RedemptionDecision
+    ) async throws -> UUID {
+        try await pool.write { db in
+            let stored = try Row.fetchOne(
+                db, sql: "SELECT \(Self.invitationColumns) FROM ferry_space_invitations WHERE code_hash = ?", arguments: [codeHash]
+            ).flatMap(Self.invitation)
+            let email = try String.fetchOne(db, sql: "SELECT email FROM ferry_users WHERE id = ?", arguments: [userID.databaseText]) ?? ""
+            let role = try stored.flatMap { stored in
+                try String.fetchOne(
+                    db, sql: "SELECT role FROM ferry_members WHERE space_id = ? AND user_id = ?",
+                    arguments: [stored.invitation.spaceId.databaseText, userID.databaseText]
+                )
+            }.flatMap(SpaceRole.init(rawValue:))
+            let context = RedemptionContext(
+                invitation: stored, email: email, currentRole: role, spaceCount: try Self.spaceCount(db, userID: userID)
+            )
+            let decision = try decide(context)
+            guard let invitation = stored?.invitation else { throw SpaceStorageError.spaceNotFound }
+            if case .join(let role) = decision {
+                try db.execute(
+                    sql: """
+                        INSERT INTO ferry_members (space_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (space_id, user_id) DO UPDATE SET role = excluded.role
+                        """,
+                    arguments: [invitation.spaceId.databaseText, userID.databaseText, role.rawValue, Timestamp.format(now)]
+                )
+                try db.execute(
+                    sql: "UPDATE ferry_space_invitations SET accepted_by = ?, accepted_at = ? WHERE id = ?",
+                    arguments: [userID.databaseText, Timestamp.format(now), invitation.id.databaseText]
+                )
+            }
+            return invitation.spaceId
+        }
+    }
+
+    func changeMember(
+        space: UUID, callerID: UUID, memberID: UUID, now: Date, decide: @Sendable (MembershipContext) throws -> MembershipChange
+    ) async throws -> SpaceMember? {
+        try await pool.write { db in
+            func role(_ user: UUID) throws -> SpaceRole? {
+                try String.fetchOne(
+                    db, sql: "SELECT role FROM ferry_members WHERE space_id = ? AND user_id = ?", arguments: [space.databaseText, user.databaseText]
+                ).flatMap(SpaceRole.init(rawValue:))
+            }
+            let owners = try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM ferry_members WHERE space_id = ? AND role = 'owner'", arguments: [space.databaseText]
+            ) ?? 0
+            let isPersonal = try Bool.fetchOne(db, sql: "SELECT is_personal FROM ferry_spaces WHERE id = ?", arguments: [space.databaseText]) ?? false
+            let context = MembershipContext(callerRole: try role(callerID), memberRole: try role(memberID), ownerCount: owners, isPersonal: isPersonal)
+            switch try decide(context) {
+            case .nothing:
+                break
+            case .setRole(let newRole):
+                try db.execute(
+                    sql: "UPDATE ferry_members SET role = ? WHERE space_id = ? AND user_id = ?",
+                    arguments: [newRole.rawValue, space.databaseText, memberID.databaseText]
+                )
+            case .remove:
+                try db.execute(
+                    sql: "DELETE FROM ferry_members WHERE space_id = ? AND user_id = ?", arguments: [space.databaseText, memberID.databaseText]
+                )
+                try db.execute(
+                    sql: "UPDATE ferry_spaces SET rotation_required = 1 WHERE id = ? AND is_encrypted = 1 AND key_version > 0",
+                    arguments: [space.databaseText]
+                )
+                return nil
+            }
+            return try Self.members(db, space: space, only: memberID).first
+        }
+    }
+
+    func members(space: UUID) async throws -> [SpaceMember] {
+        try await pool.read { db in try Self.members(db, space: space, only: nil) }
+    }
+
+    private static func members(_ db: Database, space: UUID, only user: UUID?) throws -> [SpaceMember] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT u.email, u.id, m.role FROM ferry_members m JOIN ferry_users u ON u.id = m.user_id
+                WHERE m.space_id = ? AND (? IS NULL OR m.user_id = ?) ORDER BY u.email
+                """,
+            arguments: [space.databaseText, user?.databaseText, user?.databaseText]
+        ).compactMap { row -> SpaceMember? in
+            guard let role = SpaceRole(rawValue: row["role"]) else { return nil }
+            return SpaceMember(email: row["email"], userId: UUID(uuidString: row["id"]), role: role)
+        }
+    }
+
+    private static func spaceCount(_ db: Database, userID: UUID) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_members WHERE user_id = ?", arguments: [userID.databaseText]) ?? 0
+    }
+
+    private static let invitationColumns =
+        "id, space_id, email, role, invited_by, created_at, expires_at, accepted_by, accepted_at, revoked_at"
+
+    private static func invitation(_ row: Row) -> StoredInvitation? {
+        guard let id = UUID(uuidString: row["id"]), let space = UUID(uuidString: row["space_id"]),
+              let role = SpaceRole(rawValue: row["role"]), let sender = UUID(uuidString: row["invited_by"]),
+              let created = Timestamp.parse(row["created_at"]), let expires = Timestamp.parse(row["expires_at"]) else { return nil }
+        return StoredInvitation(
+            invitation: SpaceInvitation(id: id, spaceId: space, email: row["email"], role: role, invitedBy: sender, createdAt: created, expiresAt: expires),
+            acceptedAt: (row["accepted_at"] as String?).flatMap(Timestamp.parse),
+            acceptedBy: (row["accepted_by"] as String?).flatMap(UUID.init(uuidString:)),
+            revokedAt: (row["revoked_at"] as String?).flatMap(Timestamp.parse)
+        )
     }
 }
