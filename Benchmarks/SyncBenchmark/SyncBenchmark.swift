@@ -277,9 +277,10 @@ struct Device {
         let store = try fileURL.map { try LocalStore(fileURL: $0, schema: schema, defaultSpace: session.user.id, logger: .testing) }
             ?? LocalStore.inMemory(schema: schema, defaultSpace: session.user.id, logger: .testing)
         // The server takes a push only from a session bound to the pushing device.
-        _ = try await client.registerDevice(store.deviceId, DeviceRegistration(
-            name: "Benchmark device", type: .linux, hostname: "bench.local", publicKey: DeviceKeyPair.generate().publicKeyBase64
-        ))
+        let keys = DeviceKeyPair.generate()
+        _ = try await client.registerDevice(
+            store.deviceId, DeviceRegistration(name: "Benchmark device", type: .linux, hostname: "bench.local", publicKey: keys.publicKeyBase64), keys: keys
+        )
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)

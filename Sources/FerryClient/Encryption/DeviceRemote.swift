@@ -1,11 +1,13 @@
 import FerryCore
+import FerrySecurity
 import Foundation
 
 /// The server's device and sealed-key routes, as post-login sync and key upkeep need them; ``SyncClient`` is
 /// the real one, tests wrap it to inject failures.
 public protocol DeviceRemote: Sendable {
-    /// Registers or updates this device and binds the session to it (`PUT /sync/v1/devices/{id}`).
-    func registerDevice(_ id: UUID, _ registration: DeviceRegistration) async throws -> Device
+    /// Registers or updates this device and binds the session to it (`PUT /sync/v1/devices/{id}`), proving with
+    /// `keys` (whose public key is `registration.publicKey`) that this is the device.
+    func registerDevice(_ id: UUID, _ registration: DeviceRegistration, keys: DeviceKeyPair) async throws -> Device
     /// The account's devices (`GET /sync/v1/devices`).
     func devices() async throws -> [Device]
     /// Approves a pending device (`POST /sync/v1/devices/{id}/trust`); the caller must be trusted.

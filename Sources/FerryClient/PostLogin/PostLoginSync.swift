@@ -142,7 +142,7 @@ public final class PostLoginSync: Sendable {
     private func registerDevice(_ result: inout PostLoginSyncResult) async -> Bool {
         do {
             result.requests += 1
-            let device = try await deviceRemote.registerDevice(store.deviceId, registration)
+            let device = try await deviceRemote.registerDevice(store.deviceId, registration, keys: deviceKeys)
             try store.setDeviceTrust(device.trust)
             result.device = device
             return true

@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySecurity
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -43,8 +44,21 @@ public struct SyncClient: SyncRemote, DeviceRemote {
         try await send("POST", "sync/v1/spaces", body: request, expecting: SpaceSummary.self, what: "space")
     }
 
-    public func registerDevice(_ id: UUID, _ registration: DeviceRegistration) async throws -> Device {
-        try await send("PUT", "sync/v1/devices/\(id.uuidString.lowercased())", body: registration, expecting: Device.self, what: "device")
+    /// Asks the server for a challenge sealed to `registration.publicKey`, opens it with `keys` and registers with
+    /// the answer: two requests.
+    public func registerDevice(_ id: UUID, _ registration: DeviceRegistration, keys: DeviceKeyPair) async throws -> Device {
+        let path = "sync/v1/devices/\(id.uuidString.lowercased())"
+        let challenge = try await send(
+            "POST", path + "/challenge", body: DeviceChallengeRequest(publicKey: registration.publicKey), expecting: DeviceChallenge.self,
+            what: "device challenge"
+        )
+        guard let encapsulatedKey = Data(base64Encoded: challenge.encapsulatedKey), let ciphertext = Data(base64Encoded: challenge.ciphertext) else {
+            throw AuthError.unreadable("device challenge", status: 200)
+        }
+        let nonce = try DeviceProofSealer.open(encapsulatedKey: encapsulatedKey, ciphertext: ciphertext, deviceID: id, with: keys)
+        var registration = registration
+        registration.proof = DeviceProof(nonce: nonce.base64EncodedString(), expiresAt: challenge.expiresAt)
+        return try await send("PUT", path, body: registration, expecting: Device.self, what: "device")
     }
 
     public func devices() async throws -> [Device] {

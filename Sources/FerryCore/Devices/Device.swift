@@ -94,12 +94,16 @@ public struct DeviceRegistration: Sendable, Hashable, Codable {
     public var pushToken: String?
     /// The APNs environment of ``pushToken``.
     public var pushEnvironment: PushEnvironment?
+    /// Proof that the caller holds the private key of ``publicKey``: needed to bind a session to the device, so
+    /// knowing a device's id and public key (which `GET /sync/v1/devices` lists) is not enough to act as it.
+    public var proof: DeviceProof?
 
     /// Creates a registration.
     public init(
         name: String, type: DeviceKind, hostname: String, publicKey: String, pushToken: String? = nil,
-        pushEnvironment: PushEnvironment? = nil
+        pushEnvironment: PushEnvironment? = nil, proof: DeviceProof? = nil
     ) {
+        self.proof = proof
         self.name = name
         self.type = type
         self.hostname = hostname

@@ -25,4 +25,8 @@ extension ErrorCode {
     public static let encryptionRequired: ErrorCode = "encryption_required"
     /// The encrypted space has no key of that version yet (or the device holds none).
     public static let spaceKeyMissing: ErrorCode = "space_key_missing"
+    /// Binding a session to a device needs proof that the caller holds the device's private key.
+    public static let deviceProofRequired: ErrorCode = "device_proof_required"
+    /// The proof does not answer a current challenge of this session for this device and key.
+    public static let deviceProofInvalid: ErrorCode = "device_proof_invalid"
 }

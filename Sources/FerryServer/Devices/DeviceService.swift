@@ -10,6 +10,7 @@ import Logging
 struct DeviceService: Sendable {
     let storage: any DeviceStorage
     let limits: SyncLimits
+    let proofs: DeviceProofVerifier
     let logger: Logger
     var now: @Sendable () -> Date = Date.init
 
@@ -30,10 +31,25 @@ struct DeviceService: Sendable {
         return resolved
     }
 
+    /// A challenge sealed to `request.publicKey` for device `id`: the device opens it and sends the nonce back as the
+    /// proof of its registration.
+    func challenge(_ caller: SyncCaller, id: UUID, _ request: DeviceChallengeRequest) throws -> DeviceChallenge {
+        try proofs.challenge(sessionID: caller.sessionID, deviceID: id, publicKey: try Self.publicKey(request.publicKey), now: now())
+    }
+
     /// Registers the caller's device or updates it, and binds the caller's session to it.
+    ///
+    /// A session not yet bound to this device must prove it holds the device's private key, so that knowing a device's
+    /// id and public key (listed by `GET /sync/v1/devices`) is not enough to act as it; a session bound to it already
+    /// updates it without.
     func register(_ caller: SyncCaller, id: UUID, _ registration: DeviceRegistration) async throws -> (device: Device, isNew: Bool) {
         let valid = try Self.validated(registration)
         let time = now()
+        if caller.device?.id != id {
+            try proofs.verify(
+                registration.proof, sessionID: caller.sessionID, deviceID: id, publicKey: try Self.publicKey(valid.publicKey), now: time
+            )
+        }
         let (userID, limits) = (caller.userID, limits)
         let (device, isNew) = try await storage.registerDevice(id: id, userID: userID, sessionID: caller.sessionID) { context in
             try Self.decide(context, id: id, userID: userID, registration: valid, limits: limits, now: time)
@@ -127,12 +143,17 @@ struct DeviceService: Sendable {
                 throw invalid("A push token has 1 to 512 characters; leave it out when the device has none.")
             }
         }
-        do {
-            _ = try DevicePublicKey(base64Encoded: valid.publicKey)
-        } catch let error as EncryptionError {
-            throw invalid("publicKey: \(error.message)")
-        }
+        _ = try publicKey(valid.publicKey)
         return valid
+    }
+
+    /// The public key, or 422 `invalid_device` saying what is wrong with it.
+    static func publicKey(_ text: String) throws -> DevicePublicKey {
+        do {
+            return try DevicePublicKey(base64Encoded: text)
+        } catch let error as EncryptionError {
+            throw APIError(.unprocessableContent, .invalidDevice, "publicKey: \(error.message)")
+        }
     }
 
     static func revoked(_ id: UUID) -> APIError {

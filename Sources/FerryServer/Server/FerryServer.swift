@@ -55,7 +55,9 @@ public final class FerryServer: Sendable {
         self.keys = keys
         self.auth = auth
         self.sync = sync
-        self.devices = DeviceService(storage: sync.storage, limits: configuration.sync, logger: logger)
+        self.devices = DeviceService(
+            storage: sync.storage, limits: configuration.sync, proofs: DeviceProofVerifier(secret: keys.secret), logger: logger
+        )
         self.secrets = SecretsService(storage: sync.storage, limits: configuration.sync, logger: logger)
         self.spaces = SpaceService(storage: sync.storage, limits: configuration.sync, logger: logger)
         self.configuration = configuration

@@ -70,7 +70,7 @@ struct DevicesCommand: AsyncParsableCommand {
             let store = try profile.openStore()
             let keys = try profile.deviceKeys()
             let client = SyncClient(auth: profile.makeAuthClient())
-            let device = try await client.registerDevice(store.deviceId, profile.deviceRegistration(name: name, keys: keys))
+            let device = try await client.registerDevice(store.deviceId, profile.deviceRegistration(name: name, keys: keys), keys: keys)
             Output.emit(json: options.json, human: "This device is now '\(device.name)'.", ["device": DevicesCommand.object(device)])
         }
     }

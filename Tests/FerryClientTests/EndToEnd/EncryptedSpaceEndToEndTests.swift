@@ -142,7 +142,7 @@ struct EncryptedSpaceEndToEndTests {
                 }
             }
             await #expect(throws: AuthError.self) {
-                _ = try await SyncClient(auth: relogin).registerDevice(phone.id, DeviceRegistration(name: "phone", type: .linux, hostname: "x", publicKey: phone.keys.publicKeyBase64))
+                _ = try await SyncClient(auth: relogin).registerDevice(phone.id, DeviceRegistration(name: "phone", type: .linux, hostname: "x", publicKey: phone.keys.publicKeyBase64), keys: phone.keys)
             }
 
             // A device trusted after the rotation is handed both versions and reads what was written before and after.
@@ -160,7 +160,7 @@ struct EncryptedSpaceEndToEndTests {
     /// Fails every device registration, as a flaky server would; everything else goes through.
     struct FailingRegistration: DeviceRemote {
         let base: SyncClient
-        func registerDevice(_ id: UUID, _ registration: DeviceRegistration) async throws -> Device {
+        func registerDevice(_ id: UUID, _ registration: DeviceRegistration, keys: DeviceKeyPair) async throws -> Device {
             throw AuthError(code: "service_unavailable", message: "Injected failure.", status: 503)
         }
         func devices() async throws -> [Device] { try await base.devices() }

@@ -78,11 +78,46 @@ struct DeviceRegistrationTests {
             #expect(mismatch.status == 409 && mismatch.errorCode == "device_key_mismatch")
 
             let stranger = try await KeyedDevice.signUp(server, "stranger")
-            let stolen = try await stranger.sync.send("PUT", laptop.path, laptop.registration())
+            let unproven = try await stranger.sync.send("PUT", laptop.path, laptop.registration())
+            #expect(unproven.status == 403 && unproven.errorCode == "device_proof_required")
+            let stolen = try await stranger.sync.register(stranger.registration(), keys: stranger.keys, device: laptop.id)
             #expect(stolen.status == 409 && stolen.errorCode == "device_conflict")
             #expect(try await stranger.devices().isEmpty)
             let kept = try #require(try await laptop.devices().first)
             #expect(kept.publicKey == laptop.keys.publicKeyBase64 && kept.trust == .trusted)
+        }
+    }
+
+    @Test("a pending device cannot bind its session to the trusted device by quoting its public key, so it cannot approve itself",
+          arguments: TestEngine.available)
+    func bindingNeedsTheKey(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let laptop = try await KeyedDevice.signUp(server)
+            try await laptop.registered()
+            let phone = try await laptop.sibling()
+            try await phone.registered()
+            let listed = try #require(try await phone.devices().first { $0.id == laptop.id })
+
+            // The attack of the report: re-register under the trusted laptop's id, quoting its listed public key.
+            let quoted = DeviceRegistration(name: "Laptop", type: .linux, hostname: "host.local", publicKey: listed.publicKey)
+            let unproven = try await phone.sync.send("PUT", laptop.path, quoted)
+            #expect(unproven.status == 403 && unproven.errorCode == "device_proof_required")
+            var forged = quoted
+            forged.proof = DeviceProof(nonce: Data(count: 32).base64EncodedString(), expiresAt: Timestamp.format(Date().addingTimeInterval(60)))
+            let guessed = try await phone.sync.send("PUT", laptop.path, forged)
+            #expect(guessed.status == 403 && guessed.errorCode == "device_proof_invalid")
+            // A proof the laptop made for its own session does not work in another session.
+            var replayed = quoted
+            replayed.proof = try await laptop.sync.proof(for: listed.publicKey, keys: laptop.keys)
+            let replay = try await phone.sync.send("PUT", laptop.path, replayed)
+            #expect(replay.status == 403 && replay.errorCode == "device_proof_invalid")
+            // A challenge for a key opens only with that key.
+            await #expect(throws: EncryptionError.self) { _ = try await phone.sync.proof(for: listed.publicKey, keys: phone.keys, device: laptop.id) }
+
+            let selfApproval = try await phone.trust(phone)
+            #expect(selfApproval.status == 403 && selfApproval.errorCode == "device_not_trusted")
+            #expect(try await laptop.devices().first { $0.id == phone.id }?.trust == .pending)
+            #expect(try await laptop.register(name: "Renamed").status == 200, "a session bound to its device updates it without a new proof")
         }
     }
 

@@ -76,7 +76,7 @@ struct DeviceTrustTests {
             let retrust = try await laptop.trust(phone)
             #expect(retrust.status == 409 && retrust.errorCode == "device_revoked")
             let comeback = try await phone.sibling()
-            let reregister = try await comeback.sync.send("PUT", phone.path, phone.registration())
+            let reregister = try await comeback.sync.register(phone.registration(), keys: phone.keys, device: phone.id)
             #expect(reregister.status == 403 && reregister.errorCode == "device_revoked")
 
             let rotated = try await laptop.stored([try laptop.seal(try SpaceKey.generate(version: 2), space: shared, to: laptop)])

@@ -38,7 +38,7 @@ struct KeyedDevice {
 
     /// `PUT /sync/v1/devices/{id}` with this device's key.
     func register(name: String = "Test device", pushToken: String? = nil) async throws -> HTTPClient.Reply {
-        try await sync.send("PUT", path, registration(name: name, pushToken: pushToken))
+        try await sync.register(registration(name: name, pushToken: pushToken), keys: keys)
     }
 
     /// Registers and returns the stored device.

@@ -3,6 +3,7 @@ import FerrySecurity
 import FerryServer
 import FerryTesting
 import Foundation
+import Testing
 
 /// One device of one user talking `/sync/v1` over HTTP, as the SDK does, with its own clock and mutation ids.
 struct SyncDevice {
@@ -39,11 +40,31 @@ struct SyncDevice {
 
     /// Registers this device with a fresh key, binding its session to it (`PUT /sync/v1/devices/{id}`).
     func bind() async throws {
-        let registration = DeviceRegistration(
-            name: "Test device", type: .linux, hostname: "host.local", publicKey: DeviceKeyPair.generate().publicKeyBase64
-        )
-        let reply = try await send("PUT", "/sync/v1/devices/\(deviceID.uuidString.lowercased())", registration)
+        let keys = DeviceKeyPair.generate()
+        let registration = DeviceRegistration(name: "Test device", type: .linux, hostname: "host.local", publicKey: keys.publicKeyBase64)
+        let reply = try await register(registration, keys: keys)
         guard reply.status == 200 || reply.status == 201 else { throw AuthHarness.HarnessError(reply: reply) }
+    }
+
+    /// The challenge of `POST /sync/v1/devices/{id}/challenge` for `publicKey`, opened with `keys`, as a proof.
+    func proof(for publicKey: String, keys: DeviceKeyPair, device: UUID? = nil) async throws -> DeviceProof {
+        let id = device ?? deviceID
+        let reply = try await send("POST", "/sync/v1/devices/\(id.uuidString.lowercased())/challenge", DeviceChallengeRequest(publicKey: publicKey))
+        let challenge = try auth.decode(reply, as: DeviceChallenge.self)
+        let nonce = try DeviceProofSealer.open(
+            encapsulatedKey: try #require(Data(base64Encoded: challenge.encapsulatedKey)), ciphertext: try #require(Data(base64Encoded: challenge.ciphertext)),
+            deviceID: id, with: keys
+        )
+        return DeviceProof(nonce: nonce.base64EncodedString(), expiresAt: challenge.expiresAt)
+    }
+
+    /// `PUT /sync/v1/devices/{id}` (this device's id unless `device` names another) with a proof made with `keys`,
+    /// as the SDK registers.
+    func register(_ registration: DeviceRegistration, keys: DeviceKeyPair, device: UUID? = nil) async throws -> HTTPClient.Reply {
+        let id = device ?? deviceID
+        var registration = registration
+        registration.proof = try await proof(for: registration.publicKey, keys: keys, device: id)
+        return try await send("PUT", "/sync/v1/devices/\(id.uuidString.lowercased())", registration)
     }
 
     mutating func upsert(_ collection: String, space: UUID? = nil, _ fields: [String: JSONValue], now: Date = Date()) -> Mutation {

@@ -19,6 +19,12 @@ struct DeviceRoutes {
             let (device, isNew) = try await context.withinDeadline { try await devices.register(context.caller, id: id, body) }
             return JSONResponse(device, status: isNew ? .created : .ok)
         }
+        group.post("devices/:device/challenge") { request, context in
+            var request = request
+            let id = try context.uuidParameter("device", what: "device")
+            let body = try await request.decodeJSON(DeviceChallengeRequest.self)
+            return JSONResponse(try devices.challenge(context.caller, id: id, body))
+        }
         group.get("devices") { _, context in
             JSONResponse(try await context.withinDeadline { try await devices.list(context.caller) })
         }
