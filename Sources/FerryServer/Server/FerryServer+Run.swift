@@ -23,6 +23,7 @@ extension FerryServer {
         ))
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: RequestDeadlineMiddleware(deadline: configuration.requestDeadline))
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
             .register(on: router)
         AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
