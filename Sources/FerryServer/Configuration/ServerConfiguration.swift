@@ -18,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     public var requestDeadline: Duration = .seconds(15)
     /// How long start-up waits for PostgreSQL to accept a connection.
     public var databaseConnectTimeout: Duration = .seconds(10)
+    /// The proxies whose forwarding headers name the client, for per-client rate limits; none by default.
+    public var trustedProxies = TrustedProxies()
 
     /// Accounts, sessions and tokens.
     public var auth = AuthConfiguration()

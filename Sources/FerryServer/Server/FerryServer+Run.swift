@@ -13,6 +13,7 @@ extension FerryServer {
     func makeRouter() -> Router<FerryRequestContext> {
         let router = Router(context: FerryRequestContext.self)
         router.add(middleware: RequestLoggingMiddleware())
+        router.add(middleware: ClientAddressMiddleware(proxies: configuration.trustedProxies))
         // Browsers running supabase-js send a preflight before every cross-origin call.
         router.add(middleware: CORSMiddleware(
             allowOrigin: .originBased,
