@@ -25,7 +25,7 @@ extension FerryServer {
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: RequestDeadlineMiddleware(deadline: configuration.requestDeadline))
-        OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
+        OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout, metricsToken: configuration.metricsToken)
             .register(on: router)
         AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
         let authenticator = SyncAuthenticator(auth: auth, devices: devices, deadline: configuration.requestDeadline)
@@ -46,6 +46,7 @@ extension FerryServer {
         let host = configuration.host
         let application = Application(
             router: makeRouter(),
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "Ferry"),
             onServerRunning: { channel in
                 await onListening(ListeningAddress(host: host, port: channel.localAddress?.port ?? 0))
