@@ -17,6 +17,9 @@ public final class GitHubTokenStandIn: Sendable {
     public var clientSecret: String { shared.clientSecret }
     /// `http://127.0.0.1:PORT/login/oauth/access_token`.
     public let tokenURL: URL
+    /// A URL that answers `307 Temporary Redirect` to ``tokenURL``, which keeps the method and the body (and so the
+    /// client secret): a client that follows it exchanges the code after all.
+    public var redirectingURL: URL { tokenURL.deletingLastPathComponent().appending(path: "redirect") }
 
     struct Grant {
         var challenge: String
@@ -85,6 +88,9 @@ public final class GitHubTokenStandIn: Sendable {
                 return try answer(["error": outcome, "error_description": "The code passed is incorrect or expired, or the code_verifier does not match."])
             }
             return try answer(["access_token": "gho_standin_\(UUID().uuidString.prefix(8))", "token_type": "bearer", "scope": "repo"])
+        }
+        router.post("login/oauth/redirect") { _, _ in
+            Response(status: .temporaryRedirect, headers: [.location: "/login/oauth/access_token"])
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "ferry.testing.github-stand-in")

@@ -75,6 +75,20 @@ final class FerryProcess: Sendable {
         }
     }
 
+    /// The child's process id.
+    var processIdentifier: Int32 { process.processIdentifier }
+
+    /// The CPU time (user and system) the child has used so far, from `/proc/<pid>/stat`.
+    var cpuTime: Duration {
+        get throws {
+            let stat = try String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8)
+            // Fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
+            let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+            let ticks = try #require(Int(fields[11])) + (try #require(Int(fields[12])))
+            return .milliseconds(ticks * 1000 / sysconf(Int32(_SC_CLK_TCK)))
+        }
+    }
+
     /// A test that fails or is interrupted must not leave a server running.
     deinit {
         if process.isRunning { process.terminate() }

@@ -60,6 +60,10 @@ struct ServeCommandTests {
         (["serve", "--tombstone-retention", "soon"], "invalid"),
         (["serve", "--access-token-lifetime", "9223372036854775807"], "--access-token-lifetime must be between 1 and"),
         (["serve", "--jwt-secret", "short"], "at least 32 characters"),
+        (["serve", "--github-token-url", "http://github.example.com/token"], "must use https (http only to a loopback address)"),
+        (["serve", "--trusted-proxy", "10.0.0.0/33"], "--trusted-proxy must be an address or CIDR"),
+        (["serve", "--metrics-token", "short"], "at least 16 characters"),
+        (["serve", "--idle-timeout", "0"], "--idle-timeout must be between 1 and"),
     ])
     func badFlags(_ arguments: [String], _ fragment: String) async throws {
         let exit = try await FerryProcess.run(arguments + ["--data-dir", NSTemporaryDirectory() + "ferry-cli-\(UUID())"])

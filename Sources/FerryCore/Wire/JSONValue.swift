@@ -10,6 +10,13 @@ public enum JSONValue: Sendable, Hashable, Codable {
     case object([String: JSONValue])
 
     public init(from decoder: any Decoder) throws {
+        // Decoded from an already parsed tree: the value is there whole, so nothing is tried kind by kind.
+        if let tree = decoder as? JSONTreeDecoder {
+            self = tree.value
+            return
+        }
+        // Other decoders offer no way to ask a value's kind, so each kind is tried, each miss building an error:
+        // fine for small values; request bodies go through JSONValue(parsing:) and JSONValueDecoder instead.
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null

@@ -16,8 +16,17 @@ public struct AuthConfiguration: Sendable {
     public var passwordHashing: PasswordHasher.Parameters = .owasp
     /// Failed sign-ins allowed per email and client address in ``rateLimitWindow``.
     public var signInAttemptsPerEmail = 10
-    /// Sign-in and sign-up attempts allowed per client address in ``rateLimitWindow``.
+    /// Sign-in and sign-up attempts allowed per client address (an IPv6 client's /64) in ``rateLimitWindow``,
+    /// counted before the request's body is read.
     public var signInAttemptsPerAddress = 30
+    /// Failed sign-ins allowed per email from all addresses together in ``rateLimitWindow``; past it, password
+    /// sign-ins to the account are refused except from a device that holds one of its sessions.
+    public var signInFailuresPerAccount = 100
+    /// Password changes (`PUT /auth/v1/user` with `password`) allowed per account in ``rateLimitWindow``.
+    public var passwordChangesPerAccount = 10
+    /// How many password hashes may wait for one of the ``PasswordHasher/maximumConcurrentHashes`` slots; a request
+    /// that finds the queue full gets 429 `over_request_rate_limit` at once, so floods cannot pile up memory or time.
+    public var passwordHashQueueLength = 16
     /// The window the attempt limits count over.
     public var rateLimitWindow: Duration = .seconds(300)
     /// A fixed JWT signing secret (at least 32 bytes), shared by every instance on one database;

@@ -17,27 +17,25 @@ struct AuthService: Sendable {
     let configuration: AuthConfiguration
     let profileCollection: CollectionDefinition
     let requiredProfileFields: [String]
-    let emailLimiter: RateLimiter
-    let addressLimiter: RateLimiter
+    let limits: AuthLimits
     let now: @Sendable () -> Date
 
     init(storage: any Storage, keys: ServerKeys, schema: Schema, configuration: AuthConfiguration, now: @escaping @Sendable () -> Date = Date.init) async {
         self.storage = storage
         self.keys = keys
         self.issuer = await TokenIssuer(secret: keys.secret, issuer: configuration.issuer)
-        self.hasher = PasswordHasher(parameters: configuration.passwordHashing)
+        self.hasher = PasswordHasher(parameters: configuration.passwordHashing, queueLength: configuration.passwordHashQueueLength)
         self.configuration = configuration
         self.profileCollection = schema.collection(named: "profiles") ?? CollectionDefinition(name: "profiles", fields: [], isSystem: true)
         self.requiredProfileFields = schema.requiredProfileFields
-        self.emailLimiter = RateLimiter(limit: configuration.signInAttemptsPerEmail, window: configuration.rateLimitWindow)
-        self.addressLimiter = RateLimiter(limit: configuration.signInAttemptsPerAddress, window: configuration.rateLimitWindow)
+        self.limits = AuthLimits(configuration)
         self.now = now
     }
 
     // MARK: Sign-up and sign-in
 
-    func signUp(email rawEmail: String, password: String, data: JSONValue?, clientAddress: String) async throws -> AuthSession {
-        try await limit(addressLimiter, "address:\(clientAddress)")
+    /// Signs up; attempts per client are limited before the body is read (``AttemptLimitMiddleware``).
+    func signUp(email rawEmail: String, password: String, data: JSONValue?) async throws -> AuthSession {
         let email = try Self.validEmail(rawEmail)
         let weaknesses = PasswordPolicy.weaknesses(of: password)
         guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
@@ -56,21 +54,30 @@ struct AuthService: Sendable {
         return try await startSession(for: user)
     }
 
-    func signIn(email rawEmail: String, password: String, clientAddress: String) async throws -> AuthSession {
+    /// Signs in with a password. `clientKey` is the client's rate-limit key; `authorization` the request's
+    /// `Authorization` header, which lets a device holding a session of the account past the per-account limit.
+    func signIn(email rawEmail: String, password: String, clientKey: String, authorization: String? = nil) async throws -> AuthSession {
         let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
-        try await limit(addressLimiter, "address:\(clientAddress)")
-        // Failures count against an email from one address: a guesser locks out only their own address,
-        // never the account's owner signing in from elsewhere.
-        let failureKey = "email:\(email)|address:\(clientAddress)"
-        if let wait = await emailLimiter.wait(failureKey) { throw APIError.rateLimited(wait) }
+        let failureKey = "\(email)|\(clientKey)"
+        if let wait = await limits.failuresPerEmailAndClient.wait(failureKey) { throw APIError.rateLimited(wait) }
+        if let wait = await limits.failuresPerAccount.wait(email), await !holdsSession(of: email, authorization) {
+            throw APIError.rateLimited(wait)
+        }
         let user = email.isEmpty || email.contains("\u{0}") ? nil : try await storage.user(email: email)
         // An unknown email runs the same scrypt work as a wrong password, so timing tells nothing.
-        guard await hasher.verify(password, against: user?.passwordHash), let user else {
-            await emailLimiter.record(failureKey)
+        guard try await hasher.verify(password, against: user?.passwordHash), let user else {
+            await limits.failuresPerEmailAndClient.record(failureKey)
+            await limits.failuresPerAccount.record(email)
             throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials")
         }
         try Task.checkCancellation()
         return try await startSession(for: user)
+    }
+
+    /// Whether `authorization` carries a live access token of `email`'s account.
+    private func holdsSession(of email: String, _ authorization: String?) async -> Bool {
+        guard authorization != nil, let caller = try? await authenticate(authorization: authorization) else { return false }
+        return caller.claims.email.lowercased() == email
     }
 
     private func startSession(for user: UserRecord) async throws -> AuthSession {
@@ -198,6 +205,7 @@ struct AuthService: Sendable {
     func updateUser(_ caller: Caller, password: String?, currentPassword: String? = nil, data: JSONValue?) async throws -> AuthUser {
         var passwordHash: String?
         if let password {
+            if let wait = await limits.passwordChangesPerAccount.attempt(caller.userID.uuidString) { throw APIError.rateLimited(wait) }
             let weaknesses = PasswordPolicy.weaknesses(of: password)
             guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
             try await checkReauthentication(caller, currentPassword: currentPassword)
@@ -231,7 +239,7 @@ struct AuthService: Sendable {
             )
         }
         let user = try await storage.user(id: caller.userID)
-        guard await hasher.verify(currentPassword, against: user?.passwordHash) else {
+        guard try await hasher.verify(currentPassword, against: user?.passwordHash) else {
             throw APIError(.badRequest, .reauthenticationNeeded, "current_password is not the account's password.")
         }
     }
@@ -284,10 +292,6 @@ struct AuthService: Sendable {
         case .object(let members): members.isEmpty
         case .bool, .number: false
         }
-    }
-
-    private func limit(_ limiter: RateLimiter, _ key: String) async throws {
-        if let wait = await limiter.attempt(key) { throw APIError.rateLimited(wait) }
     }
 
     /// `data` must be a JSON object without NUL characters (PostgreSQL's jsonb cannot hold them).

@@ -1,7 +1,9 @@
 import Crypto
 import CryptoExtras
+import FerryCore
 import FerrySecurity
 import Foundation
+import HTTPTypes
 
 /// Hashes passwords with scrypt and a per-user salt, and verifies them in constant time.
 ///
@@ -40,23 +42,35 @@ public struct PasswordHasher: Sendable {
     /// At most this many hashes run at once (one per core on the machines Ferry targets).
     public static let maximumConcurrentHashes = 2
 
-    /// Creates a hasher that hashes with `parameters`.
-    public init(parameters: Parameters) {
+    /// Creates a hasher that hashes with `parameters`, queueing at most `queueLength` hashes behind the running ones.
+    public init(parameters: Parameters, queueLength: Int = AuthConfiguration().passwordHashQueueLength) {
         self.parameters = parameters
-        self.gate = AsyncGate(limit: Self.maximumConcurrentHashes)
+        self.gate = AsyncGate(limit: Self.maximumConcurrentHashes, maximumWaiting: queueLength)
         self.decoy = Self.format(parameters, salt: SecureRandom.bytes(16), key: SecureRandom.bytes(32))
     }
 
-    /// A new salted hash of `password`.
+    /// A new salted hash of `password`; 429 when the queue is full.
     public func hash(_ password: String) async throws -> String {
-        try await gate.run { try Self.hash(password, parameters: self.parameters) }
+        try await run { try Self.hash(password, parameters: self.parameters) }
     }
 
     /// Whether `password` matches `stored`; with `stored == nil` (unknown user) it does the same work and answers false.
-    public func verify(_ password: String, against stored: String?) async -> Bool {
+    /// Throws 429 when the queue is full, and `CancellationError` when the request gave up while it waited.
+    public func verify(_ password: String, against stored: String?) async throws -> Bool {
         let target = stored ?? decoy
-        let matches = await (try? gate.run { try Self.verify(password, against: target) }) ?? false
+        let matches = try await run { (try? Self.verify(password, against: target)) ?? false }
         return stored != nil && matches
+    }
+
+    private func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        do {
+            return try await gate.run(work)
+        } catch is AsyncGate.Full {
+            throw APIError(
+                .tooManyRequests, .overRequestRateLimit, "The server is busy checking passwords; retry in 2 seconds.",
+                headers: [.retryAfter: "2"]
+            )
+        }
     }
 
     static func hash(_ password: String, parameters: Parameters) throws -> String {

@@ -18,6 +18,13 @@ public struct ServerConfiguration: Sendable {
     public var requestDeadline: Duration = .seconds(15)
     /// How long start-up waits for PostgreSQL to accept a connection.
     public var databaseConnectTimeout: Duration = .seconds(10)
+    /// How long a connection may go without a complete request head, body part or response before it is closed:
+    /// a client that sends half a header and stalls holds a connection at most this long.
+    public var idleTimeout: Duration = .seconds(30)
+    /// The proxies whose forwarding headers name the client, for per-client rate limits; none by default.
+    public var trustedProxies = TrustedProxies()
+    /// The bearer token `GET /metrics` requires; `nil` serves metrics only to loopback peers that no proxy forwarded.
+    public var metricsToken: String?
 
     /// Accounts, sessions and tokens.
     public var auth = AuthConfiguration()

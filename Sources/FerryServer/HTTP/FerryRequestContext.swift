@@ -7,16 +7,21 @@ public struct FerryRequestContext: RequestContext {
 
     /// The id that ties this request's log lines and its `X-Request-Id` response header together.
     public var requestID: String
-    /// The client's IP address as the socket sees it, for per-address rate limits.
+    /// The socket peer's address (a proxy's, when the server sits behind one).
+    public var peerAddress: IPAddress?
+    /// The client's IP address: the socket peer, or the client a trusted proxy names (``ClientAddressMiddleware``).
     public var clientAddress: String
+    /// What per-client rate limits count against: ``IPAddress/rateLimitKey`` of the client's address.
+    public var rateLimitKey: String
     /// The verified caller, set by ``SyncAuthenticationMiddleware`` on authenticated route groups.
     var caller: SyncCaller?
-    /// How long a request may wait on the database (``ServerConfiguration/requestDeadline``), set by the router.
-    var deadline: Duration = .seconds(10)
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.requestID = ""
-        self.clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        let peer = source.channel.remoteAddress?.ipAddress
+        self.peerAddress = peer.flatMap(IPAddress.init)
+        self.clientAddress = peer ?? "unknown"
+        self.rateLimitKey = peerAddress?.rateLimitKey ?? clientAddress
     }
 }

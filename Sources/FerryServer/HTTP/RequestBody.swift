@@ -5,9 +5,12 @@ import Hummingbird
 
 extension Request {
     /// The JSON body decoded as `Body`, at most `limit` bytes; a clear 400 or 413 otherwise.
+    ///
+    /// The body is parsed in one linear pass with nesting bounded to ``JSONValue/defaultMaximumDepth`` levels, then
+    /// decoded from the tree, within the request deadline (``RequestDeadline``): parsing stops when it passes.
     /// - Parameter invalidValue: the error for a value that is present but invalid at a coding path (say, an unknown
     ///   enum case), when that deserves a more precise answer than 400 `bad_request`.
-    mutating func decodeJSON<Body: Decodable>(
+    mutating func decodeJSON<Body: Decodable & Sendable>(
         _ type: Body.Type, limit: Int = 64 * 1024, invalidValue: (_ path: String) -> APIError? = { _ in nil }
     ) async throws -> Body {
         let buffer: ByteBuffer
@@ -17,15 +20,20 @@ extension Request {
             throw APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
         }
         do {
-            return try JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView))
+            return try await withTimeout(RequestDeadline.duration) {
+                try JSONValueDecoder().decode(Body.self, from: JSONValue(parsing: buffer.readableBytesView))
+            }
+        } catch let error as JSONParseError {
+            throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: \(error).")
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, !context.codingPath.isEmpty,
                let refined = invalidValue(context.codingPath.map(\.stringValue).joined(separator: ".")) {
                 throw refined
             }
             throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: \(error.summary).")
-        } catch {
-            throw APIError(.badRequest, .badRequest, "The request body is not valid JSON.")
+        } catch is TimeoutError {
+            // Only an overloaded server takes this long over a body within its limit.
+            throw APIError(.serviceUnavailable, .unavailable, "The server could not read the request in time; retry shortly.", headers: [.retryAfter: "5"])
         }
     }
 }

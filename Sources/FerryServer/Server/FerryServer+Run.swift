@@ -13,6 +13,7 @@ extension FerryServer {
     func makeRouter() -> Router<FerryRequestContext> {
         let router = Router(context: FerryRequestContext.self)
         router.add(middleware: RequestLoggingMiddleware())
+        router.add(middleware: ClientAddressMiddleware(proxies: configuration.trustedProxies))
         // Browsers running supabase-js send a preflight before every cross-origin call.
         router.add(middleware: CORSMiddleware(
             allowOrigin: .originBased,
@@ -23,13 +24,14 @@ extension FerryServer {
         ))
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(middleware: ErrorMiddleware())
-        OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout)
+        router.add(middleware: RequestDeadlineMiddleware(deadline: configuration.requestDeadline))
+        OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout, metricsToken: configuration.metricsToken)
             .register(on: router)
         AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
         // Every /sync/v1 route is authenticated by one middleware; its handlers receive the verified caller.
         let authenticated = router.group("sync/v1")
             .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
-            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices, deadline: configuration.requestDeadline))
+            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices))
             .group(context: AuthenticatedContext.self)
         SyncRoutes(sync: sync).register(on: authenticated)
         SpaceRoutes(spaces: spaces).register(on: authenticated)
@@ -50,6 +52,7 @@ extension FerryServer {
         let host = configuration.host
         let application = Application(
             router: makeRouter(),
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "Ferry"),
             onServerRunning: { channel in
                 await onListening(ListeningAddress(host: host, port: channel.localAddress?.port ?? 0))

@@ -81,6 +81,9 @@ public final class FerryServer: Sendable {
     ///
     /// Every failure is a ``ServerStartupError`` with a one-line message.
     public static func prepare(_ configuration: ServerConfiguration, logger: Logger) async throws(ServerStartupError) -> FerryServer {
+        if configuration.githubOAuth.isConfigured, let problem = configuration.githubOAuth.tokenURLProblem {
+            throw ServerStartupError(.invalidConfiguration, "the GitHub token URL \(problem)")
+        }
         let schema: Schema
         do {
             schema = try SchemaParser.load(files: configuration.schemaFiles)

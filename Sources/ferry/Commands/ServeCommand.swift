@@ -12,8 +12,10 @@ struct ServeCommand: AsyncParsableCommand {
             Every option can also come from the environment: FERRY_HOST, FERRY_PORT, FERRY_DATA_DIR,
             FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL, FERRY_JWT_SECRET,
             FERRY_ACCESS_TOKEN_LIFETIME, FERRY_SESSION_TIMEBOX, FERRY_SESSION_INACTIVITY_TIMEOUT, FERRY_MAX_CLOCK_SKEW,
-            FERRY_TOMBSTONE_RETENTION (seconds), FERRY_GITHUB_CLIENT_ID, FERRY_GITHUB_CLIENT_SECRET, FERRY_GITHUB_TOKEN_URL.
-            A flag wins over the environment. Prefer FERRY_GITHUB_CLIENT_SECRET to the flag: arguments show in the process list.
+            FERRY_TOMBSTONE_RETENTION, FERRY_IDLE_TIMEOUT (seconds), FERRY_GITHUB_CLIENT_ID, FERRY_GITHUB_CLIENT_SECRET,
+            FERRY_GITHUB_TOKEN_URL, FERRY_TRUSTED_PROXIES (CIDRs separated by ','), FERRY_METRICS_TOKEN.
+            A flag wins over the environment. Prefer FERRY_GITHUB_CLIENT_SECRET and FERRY_METRICS_TOKEN to the flags:
+            arguments show in the process list.
             """
     )
 
@@ -61,6 +63,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("github-token-url"), help: "GitHub's token endpoint. [default: https://github.com/login/oauth/access_token]")
     var githubTokenURL: String?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stall (half a header included) before it is closed. [default: 30]")
+    var idleTimeout: Int?
+
+    @Option(name: .customLong("trusted-proxy"), help: "A proxy (CIDR or address) whose Forwarded / X-Forwarded-For names the client; repeat for several.")
+    var trustedProxies: [String] = []
+
+    @Option(name: .customLong("metrics-token"), help: "The bearer token GET /metrics requires (prefer FERRY_METRICS_TOKEN). [default: loopback only]")
+    var metricsToken: String?
 
     @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey', then exit.")
     var printKeys = false
@@ -135,10 +146,26 @@ struct ServeSettings {
         configuration.githubOAuth.clientID = command.githubClientID ?? environment["FERRY_GITHUB_CLIENT_ID"]
         configuration.githubOAuth.clientSecret = command.githubClientSecret ?? environment["FERRY_GITHUB_CLIENT_SECRET"]
         if let tokenURL = command.githubTokenURL ?? environment["FERRY_GITHUB_TOKEN_URL"], !tokenURL.isEmpty {
-            guard let url = URL(string: tokenURL), url.scheme == "https" || url.scheme == "http", url.host() != nil else {
-                throw CommandFailure(message: "--github-token-url must be an http(s) URL, not '\(tokenURL)'", status: 64)
-            }
             configuration.githubOAuth.tokenURL = tokenURL
+            if let problem = configuration.githubOAuth.tokenURLProblem {
+                throw CommandFailure(message: "--github-token-url \(problem)", status: 64)
+            }
+        }
+        if let seconds = try Self.seconds(command.idleTimeout, environment, "FERRY_IDLE_TIMEOUT", flag: "--idle-timeout") {
+            configuration.idleTimeout = seconds
+        }
+        let proxies = command.trustedProxies.isEmpty
+            ? (environment["FERRY_TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            : command.trustedProxies
+        configuration.trustedProxies = TrustedProxies(try proxies.filter { !$0.isEmpty }.map { text in
+            guard let network = IPNetwork(text) else {
+                throw CommandFailure(message: "--trusted-proxy must be an address or CIDR (10.0.0.0/8, 2001:db8::/32), not '\(text)'", status: 64)
+            }
+            return network
+        })
+        if let token = command.metricsToken ?? environment["FERRY_METRICS_TOKEN"], !token.isEmpty {
+            guard token.utf8.count >= 16 else { throw CommandFailure(message: "the metrics token must be at least 16 characters", status: 64) }
+            configuration.metricsToken = token
         }
         if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {

@@ -16,12 +16,68 @@ struct OAuthRoutesTests {
         )
     }
 
-    @Test("unconfigured: 501 oauth_not_configured")
+    @Test("unconfigured: 400 oauth_not_configured (a client's request the server cannot serve, not a server fault)")
     func notConfigured() async throws {
         try await LiveServer.with(.sqlite) { server in
             let reply = try await Self.exchange(server, ["code": "c", "code_verifier": PKCE().verifier])
-            #expect(reply.status == 501)
+            #expect(reply.status == 400)
             #expect(try reply.json()["error_code"] as? String == "oauth_not_configured")
+        }
+    }
+
+    @Test("a redirect from the token URL is not followed: the secret goes to the configured URL only")
+    func redirectNotFollowed() async throws {
+        try await GitHubTokenStandIn.with { standIn in
+            try await LiveServer.with(.sqlite, configure: { configuration in
+                standIn.configure(&configuration)
+                configuration.githubOAuth.tokenURL = standIn.redirectingURL.absoluteString
+            }) { server in
+                let pkce = PKCE()
+                let reply = try await Self.exchange(server, ["code": standIn.issueCode(challenge: pkce.challenge), "code_verifier": pkce.verifier])
+                #expect(reply.status == 502)
+                #expect(try reply.json()["error_code"] as? String == "oauth_upstream_unavailable")
+                #expect(standIn.exchangeCount == 0, "the redirect was followed with the client secret")
+            }
+        }
+    }
+
+    @Test("an http token URL off loopback is refused at start-up; https and loopback http are accepted", arguments: [
+        ("http://github.example.com/login/oauth/access_token", false), ("http://10.0.0.7/token", false), ("ftp://127.0.0.1/x", false),
+        ("https://github.example.com/login/oauth/access_token", true), ("http://127.0.0.1:9/token", true),
+        ("http://[::1]:9/token", true), ("http://localhost:9/token", true),
+    ])
+    func tokenURLScheme(_ url: String, _ isAccepted: Bool) async throws {
+        var configuration = GitHubOAuthConfiguration()
+        configuration.clientID = "id"
+        configuration.clientSecret = "secret"
+        configuration.tokenURL = url
+        #expect((configuration.tokenURLProblem == nil) == isAccepted, "\(url)")
+        guard !isAccepted else { return }
+        try await TestDatabase.with(.sqlite) { database in
+            var server = database.serverConfiguration
+            server.githubOAuth = configuration
+            await #expect(throws: ServerStartupError.self) { try await FerryServer.prepare(server, logger: .testing) }
+        }
+    }
+
+    @Test("exchanges are limited per client address, before the body is read")
+    func rateLimited() async throws {
+        try await GitHubTokenStandIn.with { standIn in
+            try await LiveServer.with(.sqlite, configure: { configuration in
+                standIn.configure(&configuration)
+                configuration.githubOAuth.exchangesPerAddress = 2
+            }) { server in
+                for _ in 0..<2 {
+                    #expect(try await Self.exchange(server, ["code": "c", "code_verifier": PKCE().verifier]).status == 400)
+                }
+                let limited = try await HTTPClient.send(
+                    "POST", server.url("/oauth/v1/github/token"),
+                    headers: ["apikey": server.server.keys.anonKey, "Content-Type": "application/json"], body: Data("not json".utf8)
+                )
+                #expect(limited.status == 429)
+                #expect(try limited.json()["error_code"] as? String == "over_request_rate_limit")
+                #expect(Int(limited.header("Retry-After") ?? "") ?? 0 > 0)
+            }
         }
     }
 

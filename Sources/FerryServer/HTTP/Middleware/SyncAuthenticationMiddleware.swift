@@ -11,13 +11,11 @@ struct SyncAuthenticationMiddleware: RouterMiddleware {
     typealias Context = FerryRequestContext
     let auth: AuthService
     let devices: DeviceService
-    let deadline: Duration
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let authorization = request.headers[.authorization]
         var context = context
-        context.deadline = deadline
-        context.caller = try await withTimeout(deadline) { [auth, devices] in
+        context.caller = try await withTimeout(RequestDeadline.duration) { [auth, devices] in
             try await devices.caller(try await auth.authenticate(authorization: authorization))
         }
         return try await next(request, context)
@@ -30,8 +28,6 @@ struct AuthenticatedContext: ChildRequestContext {
     var coreContext: CoreRequestContextStorage
     /// The verified caller: account, session and bound device.
     let caller: SyncCaller
-    /// How long the handler may wait on the database.
-    let deadline: Duration
 
     init(context: FerryRequestContext) throws {
         guard let caller = context.caller else {
@@ -40,11 +36,10 @@ struct AuthenticatedContext: ChildRequestContext {
         }
         self.coreContext = context.coreContext
         self.caller = caller
-        self.deadline = context.deadline
     }
 
-    /// Runs database work within the request deadline; past it the request fails with 503.
+    /// Runs database work within the request deadline (``RequestDeadline``); past it the request fails with 503.
     func withinDeadline<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        try await withTimeout(deadline, work)
+        try await withTimeout(RequestDeadline.duration, work)
     }
 }

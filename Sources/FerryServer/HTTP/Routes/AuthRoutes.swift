@@ -39,13 +39,14 @@ struct AuthRoutes {
     }
 
     func register(on router: Router<FerryRequestContext>) {
-        let auth = router.group("auth/v1").add(middleware: APIKeyMiddleware(anonKey: service.keys.anonKey))
-        auth.post("signup") { request, context in
+        let auth = router.group("auth/v1")
+            .add(middleware: APIKeyMiddleware(anonKey: service.keys.anonKey))
+            .add(middleware: AttemptLimitMiddleware(limiter: service.limits.attemptsPerClient, counts: Self.isPasswordAttempt))
+        auth.post("signup") { request, _ in
             var request = request
             let body = try await request.decodeJSON(Credentials.self)
-            let address = context.clientAddress
             return JSONResponse(try await withinDeadline {
-                try await service.signUp(email: body.email, password: body.password, data: body.data, clientAddress: address)
+                try await service.signUp(email: body.email, password: body.password, data: body.data)
             })
         }
         auth.post("token") { request, context in
@@ -53,9 +54,9 @@ struct AuthRoutes {
             switch request.uri.queryParameters.get("grant_type") {
             case "password":
                 let body = try await request.decodeJSON(Credentials.self)
-                let address = context.clientAddress
+                let (clientKey, authorization) = (context.rateLimitKey, request.headers[.authorization])
                 return JSONResponse(try await withinDeadline {
-                    try await service.signIn(email: body.email, password: body.password, clientAddress: address)
+                    try await service.signIn(email: body.email, password: body.password, clientKey: clientKey, authorization: authorization)
                 })
             case "refresh_token":
                 let body = try await request.decodeJSON(RefreshRequest.self)
@@ -91,6 +92,15 @@ struct AuthRoutes {
             try await withinDeadline { try await service.signOut(caller, scope: scope) }
             return .noContent
         }
+    }
+}
+
+extension AuthRoutes {
+    /// Sign-ups and password sign-ins: what the per-client attempt limit counts.
+    @Sendable static func isPasswordAttempt(_ request: Request) -> Bool {
+        guard request.method == .post else { return false }
+        let path = request.uri.path
+        return path.hasSuffix("/signup") || (path.hasSuffix("/token") && request.uri.queryParameters.get("grant_type") == "password")
     }
 }
 

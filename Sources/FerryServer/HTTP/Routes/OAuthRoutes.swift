@@ -14,6 +14,18 @@ struct OAuthRoutes {
     let configuration: GitHubOAuthConfiguration
     let anonKey: String
     let logger: Logger
+    let limiter: RateLimiter
+    /// A session that never follows redirects: the request carries the client secret, which goes to the configured
+    /// token URL and nowhere else.
+    let session: URLSession
+
+    init(configuration: GitHubOAuthConfiguration, anonKey: String, logger: Logger) {
+        self.configuration = configuration
+        self.anonKey = anonKey
+        self.logger = logger
+        self.limiter = RateLimiter(limit: configuration.exchangesPerAddress, window: configuration.rateLimitWindow)
+        self.session = URLSession(configuration: .ephemeral, delegate: RedirectRefusal(), delegateQueue: nil)
+    }
 
     struct ExchangeRequest: Decodable {
         var code: String
@@ -40,11 +52,13 @@ struct OAuthRoutes {
     }
 
     func register(on router: Router<FerryRequestContext>) {
-        let oauth = router.group("oauth/v1").add(middleware: APIKeyMiddleware(anonKey: anonKey))
+        let oauth = router.group("oauth/v1")
+            .add(middleware: APIKeyMiddleware(anonKey: anonKey))
+            .add(middleware: AttemptLimitMiddleware(limiter: limiter) { $0.method == .post })
         oauth.post("github/token") { request, _ in
             var request = request
             guard configuration.isConfigured, let clientID = configuration.clientID, let secret = configuration.clientSecret else {
-                throw APIError(.notImplemented, .oauthNotConfigured,
+                throw APIError(.badRequest, .oauthNotConfigured,
                     "GitHub sign-in is not configured on this server: start it with --github-client-id and FERRY_GITHUB_CLIENT_SECRET.")
             }
             let body = try await request.decodeJSON(ExchangeRequest.self)
@@ -75,12 +89,16 @@ struct OAuthRoutes {
         let outgoing = request
         let data: Data, response: URLResponse
         do {
-            (data, response) = try await withTimeout(configuration.timeout) { try await URLSession.shared.data(for: outgoing) }
+            (data, response) = try await withTimeout(configuration.timeout) { [session] in try await session.data(for: outgoing) }
         } catch {
             logger.warning("GitHub token exchange failed to reach the token URL", metadata: ["ferry.oauth.token_url": "\(configuration.tokenURL)"])
             throw APIError(.badGateway, .oauthUpstreamUnavailable, "GitHub's token endpoint could not be reached; try again.")
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if (300..<400).contains(status) {
+            logger.warning("GitHub token URL answered a redirect; not followed", metadata: ["ferry.oauth.token_url": "\(configuration.tokenURL)"])
+            throw APIError(.badGateway, .oauthUpstreamUnavailable, "GitHub's token endpoint answered with a redirect, which the server does not follow.")
+        }
         guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw APIError(.badGateway, .oauthUpstreamUnavailable, "GitHub's token endpoint answered \(status) without JSON.")
         }
@@ -98,6 +116,16 @@ struct OAuthRoutes {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}
+
+/// Refuses every redirect, so the response to the first request is the answer.
+private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
 

@@ -6,7 +6,7 @@ import Hummingbird
 struct ProfileRoutes {
     let auth: AuthService
 
-    struct ProfileUpdate: Decodable {
+    struct ProfileUpdate: Decodable, Sendable {
         var fields: [String: JSONValue]
     }
 
