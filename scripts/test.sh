@@ -80,4 +80,8 @@ else
     # default, FERRY_CRASH_TRIALS); its kill points depend on timing, so it runs alone after the others.
     run_tests --skip CrashRecoveryTests
     run_tests --filter CrashRecoveryTests
+    # A short schemathesis pass over the served OpenAPI document (docs/security.md, "Fuzzing"): every operation,
+    # stateful sequences included, against a live server on its embedded default.
+    FERRY_BIN=.build/debug/ferry scripts/fuzz.sh --short 2>&1 | tee -a "$TEST_LOG" \
+        || { echo "ferry: scripts/fuzz.sh --short failed; the whole log is $TEST_LOG" >&2; exit 1; }
 fi

@@ -16,51 +16,62 @@ struct MutationFingerprint: Sendable, Hashable {
         self.bytes = bytes
     }
 
-    init(_ mutation: Mutation) {
-        var hasher = SHA256()
-        var encoder = CanonicalEncoder { hasher.update(data: $0) }
+    /// The fingerprint of `mutation`. Fields whose JSON certainly exceeds `recordLimit` bytes are refused whatever they
+    /// hold (`record_too_large`), so only their names go in: a huge push is not hashed value by value.
+    init(_ mutation: Mutation, recordLimit: Int) {
+        var encoder = CanonicalEncoder()
         encoder.text(mutation.space.uuidString.lowercased())
         encoder.text(mutation.collection)
         encoder.text(mutation.id.uuidString.lowercased())
         encoder.text(mutation.op.rawValue)
-        encoder.count(mutation.fields.count)
-        for (name, value) in mutation.fields.sorted(by: { $0.key < $1.key }) {
-            encoder.text(name)
-            encoder.value(value)
+        let fields = mutation.fields.sorted(by: { $0.key < $1.key })
+        if JSONValue.object(mutation.fields).certainlyExceedsJSONSize(recordLimit) {
+            encoder.tag(7)
+            encoder.count(fields.count)
+            for (name, _) in fields { encoder.text(name) }
+        } else {
+            encoder.count(fields.count)
+            for (name, value) in fields {
+                encoder.text(name)
+                encoder.value(value)
+            }
         }
         encoder.count(mutation.clocks.count)
         for (name, clock) in mutation.clocks.sorted(by: { $0.key < $1.key }) {
             encoder.text(name)
             encoder.text(clock.description)
         }
-        bytes = Array(hasher.finalize().prefix(Self.length))
+        bytes = Array(encoder.finalize().prefix(Self.length))
     }
 
+    /// The number of digest bytes kept: 128 bits, plenty to tell writes of one device apart.
     static let length = 16
 }
 
 /// Feeds a value to a digest as tagged, length-prefixed bytes, so no two different values feed the same bytes.
+///
+/// Bytes collect in a buffer that goes to the hash 64 KiB at a time: a value of millions of tiny members (a push
+/// can carry one) costs an append per member, not a call into the hash function per member.
 private struct CanonicalEncoder {
-    let feed: (UnsafeRawBufferPointer) -> Void
+    private var hasher = SHA256()
+    private var buffer: [UInt8] = []
+    private static let chunk = 64 * 1024
 
-    init(_ feed: @escaping (UnsafeRawBufferPointer) -> Void) {
-        self.feed = feed
-    }
+    init() { buffer.reserveCapacity(Self.chunk) }
 
     mutating func tag(_ byte: UInt8) {
-        withUnsafeBytes(of: byte) { feed($0) }
+        buffer.append(byte)
+        flushIfFull()
     }
 
     mutating func count(_ count: Int) {
-        withUnsafeBytes(of: UInt64(count).bigEndian) { feed($0) }
+        append(UInt64(count))
     }
 
     mutating func text(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes in
-            count(bytes.count)
-            feed(UnsafeRawBufferPointer(bytes))
-        }
+        count(text.utf8.count)
+        buffer.append(contentsOf: text.utf8)
+        flushIfFull()
     }
 
     mutating func value(_ value: JSONValue) {
@@ -69,7 +80,7 @@ private struct CanonicalEncoder {
         case .bool(let flag): tag(flag ? 2 : 1)
         case .number(let number):
             tag(3)
-            withUnsafeBytes(of: number.bitPattern.bigEndian) { feed($0) }
+            append(number.bitPattern)
         case .string(let string):
             tag(4)
             text(string)
@@ -80,11 +91,33 @@ private struct CanonicalEncoder {
         case .object(let members):
             tag(6)
             count(members.count)
+            guard !members.isEmpty else { return }
             for (name, member) in members.sorted(by: { $0.key < $1.key }) {
                 text(name)
                 self.value(member)
             }
         }
+    }
+
+    mutating func finalize() -> SHA256.Digest {
+        hasher.update(data: buffer)
+        return hasher.finalize()
+    }
+
+    /// Eight bytes, big-endian.
+    private mutating func append(_ word: UInt64) {
+        var shift: UInt64 = 64
+        while shift > 0 {
+            shift -= 8
+            buffer.append(UInt8(truncatingIfNeeded: word >> shift))
+        }
+        flushIfFull()
+    }
+
+    private mutating func flushIfFull() {
+        guard buffer.count >= Self.chunk else { return }
+        hasher.update(data: buffer)
+        buffer.removeAll(keepingCapacity: true)
     }
 }
 

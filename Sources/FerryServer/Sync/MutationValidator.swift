@@ -18,6 +18,10 @@ struct MutationValidator: Sendable {
     }
 
     private func check(_ mutation: Mutation) throws -> ValidatedMutation {
+        // First, and without encoding it: a huge record costs a walk of the limit's size, not of the record.
+        if JSONValue.object(mutation.fields).certainlyExceedsJSONSize(limits.maximumRecordBytes) {
+            throw Rejection(.recordTooLarge, "The record is over \(limits.maximumRecordBytes) bytes, the most the server accepts.")
+        }
         guard let collection = schema.collection(named: mutation.collection) else {
             throw Rejection(.unknownCollection, "The schema has no collection '\(mutation.collection.prefix(64))'.")
         }

@@ -1,0 +1,33 @@
+extension JSONValue {
+    /// Whether this value's JSON text certainly has more than `limit` bytes, found by walking only as far as needed.
+    ///
+    /// Counts a lower bound of the text (strings without escapes, one digit per number, no white space), so `true`
+    /// is certain and costs a walk of about `limit` bytes of the value, whatever its size: a server refuses a huge
+    /// record before encoding or hashing it.
+    public func certainlyExceedsJSONSize(_ limit: Int) -> Bool {
+        var budget = limit
+        return !fits(&budget)
+    }
+
+    /// Subtracts this value's lower-bound size from `budget`; `false` as soon as it goes below zero.
+    private func fits(_ budget: inout Int) -> Bool {
+        switch self {
+        case .null, .bool(true): budget -= 4
+        case .bool(false): budget -= 5
+        case .number: budget -= 1
+        case .string(let text): budget -= text.utf8.count + 2
+        case .array(let items):
+            budget -= 2 + max(items.count - 1, 0)
+            for item in items where budget >= 0 {
+                guard item.fits(&budget) else { return false }
+            }
+        case .object(let members):
+            budget -= 2 + max(members.count - 1, 0)
+            for (name, member) in members where budget >= 0 {
+                budget -= name.utf8.count + 3
+                guard member.fits(&budget) else { return false }
+            }
+        }
+        return budget >= 0
+    }
+}
