@@ -132,14 +132,14 @@ struct DeviceService: Sendable {
         var valid = registration
         valid.name = registration.name.trimmingCharacters(in: .whitespacesAndNewlines)
         func invalid(_ message: String) -> APIError { APIError(.unprocessableContent, .invalidDevice, message) }
-        guard (1...100).contains(valid.name.count), !valid.name.containsControlCharacter else {
-            throw invalid("A device needs a name of 1 to 100 characters without control characters.")
+        guard valid.name.fits(characters: 1...100), !valid.name.containsControlCharacter else {
+            throw invalid("A device needs a name of 1 to 100 characters (at most 400 bytes of UTF-8) without control characters.")
         }
-        guard valid.hostname.count <= 255, !valid.hostname.containsControlCharacter else {
+        guard valid.hostname.fits(characters: 0...255), !valid.hostname.containsControlCharacter else {
             throw invalid("A device's hostname has at most 255 characters and no control characters.")
         }
         if let token = valid.pushToken {
-            guard (1...512).contains(token.count), !token.containsControlCharacter else {
+            guard token.fits(characters: 1...512), !token.containsControlCharacter else {
                 throw invalid("A push token has 1 to 512 characters; leave it out when the device has none.")
             }
         }
@@ -165,5 +165,11 @@ extension String {
     /// Whether any character is a control character (NUL, line breaks, escapes …).
     var containsControlCharacter: Bool {
         unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// Whether the text has `characters` characters in `range` and at most 4 UTF-8 bytes per allowed character: a
+    /// character can carry any number of combining marks, so a limit in characters alone does not bound the size.
+    func fits(characters range: ClosedRange<Int>) -> Bool {
+        utf8.count <= 4 * range.upperBound && range.contains(count)
     }
 }

@@ -51,7 +51,7 @@ extension DecodingError {
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return "wrong type for \(path(context).isEmpty ? "the body" : path(context))"
         case .dataCorrupted(let context):
-            return path(context).isEmpty ? "not valid JSON" : "invalid value for \(path(context))"
+            return path(context).isEmpty ? "a value is not of the expected form (say, a key that is not a UUID)" : "invalid value for \(path(context))"
         @unknown default:
             return "unreadable"
         }

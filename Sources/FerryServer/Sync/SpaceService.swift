@@ -20,8 +20,8 @@ struct SpaceService: Sendable {
 
     func createSpace(_ caller: SyncCaller, request: CreateSpaceRequest) async throws -> SpaceSummary {
         let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.count <= 200, !name.contains("\u{0}") else {
-            throw APIError(.unprocessableContent, .validationFailed, "A space needs a name of 1 to 200 characters.")
+        guard name.fits(characters: 1...200), !name.containsControlCharacter else {
+            throw APIError(.unprocessableContent, .validationFailed, "A space needs a name of 1 to 200 characters (at most 800 bytes of UTF-8), without control characters.")
         }
         let id = request.id ?? UUID()
         do {

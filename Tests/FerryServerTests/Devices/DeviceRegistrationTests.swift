@@ -143,6 +143,7 @@ struct DeviceRegistrationTests {
             Malformed(name: "a key that is not base64", body: body { $0["publicKey"] = "not a key" }, status: 422, code: "invalid_device"),
             Malformed(name: "a blank name", body: body { $0["name"] = "   " }, status: 422, code: "invalid_device"),
             Malformed(name: "a 101-character name", body: body { $0["name"] = String(repeating: "n", count: 101) }, status: 422, code: "invalid_device"),
+            Malformed(name: "a one-character name of 40 KB", body: body { $0["name"] = "e" + String(repeating: "\u{301}", count: 20_000) }, status: 422, code: "invalid_device"),
             Malformed(name: "a 256-character hostname", body: body { $0["hostname"] = String(repeating: "h", count: 256) }, status: 422, code: "invalid_device"),
             Malformed(name: "a 513-character push token", body: body { $0["pushToken"] = String(repeating: "t", count: 513) }, status: 422, code: "invalid_device"),
             Malformed(name: "an unknown type", body: body { $0["type"] = "toaster" }, status: 422, code: "invalid_device"),

@@ -64,6 +64,9 @@ struct SpaceTests {
             #expect(duplicate.status == 409 && duplicate.errorCode == "space_exists")
             let unnamed = try await owner.send("POST", "/sync/v1/spaces", CreateSpaceRequest(name: "  "))
             #expect(unnamed.status == 422)
+            // One character carrying 20,000 combining marks: 40 KB that a count of characters would let through.
+            let heavy = try await owner.send("POST", "/sync/v1/spaces", CreateSpaceRequest(name: "e" + String(repeating: "\u{301}", count: 20_000)))
+            #expect(heavy.status == 422 && heavy.errorCode == "validation_failed")
         }
     }
 }
