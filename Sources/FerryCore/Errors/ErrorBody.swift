@@ -48,6 +48,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, Expressi
     public static let badRequest: ErrorCode = "bad_request"
     /// The request body is larger than the server accepts.
     public static let payloadTooLarge: ErrorCode = "payload_too_large"
+    /// The request body did not arrive within the request deadline.
+    public static let bodyTimeout: ErrorCode = "body_timeout"
     /// The database does not answer; retry later.
     public static let unavailable: ErrorCode = "service_unavailable"
     /// The server failed; the request id in the logs tells what happened.

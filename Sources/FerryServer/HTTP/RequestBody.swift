@@ -15,7 +15,13 @@ extension Request {
     ) async throws -> Body {
         let buffer: ByteBuffer
         do {
-            buffer = try await collectBody(upTo: limit)
+            // The body arrives within the deadline too: a client trickling it cannot hold the request open.
+            buffer = try await withTimeout(RequestDeadline.duration) { [self] in
+                var request = self
+                return try await request.collectBody(upTo: limit)
+            }
+        } catch is TimeoutError {
+            throw APIError(.requestTimeout, .bodyTimeout, "The request body did not arrive within \(RequestDeadline.duration); send it at once.")
         } catch {
             throw APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
         }

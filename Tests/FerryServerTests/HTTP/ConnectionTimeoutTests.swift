@@ -22,6 +22,26 @@ struct ConnectionTimeoutTests {
             #expect(elapsed < .seconds(10), "closed after \(elapsed)")
         }
     }
+
+    @Test("a request whose body stalls is answered 408 body_timeout at the request deadline, not held open")
+    func stalledBody() async throws {
+        try await LiveServer.with(.sqlite, configure: { configuration in
+            configuration.requestDeadline = .seconds(1)
+            configuration.idleTimeout = .seconds(60)
+        }) { server in
+            let socket = try StalledClient(port: server.port)
+            defer { socket.close() }
+            socket.send(
+                "POST /auth/v1/signup HTTP/1.1\r\nHost: 127.0.0.1\r\napikey: \(server.server.keys.anonKey)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"email\":"
+            )
+            let start = ContinuousClock.now
+            let reply = socket.receive(within: .seconds(30))
+            #expect(reply.hasPrefix("HTTP/1.1 408"), "\(reply.prefix(200))")
+            #expect(reply.contains("body_timeout"))
+            #expect(ContinuousClock.now - start < .seconds(20))
+        }
+    }
 }
 
 /// A plain TCP client that writes bytes and waits for the server to close the connection.
@@ -51,6 +71,21 @@ private struct StalledClient {
         guard poll(&pollTarget, 1, milliseconds) > 0 else { return false }
         var byte: UInt8 = 0
         return recv(descriptor, &byte, 1, 0) <= 0
+    }
+
+    /// What the server sends within `timeout` (until it pauses for a second after answering).
+    func receive(within timeout: Duration) -> String {
+        var received: [UInt8] = []
+        var pollTarget = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        var wait = Int32(timeout.components.seconds * 1000)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while poll(&pollTarget, 1, wait) > 0 {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received += buffer[..<count]
+            wait = 1000
+        }
+        return String(decoding: received, as: UTF8.self)
     }
 
     func close() { _ = Glibc.close(descriptor) }
