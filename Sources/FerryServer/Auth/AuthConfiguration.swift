@@ -19,8 +19,8 @@ public struct AuthConfiguration: Sendable {
     /// Sign-in and sign-up attempts allowed per client address (an IPv6 client's /64) in ``rateLimitWindow``,
     /// counted before the request's body is read.
     public var signInAttemptsPerAddress = 30
-    /// Failed sign-ins allowed per email from all addresses together in ``rateLimitWindow``; past it, password
-    /// sign-ins to the account are refused except from a device that holds one of its sessions.
+    /// Failed sign-ins allowed per email from all addresses together in ``rateLimitWindow``; past it, a client that has
+    /// failed for the account is refused at once (a fresh client, or a device holding a session, still signs in).
     public var signInFailuresPerAccount = 100
     /// Password changes (`PUT /auth/v1/user` with `password`) allowed per account in ``rateLimitWindow``.
     public var passwordChangesPerAccount = 10

@@ -58,9 +58,14 @@ struct AuthService: Sendable {
     /// `Authorization` header, which lets a device holding a session of the account past the per-account limit.
     func signIn(email rawEmail: String, password: String, clientKey: String, authorization: String? = nil) async throws -> AuthSession {
         let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
+        // No account has a longer address; refusing it here keeps the limiters' keys small.
+        guard email.utf8.count <= 254 else { throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials") }
         let failureKey = "\(email)|\(clientKey)"
         if let wait = await limits.failuresPerEmailAndClient.wait(failureKey) { throw APIError.rateLimited(wait) }
-        if let wait = await limits.failuresPerAccount.wait(email), await !holdsSession(of: email, authorization) {
+        // The per-account limit stops clients that have already failed for this account: the owner, signing in
+        // from a client that has not, or from a device holding a session, is never locked out by others' guesses.
+        if let wait = await limits.failuresPerAccount.wait(email), await limits.failuresPerEmailAndClient.hasAttempts(failureKey),
+           await !holdsSession(of: email, authorization) {
             throw APIError.rateLimited(wait)
         }
         let user = email.isEmpty || email.contains("\u{0}") ? nil : try await storage.user(email: email)

@@ -32,6 +32,12 @@ actor RateLimiter {
         return window - (now - current.start)
     }
 
+    /// Whether `key` has any attempt counted in its current window.
+    func hasAttempts(_ key: String, now: ContinuousClock.Instant = .now) -> Bool {
+        guard let current = windows[key] else { return false }
+        return now - current.start < window && current.count > 0
+    }
+
     /// Counts one attempt (or one failure) for `key`.
     func record(_ key: String, now: ContinuousClock.Instant = .now) {
         sweep(now)

@@ -80,7 +80,8 @@ protocol SpaceStorage: Sendable {
         codeHash: Data, userID: UUID, now: Date, decide: @Sendable (RedemptionContext) throws -> RedemptionDecision
     ) async throws -> UUID
     /// Reads the change's context and applies what `decide` returns, in one transaction. Removing a member of an
-    /// encrypted space that has a key flags the space for rotation: the member's devices may hold its key.
+    /// encrypted space that has a key flags the space for rotation: the member's devices may hold its key. A member
+    /// removed, or left without the right to invite, loses the pending invitations they sent into the space.
     /// Returns the member afterwards (`nil` when removed).
     func changeMember(
         space: UUID, callerID: UUID, memberID: UUID, now: Date, decide: @Sendable (MembershipContext) throws -> MembershipChange

@@ -67,8 +67,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stall (half a header included) before it is closed. [default: 30]")
     var idleTimeout: Int?
 
-    @Option(name: .customLong("trusted-proxy"), help: "A proxy (CIDR or address) whose Forwarded / X-Forwarded-For names the client; repeat for several.")
+    @Option(name: .customLong("trusted-proxy"), help: "A proxy (CIDR or address) whose forwarding header names the client; repeat for several.")
     var trustedProxies: [String] = []
+
+    @Option(name: .customLong("forwarded-header"), help: "The header the trusted proxies write: x-forwarded-for or forwarded (FERRY_FORWARDED_HEADER). [default: x-forwarded-for]")
+    var forwardedHeader: String?
 
     @Option(name: .customLong("metrics-token"), help: "The bearer token GET /metrics requires (prefer FERRY_METRICS_TOKEN). [default: loopback only]")
     var metricsToken: String?
@@ -163,6 +166,12 @@ struct ServeSettings {
             }
             return network
         })
+        if let name = command.forwardedHeader ?? environment["FERRY_FORWARDED_HEADER"], !name.isEmpty {
+            guard let header = TrustedProxies.Header(rawValue: name.lowercased()) else {
+                throw CommandFailure(message: "--forwarded-header is x-forwarded-for or forwarded, not '\(name)'", status: 64)
+            }
+            configuration.trustedProxies.header = header
+        }
         if let token = command.metricsToken ?? environment["FERRY_METRICS_TOKEN"], !token.isEmpty {
             guard token.utf8.count >= 16 else { throw CommandFailure(message: "the metrics token must be at least 16 characters", status: 64) }
             configuration.metricsToken = token

@@ -19,6 +19,8 @@ struct AuthLimitsTests {
                 let reply = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": uniqueEmail(), "password": "wrong horse 1"])
                 #expect(reply.status == 400)
             }
+            let slashed = try await auth.send("POST", "/auth/v1/signup/", body: Data("not json".utf8))
+            #expect(slashed.status == 429, "a trailing slash reaches the same route and is counted the same")
             let limited = try await auth.send("POST", "/auth/v1/signup", body: Data("not json".utf8))
             #expect(limited.status == 429, "counted before the body was decoded")
             #expect(limited.errorCode == "over_request_rate_limit")
@@ -26,7 +28,7 @@ struct AuthLimitsTests {
         }
     }
 
-    @Test("failures from many addresses lock the account's password sign-in, never a device that holds a session")
+    @Test("failures from many addresses lock out the addresses that failed, never the owner on another address or a device that holds a session")
     func perAccountLimit() async throws {
         try await LiveServer.with(.sqlite, configure: { configuration in
             configuration.useFastPasswordHashing()
@@ -40,11 +42,16 @@ struct AuthLimitsTests {
                 let reply = try await signIn(auth, email, "wrong horse 1", from: "203.0.113.\(hop)")
                 #expect(reply.status == 400)
             }
-            let locked = try await signIn(auth, email, "correct horse 1", from: "203.0.113.9")
-            #expect(locked.status == 429, "a fourth address is refused once the account has had 3 failures")
+            let locked = try await signIn(auth, email, "correct horse 1", from: "203.0.113.1")
+            #expect(locked.status == 429, "an address that failed is refused once the account has had 3 failures")
             #expect(locked.errorCode == "over_request_rate_limit")
+            let fresh = try await signIn(auth, email, "correct horse 1", from: "203.0.113.9")
+            #expect(fresh.status == 200, "the owner on an address that never failed is not locked out: \(fresh.text)")
+            let guess = try await signIn(auth, email, "wrong horse 1", from: "203.0.113.10")
+            #expect(guess.status == 400, "a new address gets one guess")
+            #expect(try await signIn(auth, email, "wrong horse 1", from: "203.0.113.10").status == 429, "and no second")
 
-            let owner = try await signIn(auth, email, "correct horse 1", from: "203.0.113.9", token: session.accessToken)
+            let owner = try await signIn(auth, email, "correct horse 1", from: "203.0.113.1", token: session.accessToken)
             #expect(owner.status == 200, "a device holding a session of the account signs in still: \(owner.text)")
             #expect(try await auth.refresh(session.refreshToken).status == 200, "refreshing needs no password and is never locked")
         }

@@ -8,8 +8,10 @@ import Testing
 /// Who the client is: the socket peer, or what a trusted proxy says; IPv6 clients counted per /64.
 @Suite("Client addresses behind proxies")
 struct ClientAddressTests {
-    static func client(_ peer: String, trusting proxies: [String], _ headers: HTTPFields) -> String? {
-        TrustedProxies(proxies.map { IPNetwork($0)! }).client(peer: IPAddress(peer), headers: headers)?.description
+    static func client(
+        _ peer: String, trusting proxies: [String], header: TrustedProxies.Header = .xForwardedFor, _ headers: HTTPFields
+    ) -> String? {
+        TrustedProxies(proxies.map { IPNetwork($0)! }, header: header).client(peer: IPAddress(peer), headers: headers)?.description
     }
 
     @Test("forwarding headers count only from a trusted peer, read from the right")
@@ -21,9 +23,14 @@ struct ClientAddressTests {
         #expect(Self.client("10.0.0.2", trusting: ["10.0.0.0/8"], [forwardedFor: "10.1.1.1"]) == "10.1.1.1")
         #expect(Self.client("10.0.0.2", trusting: ["10.0.0.0/8"], [forwardedFor: "198.51.100.1, garbage"]) == "10.0.0.2")
         #expect(Self.client("10.0.0.2", trusting: ["10.0.0.0/8"], [forwardedFor: "198.51.100.1:4711"]) == "198.51.100.1")
-        #expect(Self.client("::1", trusting: ["::1"], [
+        #expect(Self.client("::1", trusting: ["::1"], header: .forwarded, [
             forwarded: #"for=192.0.2.60;proto=http, for="[2001:db8:cafe::17]:4711""#, forwardedFor: "198.51.100.1",
         ]) == "2001:db8:cafe::17")
+        // Only the configured header counts: a proxy that appends X-Forwarded-For passes a client's own Forwarded
+        // through, which must not choose the client's address (and the other way round).
+        #expect(Self.client("10.0.0.2", trusting: ["10.0.0.0/8"], [forwarded: "for=192.0.2.99", forwardedFor: "198.51.100.7"]) == "198.51.100.7")
+        #expect(Self.client("10.0.0.2", trusting: ["10.0.0.0/8"], [forwarded: "for=192.0.2.99"]) == "10.0.0.2")
+        #expect(Self.client("10.0.0.2", trusting: ["10.0.0.0/8"], header: .forwarded, [forwardedFor: "198.51.100.7"]) == "10.0.0.2")
         #expect(Self.client("10.0.0.2", trusting: ["10.0.0.0/8"], [:]) == "10.0.0.2")
     }
 

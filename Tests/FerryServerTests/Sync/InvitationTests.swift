@@ -180,6 +180,32 @@ struct InvitationTests {
         }
     }
 
+    @Test("an admin's pending invitations stop working when the admin is removed or demoted", arguments: TestEngine.available)
+    func invitationsFollowTheirSender(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let owner = try await SyncDevice.signUp(server, "owner")
+            let admin = try await SyncDevice.signUp(server, "admin")
+            let other = try await SyncDevice.signUp(server, "other")
+            let accomplice = try await SyncDevice.signUp(server, "accomplice")
+            let company = try await owner.createSpace("Acme")
+            try await owner.share(company.id, with: admin, as: .admin)
+            try await owner.share(company.id, with: other, as: .admin)
+            // Before losing their role, each admin mints a code for an address they control.
+            let fromAdmin = try Self.invitation(try await admin.invite(accomplice.session.user.email, to: company.id, as: .admin))
+            let fromOther = try Self.invitation(try await other.invite(accomplice.session.user.email, to: company.id, as: .member))
+            func member(_ user: SyncDevice) -> String { "/sync/v1/spaces/\(company.id.uuidString)/members/\(user.userID.uuidString)" }
+            #expect(try await owner.send("DELETE", member(admin), [String: String]()).status == 204)
+            #expect(try await owner.send("PATCH", member(other), ChangeRoleRequest(role: .member)).status == 200)
+            for code in [fromAdmin.code, fromOther.code] {
+                let reply = try await accomplice.accept(try #require(code))
+                #expect(reply.status == 404 && reply.errorCode == "invitation_not_found")
+            }
+            #expect(try await Self.spaceIDs(accomplice) == [accomplice.userID])
+            let pending = try await owner.get("/sync/v1/spaces/\(company.id.uuidString)/invitations")
+            #expect(try JSONDecoder().decode([String: [SpaceInvitation]].self, from: pending.body)["invitations"] == [])
+        }
+    }
+
     @Test("spaces and pending invitations per account are capped with clear errors", arguments: TestEngine.available)
     func caps(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: { configuration in

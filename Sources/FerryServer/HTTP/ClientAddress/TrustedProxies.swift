@@ -1,18 +1,30 @@
 import Foundation
 import HTTPTypes
 
-/// The proxies whose `Forwarded` / `X-Forwarded-For` headers say who the client is.
+/// The proxies whose forwarding header says who the client is.
 ///
-/// Only a request whose socket peer lies in one of ``networks`` has its headers read, and then from the right: each
+/// Only a request whose socket peer lies in one of ``networks`` has its header read, and then from the right: each
 /// trusted proxy appends the address it saw, so the rightmost address that is not a trusted proxy is the client.
-/// Anything left of it was written by the client and is ignored.
+/// Anything left of it was written by the client and is ignored. Only the one ``header`` the proxies write is read:
+/// proxies pass the other one through as the client sent it, so reading it would let a client pick its address.
 public struct TrustedProxies: Sendable, Hashable {
+    /// The header the trusted proxies append the client's address to.
+    public enum Header: String, Sendable, Hashable, CaseIterable {
+        /// `X-Forwarded-For` (nginx, HAProxy, AWS and most load balancers).
+        case xForwardedFor = "x-forwarded-for"
+        /// `Forwarded`'s `for=` parameters (RFC 7239).
+        case forwarded
+    }
+
     /// The trusted proxies' addresses.
     public var networks: [IPNetwork]
+    /// The header they write.
+    public var header: Header
 
-    /// Trusts the proxies in `networks` (none by default: the socket peer is the client).
-    public init(_ networks: [IPNetwork] = []) {
+    /// Trusts the proxies in `networks` (none by default: the socket peer is the client), which write `header`.
+    public init(_ networks: [IPNetwork] = [], header: Header = .xForwardedFor) {
         self.networks = networks
+        self.header = header
     }
 
     func isTrusted(_ address: IPAddress) -> Bool {
@@ -22,7 +34,7 @@ public struct TrustedProxies: Sendable, Hashable {
     /// The client of a request from `peer` with `headers`.
     func client(peer: IPAddress?, headers: HTTPFields) -> IPAddress? {
         guard var client = peer, isTrusted(client) else { return peer }
-        for hop in Self.forwardedHops(headers).reversed() {
+        for hop in Self.forwardedHops(headers, header: header).reversed() {
             // A hop a trusted proxy cannot have written: the proxy itself is the best we know.
             guard let address = Self.address(ofHop: hop) else { return client }
             client = address
@@ -31,19 +43,19 @@ public struct TrustedProxies: Sendable, Hashable {
         return client
     }
 
-    /// The addresses the proxies recorded, nearest to the client first: `Forwarded`'s `for=` parameters when that
-    /// header is present (RFC 7239), else `X-Forwarded-For`'s list.
-    static func forwardedHops(_ headers: HTTPFields) -> [Substring] {
-        let forwarded = headers[values: .forwarded]
-        if !forwarded.isEmpty {
-            return forwarded.flatMap { $0.split(separator: ",") }.compactMap { element in
+    /// The addresses the proxies recorded in `header`, nearest to the client first.
+    static func forwardedHops(_ headers: HTTPFields, header: Header) -> [Substring] {
+        switch header {
+        case .xForwardedFor:
+            return headers[values: .xForwardedFor].flatMap { $0.split(separator: ",") }
+        case .forwarded:
+            return headers[values: .forwarded].flatMap { $0.split(separator: ",") }.compactMap { element in
                 element.split(separator: ";").lazy
                     .map { $0.trimmingCharacters(in: .whitespaces) }
                     .first { $0.lowercased().hasPrefix("for=") }
                     .map { Substring($0.dropFirst(4)) }
             }
         }
-        return headers[values: .xForwardedFor].flatMap { $0.split(separator: ",") }
     }
 
     /// `192.0.2.1`, `"[2001:db8::1]:4711"`, `192.0.2.1:8080` → the address; `unknown`, `_hidden` → `nil`.

@@ -99,8 +99,9 @@ extension AuthRoutes {
     /// Sign-ups and password sign-ins: what the per-client attempt limit counts.
     @Sendable static func isPasswordAttempt(_ request: Request) -> Bool {
         guard request.method == .post else { return false }
-        let path = request.uri.path
-        return path.hasSuffix("/signup") || (path.hasSuffix("/token") && request.uri.queryParameters.get("grant_type") == "password")
+        // The router skips empty segments (`/auth/v1/signup/` is the sign-up route), so compare segments, not text.
+        let last = request.uri.path.split(separator: "/").last
+        return last == "signup" || (last == "token" && request.uri.queryParameters.get("grant_type") == "password")
     }
 }
 

@@ -116,6 +116,8 @@ extension PostgresStorage: SpaceStorage {
                 )).first
                 var role: SpaceRole?
                 if let space = stored?.invitation.spaceId {
+                    // The space's row serialises this with membership changes (lock order: user, invitation, space).
+                    try await connection.query("SELECT id FROM ferry_spaces WHERE id = \(space) FOR UPDATE", logger: logger)
                     let roles = try await connection.query(
                         "SELECT role FROM ferry_members WHERE space_id = \(space) AND user_id = \(userID)", logger: logger
                     )
@@ -169,8 +171,12 @@ extension PostgresStorage: SpaceStorage {
                     try await connection.query(
                         "UPDATE ferry_members SET role = \(role.rawValue) WHERE space_id = \(space) AND user_id = \(memberID)", logger: logger
                     )
+                    if !role.canManageMembers {
+                        try await Self.revokeInvitations(connection, space: space, sentBy: memberID, now: now, logger: logger)
+                    }
                 case .remove:
                     try await connection.query("DELETE FROM ferry_members WHERE space_id = \(space) AND user_id = \(memberID)", logger: logger)
+                    try await Self.revokeInvitations(connection, space: space, sentBy: memberID, now: now, logger: logger)
                     try await connection.query(
                         "UPDATE ferry_spaces SET rotation_required = true WHERE id = \(space) AND is_encrypted AND key_version > 0", logger: logger
                     )
@@ -201,6 +207,17 @@ extension PostgresStorage: SpaceStorage {
             members.append(SpaceMember(email: email, userId: userID, role: role))
         }
         return members
+    }
+
+    /// Revokes the pending invitations `sender` sent into `space`: they lose their authority with the role.
+    private static func revokeInvitations(_ connection: PostgresConnection, space: UUID, sentBy sender: UUID, now: Date, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE ferry_space_invitations SET revoked_at = \(now)
+            WHERE space_id = \(space) AND invited_by = \(sender) AND accepted_at IS NULL AND revoked_at IS NULL
+            """,
+            logger: logger
+        )
     }
 
     /// How many spaces the account is in.

@@ -148,10 +148,12 @@ extension SQLiteStorage: SpaceStorage {
                     sql: "UPDATE ferry_members SET role = ? WHERE space_id = ? AND user_id = ?",
                     arguments: [newRole.rawValue, space.databaseText, memberID.databaseText]
                 )
+                if !newRole.canManageMembers { try Self.revokeInvitations(db, space: space, sentBy: memberID, now: now) }
             case .remove:
                 try db.execute(
                     sql: "DELETE FROM ferry_members WHERE space_id = ? AND user_id = ?", arguments: [space.databaseText, memberID.databaseText]
                 )
+                try Self.revokeInvitations(db, space: space, sentBy: memberID, now: now)
                 try db.execute(
                     sql: "UPDATE ferry_spaces SET rotation_required = 1 WHERE id = ? AND is_encrypted = 1 AND key_version > 0",
                     arguments: [space.databaseText]
@@ -178,6 +180,17 @@ extension SQLiteStorage: SpaceStorage {
             guard let role = SpaceRole(rawValue: row["role"]) else { return nil }
             return SpaceMember(email: row["email"], userId: UUID(uuidString: row["id"]), role: role)
         }
+    }
+
+    /// Revokes the pending invitations `sender` sent into `space`: they lose their authority with the role.
+    private static func revokeInvitations(_ db: Database, space: UUID, sentBy sender: UUID, now: Date) throws {
+        try db.execute(
+            sql: """
+                UPDATE ferry_space_invitations SET revoked_at = ?
+                WHERE space_id = ? AND invited_by = ? AND accepted_at IS NULL AND revoked_at IS NULL
+                """,
+            arguments: [Timestamp.format(now), space.databaseText, sender.databaseText]
+        )
     }
 
     private static func spaceCount(_ db: Database, userID: UUID) throws -> Int {
