@@ -1,8 +1,8 @@
 /// Decodes `Decodable` values from a parsed ``JSONValue``, such as one from ``JSONValue/init(parsing:maximumDepth:)``.
 ///
 /// Parsing first and decoding from the tree keeps a request's cost linear in its size: a `JSONValue` inside the
-/// decoded type is handed over whole instead of being decoded kind by kind. Integers must be whole numbers that fit
-/// their type; beyond ±2^53 they are as exact as a `Double` (rules that need exact integers keep them below 2^53).
+/// decoded type is handed over whole instead of being decoded kind by kind. Integers must be whole numbers within
+/// ±(2^53 − 1), which JSON carries exactly in every language: beyond it a number is not the integer it was written as.
 ///
 /// ```swift
 /// let push = try JSONValueDecoder().decode(PushRequest.self, from: JSONValue(parsing: body))
@@ -76,7 +76,7 @@ private func decodeScalar<Value: Decodable>(_ type: Value.Type, _ value: JSONVal
 
 private func decodeInteger<Integer: FixedWidthInteger>(_ type: Integer.Type, _ value: JSONValue, _ path: [any CodingKey]) throws -> Integer {
     guard case .number(let number) = value else { throw mismatch(type, value, path) }
-    guard let integer = Integer(exactly: number) else {
+    guard abs(number) <= 9_007_199_254_740_991, let integer = Integer(exactly: number) else {
         throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(number) does not fit \(type)."))
     }
     return integer

@@ -49,7 +49,7 @@ struct WriteIntegrityTests {
             var laptop = try await SyncDevice.signUp(server)
             var intruder = try await laptop.sibling()
             var forged = intruder.upsert("sermons", Self.sermon("Forged"))
-            forged.mutationId = 9_000_000_000_000_000_000
+            forged.mutationId = 9_007_199_254_740_991
             let reply = try await intruder.send("POST", "/sync/v1/push", PushRequest(deviceId: laptop.deviceID, mutations: [forged]))
             #expect(reply.status == 403 && reply.errorCode == "device_mismatch")
             let unbound = try await laptop.sibling(bound: false)
