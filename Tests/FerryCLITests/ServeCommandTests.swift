@@ -64,6 +64,8 @@ struct ServeCommandTests {
         (["serve", "--trusted-proxy", "10.0.0.0/33"], "--trusted-proxy must be an address or CIDR"),
         (["serve", "--metrics-token", "short"], "at least 16 characters"),
         (["serve", "--idle-timeout", "0"], "--idle-timeout must be between 1 and"),
+        (["serve", "--max-spaces-per-account", "0"], "--max-spaces-per-account must be between 1 and 1000000"),
+        (["serve", "--forwarded-header", "x-real-ip"], "--forwarded-header is x-forwarded-for or forwarded"),
     ])
     func badFlags(_ arguments: [String], _ fragment: String) async throws {
         let exit = try await FerryProcess.run(arguments + ["--data-dir", NSTemporaryDirectory() + "ferry-cli-\(UUID())"])
@@ -182,5 +184,31 @@ struct ServeCommandTests {
         #expect(exit.status == 0)
         #expect(FileManager.default.fileExists(atPath: folder + "/ferry.sqlite"))
         #expect(!exit.stderr.contains(" info "), "FERRY_LOG_LEVEL=warning silences info lines")
+    }
+
+    @Test("per-account caps come from flags or FERRY_ variables: FERRY_MAX_SPACES_PER_ACCOUNT=1 leaves room for the personal space only")
+    func capsFromEnvironment() async throws {
+        let folder = NSTemporaryDirectory() + "ferry-cli-\(UUID())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let process = try FerryProcess(["serve", "--port", "0", "--data-dir", folder + "/data", "--log-level", "warning"], environment: [
+            "FERRY_MAX_SPACES_PER_ACCOUNT": "1",
+        ])
+        let prefix = "Ferry listening on "
+        let banner = try #require(await process.waitForLine(startingWith: prefix))
+        let base = String(banner.dropFirst(prefix.count).prefix { !$0.isWhitespace })
+        let anonKey = try String(contentsOfFile: folder + "/data/keys/anon-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let client = ["FERRY_HOME": folder + "/client", "FERRY_SERVER": base, "FERRY_API_KEY": anonKey]
+        // At OWASP's scrypt cost a loaded machine may not hash within the deadline: then the account may exist, and
+        // signing in again finishes the job.
+        var signUp = try await FerryProcess.run(["signup", "caps@example.com", "--password-stdin"], environment: client, input: "correct horse 1\n")
+        for _ in 0..<3 where signUp.status != 0 {
+            signUp = try await FerryProcess.run(["login", "caps@example.com", "--password-stdin"], environment: client, input: "correct horse 1\n")
+        }
+        #expect(signUp.status == 0, "\(signUp.stderr)")
+        let create = try await FerryProcess.run(["spaces", "create", "One too many"], environment: client)
+        #expect(create.status != 0 && create.stderr.contains("too_many_spaces"), "\(create.stderr)")
+        process.signal(SIGTERM)
+        _ = await process.waitForExit()
     }
 }

@@ -64,6 +64,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("github-token-url"), help: "GitHub's token endpoint. [default: https://github.com/login/oauth/access_token]")
     var githubTokenURL: String?
 
+    @Option(name: .customLong("max-spaces-per-account"), help: "Spaces one account may be in, its personal space included. [default: 1000]")
+    var maxSpacesPerAccount: Int?
+
+    @Option(name: .customLong("max-devices-per-account"), help: "Devices one account may have registered and not revoked. [default: 100]")
+    var maxDevicesPerAccount: Int?
+
+    @Option(name: .customLong("max-pending-invitations"), help: "Pending invitations one account may have sent. [default: 100]")
+    var maxPendingInvitations: Int?
+
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stall (half a header included) before it is closed. [default: 30]")
     var idleTimeout: Int?
 
@@ -154,6 +163,15 @@ struct ServeSettings {
                 throw CommandFailure(message: "--github-token-url \(problem)", status: 64)
             }
         }
+        if let count = try Self.count(command.maxSpacesPerAccount, environment, "FERRY_MAX_SPACES_PER_ACCOUNT", flag: "--max-spaces-per-account") {
+            configuration.sync.maximumSpacesPerAccount = count
+        }
+        if let count = try Self.count(command.maxDevicesPerAccount, environment, "FERRY_MAX_DEVICES_PER_ACCOUNT", flag: "--max-devices-per-account") {
+            configuration.sync.maximumDevicesPerAccount = count
+        }
+        if let count = try Self.count(command.maxPendingInvitations, environment, "FERRY_MAX_PENDING_INVITATIONS", flag: "--max-pending-invitations") {
+            configuration.sync.maximumPendingInvitations = count
+        }
         if let seconds = try Self.seconds(command.idleTimeout, environment, "FERRY_IDLE_TIMEOUT", flag: "--idle-timeout") {
             configuration.idleTimeout = seconds
         }
@@ -197,6 +215,18 @@ struct ServeSettings {
             throw CommandFailure(message: "\(name) must be between 1 and \(tenYears) seconds, not \(value)", status: 64)
         }
         return .seconds(value)
+    }
+
+    /// A cap from the flag or its variable (1 to 1,000,000), or `nil` when neither is set.
+    private static func count(_ flag: Int?, _ environment: [String: String], _ variable: String, flag name: String) throws -> Int? {
+        guard let value = try flag ?? environment[variable].map({ text in
+            guard let number = Int(text) else { throw CommandFailure(message: "\(variable) must be a whole number, not '\(text)'", status: 64) }
+            return number
+        }) else { return nil }
+        guard (1...1_000_000).contains(value) else {
+            throw CommandFailure(message: "\(name) must be between 1 and 1000000, not \(value)", status: 64)
+        }
+        return value
     }
 
     private static func port(_ text: String) throws -> Int {
