@@ -58,7 +58,8 @@ struct SyncService: Sendable {
         validator.keyVersions = Dictionary(encrypted.map { ($0.id, $0.keyVersion) }, uniquingKeysWith: { first, _ in first })
         var batch = PushBatch(
             userID: userID, deviceID: request.deviceId, entries: request.mutations.map(validator.validate),
-            mutationIDs: request.mutations.map(\.mutationId), fingerprints: request.mutations.map { MutationFingerprint($0, recordLimit: limits.maximumRecordBytes) },
+            mutationIDs: request.mutations.map(\.mutationId),
+            fingerprints: request.mutations.map { MutationFingerprint($0, recordLimit: limits.maximumRecordBytes) },
             schema: schema, now: time
         )
         batch.sealedSpaces = Set(encrypted.map(\.id))
