@@ -25,11 +25,13 @@ extension SpacesCommand {
             let request = InviteRequest(email: email, role: role, expiresIn: expiresInDays.map { $0 * 86_400 })
             let invitation = try await SpacesCommand.client(options).invite(request, to: spaceID)
             let code = invitation.code ?? ""
-            Output.emit(
-                json: options.json,
-                human: "\(code)\nInvited \(invitation.email) as \(invitation.role.rawValue) until \(Timestamp.format(invitation.expiresAt)); they run: ferry spaces join \(code)",
-                SpacesCommand.object(invitation).merging(["code": code]) { _, new in new }.mapValues { $0 as Any? }
-            )
+            // Standard output is the code alone, so `CODE=$(ferry spaces invite …)` works; the how-to goes to standard error.
+            if !options.json {
+                FileHandle.standardError.write(Data(
+                    "ferry: invited \(invitation.email) as \(invitation.role.rawValue) until \(Timestamp.format(invitation.expiresAt)); they run: ferry spaces join CODE\n".utf8
+                ))
+            }
+            Output.emit(json: options.json, human: code, SpacesCommand.object(invitation).merging(["code": code]) { _, new in new }.mapValues { $0 as Any? })
         }
     }
 
