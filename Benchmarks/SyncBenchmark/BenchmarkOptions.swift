@@ -1,0 +1,48 @@
+import Foundation
+
+/// The command line of `ferry-benchmark`.
+struct BenchmarkOptions {
+    var rows = 100_000
+    var postgresURL: String?
+    var noOpSyncs = 20
+    /// Rows of the large device store for `large_store_ratio`; 0 skips that measure.
+    var largeRows = 1_000_000
+    var isJSON = false
+
+    static let usage = "usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]"
+
+    static func parse(_ arguments: [String]) -> BenchmarkOptions {
+        var options = BenchmarkOptions()
+        var iterator = arguments.makeIterator()
+        func number(_ name: String, minimum: Int) -> Int {
+            guard let value = iterator.next().flatMap(Int.init), value >= minimum else { fail("\(name) needs a number ≥ \(minimum)") }
+            return value
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--rows": options.rows = number(argument, minimum: 1)
+            case "--noop-syncs": options.noOpSyncs = number(argument, minimum: 1)
+            case "--large-rows":
+                options.largeRows = number(argument, minimum: 0)
+                if options.largeRows > 0, options.largeRows <= LargeStoreBenchmark.smallRows {
+                    fail("--large-rows must be above \(LargeStoreBenchmark.smallRows), or 0 to skip")
+                }
+            case "--postgres":
+                guard let value = iterator.next() else { fail("--postgres needs a URL") }
+                options.postgresURL = value
+            case "--json": options.isJSON = true
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default:
+                fail("unknown argument \(argument)")
+            }
+        }
+        return options
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("ferry-benchmark: \(message)\n\(usage)\n".utf8))
+        exit(64)
+    }
+}
