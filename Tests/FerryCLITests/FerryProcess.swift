@@ -111,6 +111,11 @@ final class FerryProcess: Sendable {
         kill(process.processIdentifier, signal)
     }
 
+    /// Kills the process unless it has exited: for a `defer`, so a failed expectation leaves no server running.
+    func killIfRunning() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// Waits until the process has exited and closed its output (killing it past the deadline).
     func waitForExit(timeout: Duration = .seconds(120)) async -> Exit {
         let finished: Bool? = await withDeadline(timeout) { events in

@@ -15,6 +15,7 @@ struct RequestCostTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let process = try FerryProcess(["serve", "--port", "0", "--data-dir", folder, "--log-level", "warning"])
+        defer { process.killIfRunning() }
         let prefix = "Ferry listening on http://127.0.0.1:"
         let banner = try #require(await process.waitForLine(startingWith: prefix))
         let base = "http://127.0.0.1:" + banner.dropFirst(prefix.count).prefix { $0.isNumber }

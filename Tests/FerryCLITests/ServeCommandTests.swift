@@ -194,6 +194,7 @@ struct ServeCommandTests {
         let process = try FerryProcess(["serve", "--port", "0", "--data-dir", folder + "/data", "--log-level", "warning"], environment: [
             "FERRY_MAX_SPACES_PER_ACCOUNT": "1",
         ])
+        defer { process.killIfRunning() }
         let prefix = "Ferry listening on "
         let banner = try #require(await process.waitForLine(startingWith: prefix))
         let base = String(banner.dropFirst(prefix.count).prefix { !$0.isWhitespace })
