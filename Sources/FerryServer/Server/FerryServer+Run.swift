@@ -27,7 +27,7 @@ extension FerryServer {
         router.add(middleware: RequestDeadlineMiddleware(deadline: configuration.requestDeadline))
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout, metricsToken: configuration.metricsToken)
             .register(on: router)
-        AuthRoutes(service: auth, deadline: configuration.requestDeadline).register(on: router)
+        AuthRoutes(service: auth).register(on: router)
         // Every /sync/v1 route is authenticated by one middleware; its handlers receive the verified caller.
         let authenticated = router.group("sync/v1")
             .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))

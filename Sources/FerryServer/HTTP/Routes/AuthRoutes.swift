@@ -6,12 +6,11 @@ import Hummingbird
 /// `/auth/v1`: Supabase Auth's endpoints for email and password accounts.
 struct AuthRoutes {
     let service: AuthService
-    /// How long a request may wait on the database (a pool waits for a lost database indefinitely).
-    let deadline: Duration
 
-    /// Runs `work` within the deadline; past it the request fails with 503, as when the database is down.
+    /// Runs `work` within the request deadline (``RequestDeadline``); past it the request fails with 503, as when
+    /// the database is down.
     private func withinDeadline<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        try await withTimeout(deadline, work)
+        try await withTimeout(RequestDeadline.duration, work)
     }
 
     struct Credentials: Decodable {
