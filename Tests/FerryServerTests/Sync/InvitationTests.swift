@@ -31,7 +31,8 @@ struct InvitationTests {
             let invitation = try Self.invitation(try await owner.invite(email.uppercased(), to: company.id, as: .admin))
             #expect(invitation.email == email && invitation.role == .admin && invitation.spaceId == company.id)
             let code = try #require(invitation.code)
-            #expect(code.count >= 32)
+            // A code never starts with "-", which a command line would read as an option.
+            #expect(code.hasPrefix("inv_") && code.count == 36, "\(code)")
             let week = invitation.expiresAt.timeIntervalSince(invitation.createdAt)
             #expect(abs(week - 7 * 24 * 3600) < 1, "codes last 7 days by default")
 
