@@ -1,3 +1,4 @@
+import FerryTesting
 import Foundation
 
 /// The parent's side of ``DeviceOnlyRun``: starts this executable again in `--device-only` mode and follows its
@@ -11,17 +12,11 @@ struct DeviceChildProcess {
     }
 
     static func run(_ arguments: DeviceOnlyRun.Arguments, password: String) async throws -> Outcome {
-        let process = Process()
-        process.executableURL = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = arguments.commandLine
         var environment = ProcessInfo.processInfo.environment
         environment[DeviceOnlyRun.passwordVariable] = password
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
-        let lines = LineReader(output.fileHandleForReading)
+        let executable = Bundle.main.executableURL?.path(percentEncoded: false) ?? CommandLine.arguments[0]
+        let process = try ChildProcess(executable, arguments: arguments.commandLine, environment: environment, standardError: .inherit)
+        let lines = LineReader(process.standardOutput!)
         defer {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()

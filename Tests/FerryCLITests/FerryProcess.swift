@@ -1,3 +1,4 @@
+import FerryTesting
 import Foundation
 import Synchronization
 import Testing
@@ -20,7 +21,7 @@ final class FerryProcess: Sendable {
         case exited
     }
 
-    private let process: Process
+    private let process: ChildProcess
     private let stdoutText = Mutex("")
     private let stderrText = Mutex("")
     private let events: AsyncStream<Event>
@@ -39,21 +40,16 @@ final class FerryProcess: Sendable {
 
     /// Starts `ferry ARGUMENTS` with the test's environment minus any `FERRY_` settings, plus `environment`.
     init(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
-        process = Process()
-        process.executableURL = try Self.executable
-        process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
         merged.merge(environment) { $1 }
-        process.environment = merged
         let (events, continuation) = AsyncStream<Event>.makeStream()
         self.events = events
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let stdin = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
+        process = try ChildProcess(
+            try Self.executable.path(percentEncoded: false), arguments: arguments, environment: merged,
+            standardInput: input == nil ? .null : .pipe, onExit: { _ in continuation.yield(.exited) }
+        )
         // Blocking reads on their own threads: Foundation's readabilityHandler can miss EOF on Linux.
-        let stdoutHandle = out.fileHandleForReading, stderrHandle = err.fileHandleForReading
+        let stdoutHandle = process.standardOutput!, stderrHandle = process.standardError!
         Thread.detachNewThread { [self] in
             while case let data = stdoutHandle.availableData, !data.isEmpty {
                 let text = String(decoding: data, as: UTF8.self)
@@ -67,11 +63,9 @@ final class FerryProcess: Sendable {
             stderrText.withLock { $0 += String(decoding: data, as: UTF8.self) }
             continuation.yield(.stderrClosed)
         }
-        process.terminationHandler = { _ in continuation.yield(.exited) }
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try stdin.fileHandleForWriting.close()
+        if let input, let stdin = process.standardInput {
+            stdin.write(Data(input.utf8))
+            try stdin.close()
         }
     }
 

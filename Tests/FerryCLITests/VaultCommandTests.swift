@@ -1,3 +1,4 @@
+import FerryTesting
 import Foundation
 import Testing
 
@@ -23,17 +24,10 @@ struct VaultCommandTests {
 
         @discardableResult
         static func git(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(filePath: "/usr/bin/env")
-            process.arguments = ["git"] + arguments
             var environment = ProcessInfo.processInfo.environment
             environment["GIT_CONFIG_NOSYSTEM"] = "1"
-            process.environment = environment
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let process = try ChildProcess("git", arguments: arguments, environment: environment, standardError: .null)
+            let data = process.standardOutput!.readDataToEndOfFile()
             process.waitUntilExit()
             return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }

@@ -11,14 +11,11 @@ struct SupabaseClientCompatibilityTests {
         .deletingLastPathComponent().appending(path: "Compatibility/supabase_py_check.py").path()
 
     static var isSupabasePyInstalled: Bool {
-        let probe = Process()
-        probe.executableURL = URL(filePath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import supabase_auth"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
+        let probe = try? ChildProcess(
+            "python3", arguments: ["-c", "import supabase_auth"], environment: ProcessInfo.processInfo.environment,
+            standardOutput: .null, standardError: .null
+        )
+        return probe?.waitUntilExit() == 0
     }
 
     @Test("supabase-py signs up, signs in, refreshes, updates and signs out unchanged", arguments: TestEngine.available)
@@ -28,17 +25,14 @@ struct SupabaseClientCompatibilityTests {
             return
         }
         try await LiveServer.with(engine, configure: { $0.useFastPasswordHashing() }) { server in
-            let process = Process()
-            process.executableURL = URL(filePath: "/usr/bin/env")
-            process.arguments = ["python3", Self.script, server.baseURL.absoluteString, server.server.keys.anonKey]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
+            let process = try ChildProcess(
+                "python3", arguments: [Self.script, server.baseURL.absoluteString, server.server.keys.anonKey],
+                environment: ProcessInfo.processInfo.environment, standardError: .inherit
+            )
             // Read on a thread of its own: the pipe must drain while the script runs.
             let text = await withCheckedContinuation { continuation in
                 Thread.detachNewThread {
-                    continuation.resume(returning: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+                    continuation.resume(returning: String(decoding: process.standardOutput!.readDataToEndOfFile(), as: UTF8.self))
                 }
             }
             process.waitUntilExit()

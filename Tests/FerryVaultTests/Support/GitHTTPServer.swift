@@ -1,13 +1,14 @@
+import FerryTesting
 import Foundation
 import Testing
 
 /// The real `git http-backend`, served on a free loopback port with basic auth by `git_http_server.py`.
 final class GitHTTPServer: Sendable {
-    private let process: Process
+    private let process: ChildProcess
     let port: Int
     private let countFile: URL
 
-    private init(process: Process, port: Int, countFile: URL) {
+    private init(process: ChildProcess, port: Int, countFile: URL) {
         self.process = process
         self.port = port
         self.countFile = countFile
@@ -26,17 +27,14 @@ final class GitHTTPServer: Sendable {
     private static func startBlocking(projectRoot: URL, token: String) throws -> GitHTTPServer {
         let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "git_http_server.py")
         let countFile = projectRoot.appending(path: ".unauthorized-count")
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["python3", script.path(percentEncoded: false), projectRoot.path(percentEncoded: false), token, countFile.path(percentEncoded: false)]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            "python3", arguments: [script.path(percentEncoded: false), projectRoot.path(percentEncoded: false), token, countFile.path(percentEncoded: false)],
+            environment: ProcessInfo.processInfo.environment, standardError: .null
+        )
         // The first line is "PORT n"; a blocking read returns as soon as the server prints it.
         var buffer = Data()
         while !buffer.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = process.standardOutput!.availableData
             if chunk.isEmpty { break }
             buffer.append(chunk)
         }
@@ -56,8 +54,7 @@ final class GitHTTPServer: Sendable {
         (try? String(contentsOf: countFile, encoding: .utf8)).flatMap { Int($0) } ?? 0
     }
 
-    /// Stops the server at once (SIGKILL: the port closes with it). Foundation's `waitUntilExit` can spin forever
-    /// on Linux when called from a cooperative thread, so nothing here waits on it.
+    /// Stops the server at once (SIGKILL: the port closes with it); nothing waits on it.
     func stop() {
         kill(process.processIdentifier, SIGKILL)
     }

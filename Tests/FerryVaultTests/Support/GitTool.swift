@@ -1,4 +1,6 @@
+import FerryTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// The real `git` program, the peer every vault test checks against.
@@ -21,10 +23,6 @@ enum GitTool {
     }
 
     private static func runBlocking(_ arguments: [String], in directory: URL?, environment: [String: String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["git"] + arguments
-        if let directory { process.currentDirectoryURL = directory }
         var merged = ProcessInfo.processInfo.environment
         merged["GIT_CONFIG_NOSYSTEM"] = "1"
         merged["GIT_AUTHOR_NAME"] = "Peer"
@@ -32,16 +30,20 @@ enum GitTool {
         merged["GIT_COMMITTER_NAME"] = "Peer"
         merged["GIT_COMMITTER_EMAIL"] = "peer@example.com"
         merged.merge(environment) { $1 }
-        process.environment = merged
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        let process = try ChildProcess("git", arguments: arguments, environment: merged, currentDirectory: directory?.path(percentEncoded: false))
+        // Standard error drains on a thread of its own, so a chatty git never blocks on a full pipe.
+        let errorData = Mutex(Data())
+        let drained = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let data = process.standardError!.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            drained.signal()
+        }
+        let data = process.standardOutput!.readDataToEndOfFile()
+        drained.wait()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "git \(arguments.joined(separator: " ")) failed: \(String(decoding: errorData, as: UTF8.self))")
+            throw Failure(description: "git \(arguments.joined(separator: " ")) failed: \(String(decoding: errorData.withLock { $0 }, as: UTF8.self))")
         }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
