@@ -60,7 +60,7 @@ extension AuthClient {
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(body)
+            request.httpBody = Data(try JSONValueEncoder().encodeText(body))
         }
         return request
     }
@@ -89,7 +89,7 @@ extension AuthClient {
     /// Decodes a 2xx body, or throws `ErrorCode.unexpectedResponse` naming `what` was expected.
     func decode<Value: Decodable>(_ type: Value.Type, from data: Data, what: String) throws -> Value {
         do {
-            return try JSONDecoder().decode(type, from: data)
+            return try JSONValueDecoder().decode(type, from: data)
         } catch {
             throw AuthError.unreadable(what, status: 200)
         }

@@ -38,7 +38,7 @@ struct RecordSealer: Sendable {
             let json = try FieldCipher.decrypt(
                 encrypted, spaceID: change.space, collection: change.collection, recordID: change.id, field: field, key: key
             )
-            opened.fields[field] = try JSONDecoder().decode(JSONValue.self, from: json)
+            opened.fields[field] = try JSONValue(parsing: json)
         }
         return opened
     }

@@ -110,13 +110,13 @@ extension LocalStore {
                 try restoreChildren(db, of: change.id, in: collection)
             }
         } else if seq != existing.seq {
-            try db.execute(sql: "UPDATE \(Self.quote(collection.name)) SET _seq = ? WHERE id = ?", arguments: [seq, Self.text(change.id)])
+            try db.cachedStatement(sql: "UPDATE \(Self.quote(collection.name)) SET _seq = ? WHERE id = ?").execute(arguments: [seq, Self.text(change.id)])
         }
         return changed || isDeleted != existing.isDeleted
     }
 
     func setCursor(_ db: Database, space: UUID, seq: Int64) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO ferry_cursors (space, seq) VALUES (?, ?)", arguments: [Self.text(space), seq])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO ferry_cursors (space, seq) VALUES (?, ?)").execute(arguments: [Self.text(space), seq])
     }
 
     /// Deletes the rows of `space` (every space when `nil`) that have no pending outbox entry.

@@ -17,16 +17,13 @@ extension LocalStore {
     }
 
     func appendToOutbox(_ db: Database, _ mutation: Mutation) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                Self.text(mutation.space), mutation.collection, Self.text(mutation.id), mutation.op.rawValue,
-                Self.jsonText(mutation.fields), ClockMap.text(mutation.clocks), Timestamp.format(now()),
-            ]
-        )
+        try db.cachedStatement(sql: """
+            INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+            Self.text(mutation.space), mutation.collection, Self.text(mutation.id), mutation.op.rawValue,
+            Self.jsonText(mutation.fields), ClockMap.text(mutation.clocks), Timestamp.format(now()),
+        ])
     }
 
     /// Up to `limit` outbox entries with ids above `after` and at most `ceiling`, in id order, as mutations to push.
@@ -54,7 +51,7 @@ extension LocalStore {
             var acknowledgement = Acknowledgement(acknowledged: 0, rejected: 0)
             for result in response.results {
                 guard let mutation = byID[result.mutationId] else { continue }
-                try db.execute(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?", arguments: [result.mutationId])
+                try db.cachedStatement(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?").execute(arguments: [result.mutationId])
                 guard db.changesCount > 0 else { continue }
                 switch result.status {
                 case .applied, .duplicate:
@@ -262,16 +259,16 @@ extension LocalStore {
     }
 
     static func mutation(from row: Row) throws -> Mutation {
-        let decoder = JSONDecoder()
         let spaceText: String = row["space"], idText: String = row["record_id"], opText: String = row["op"]
         let fieldsText: String = row["fields"], clocksText: String = row["clocks"]
-        guard let space = UUID(uuidString: spaceText), let id = UUID(uuidString: idText),
-              let op = Mutation.Operation(rawValue: opText), let clocks = ClockMap.clocks(fromText: clocksText) else {
+        guard let space = UUID(wireText: spaceText), let id = UUID(wireText: idText),
+              let op = Mutation.Operation(rawValue: opText), let clocks = ClockMap.clocks(fromText: clocksText),
+              let fields = JSONValue(jsonText: fieldsText)?.objectValue else {
             throw StoreError(code: .storeFailed, message: "An outbox entry is malformed.")
         }
         return Mutation(
             mutationId: row["mutation_id"], space: space, collection: row["collection"], id: id, op: op,
-            fields: try decoder.decode([String: JSONValue].self, from: Data(fieldsText.utf8)), clocks: clocks
+            fields: fields, clocks: clocks
         )
     }
 }

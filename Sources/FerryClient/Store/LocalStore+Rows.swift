@@ -13,7 +13,7 @@ extension LocalStore {
         // Cached (one statement per collection and connection): a pull page loads and saves up to 1000 rows, and
         // preparing a statement, with GRDB's authorizer, cost more than running it.
         let statement = try db.cachedStatement(sql: "SELECT * FROM \(Self.quote(collection.name)) WHERE id = ?")
-        guard let row = try Row.fetchOne(statement, arguments: [id.uuidString.lowercased()]) else { return nil }
+        guard let row = try Row.fetchOne(statement, arguments: [Self.text(id)]) else { return nil }
         return try record(from: row, in: collection)
     }
 
@@ -27,7 +27,7 @@ extension LocalStore {
     func record(from row: Row, in collection: CollectionDefinition) throws -> LocalRecord {
         let idText: String = row["id"]
         let spaceText: String = row["_space"]
-        guard let id = UUID(uuidString: idText), let space = UUID(uuidString: spaceText) else {
+        guard let id = UUID(wireText: idText), let space = UUID(wireText: spaceText) else {
             throw StoreError(code: .storeFailed, message: "A row of '\(collection.name)' has a malformed id or space.")
         }
         let clocksText: String = row["_clocks"]
@@ -51,8 +51,8 @@ extension LocalStore {
     func saveRecord(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition) throws {
         let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)
         var values: [DatabaseValue] = [
-            record.id.uuidString.lowercased().databaseValue,
-            record.space.uuidString.lowercased().databaseValue,
+            Self.text(record.id).databaseValue,
+            Self.text(record.space).databaseValue,
             record.seq.databaseValue,
             ClockMap.text(record.clocks).databaseValue,
             (record.isDeleted ? 1 : 0).databaseValue,
@@ -65,11 +65,9 @@ extension LocalStore {
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
     }
 
-    /// Compact JSON with sorted keys.
-    static func jsonText(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+    /// Compact JSON of a record's fields, keys sorted.
+    static func jsonText(_ fields: [String: JSONValue]) -> String {
+        JSONValue.object(fields).jsonText
     }
 
     /// Whether a field is stored as ciphertext bytes (every field of an encrypted collection but the parent link).

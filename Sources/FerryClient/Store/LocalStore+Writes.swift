@@ -30,7 +30,7 @@ extension LocalStore {
             var parentSpace: UUID?
             if let parent = collection.parent, let value = normalized[parent.field], !value.isNull {
                 let parentCollection = try self.collection(named: parent.collection)
-                guard let parentID = value.stringValue.flatMap(UUID.init),
+                guard let parentID = value.stringValue.flatMap(UUID.init(wireText:)),
                       let parentRecord = try loadRecord(db, parentCollection, id: parentID), !parentRecord.isDeleted else {
                     throw StoreError(code: .parentMissing, message: "No \(parent.collection) record \(value.stringValue ?? value.jsonText) for \(name).\(parent.field).")
                 }
@@ -197,5 +197,5 @@ extension LocalStore {
     }
 
     /// A UUID as Ferry writes it: lowercase.
-    static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
+    static func text(_ id: UUID) -> String { id.lowercasedText }
 }

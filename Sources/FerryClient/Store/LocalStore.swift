@@ -155,11 +155,13 @@ public final class LocalStore: Sendable {
     // MARK: State
 
     static func state(_ db: Database, _ key: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = ?", arguments: [key])
+        // Cached statements here and on every per-write path: each `put` reads and writes the clock, and preparing a
+        // statement (with GRDB's authorizer) cost more than running it.
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ferry_state WHERE key = ?"), arguments: [key])
     }
 
     static func setState(_ db: Database, _ key: String, _ value: String) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO ferry_state (key, value) VALUES (?, ?)", arguments: [key, value])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO ferry_state (key, value) VALUES (?, ?)").execute(arguments: [key, value])
     }
 
     /// The persisted clock of this device.

@@ -11,7 +11,7 @@ enum RecordCoding {
         }
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: encoder.encode(record))
+            value = try JSONValue(parsing: encoder.encode(record))
         } catch {
             throw StoreError(code: .typeMismatch, message: "Could not encode a \(Record.self) for '\(collection.name)': \(error).")
         }
@@ -38,7 +38,7 @@ enum RecordCoding {
             return date
         }
         do {
-            return try decoder.decode(Record.self, from: JSONEncoder().encode(JSONValue.object(object)))
+            return try decoder.decode(Record.self, from: Data(JSONValue.object(object).jsonText.utf8))
         } catch {
             throw StoreError(code: .typeMismatch, message: "Record \(record.id.uuidString.lowercased()) of '\(record.collection)' does not decode as \(Record.self): \(error).")
         }

@@ -92,12 +92,12 @@ public struct SyncClient: SyncRemote, DeviceRemote {
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(body)
+            request.httpBody = Data(try JSONValueEncoder().encodeText(body))
         }
         let data = try await auth.authorizedData(for: request)
         if Response.self == Empty.self, data.isEmpty, let empty = Empty() as? Response { return empty }
         do {
-            return try JSONDecoder().decode(Response.self, from: data)
+            return try JSONValueDecoder().decode(Response.self, from: data)
         } catch {
             throw AuthError.unreadable(what, status: 200)
         }

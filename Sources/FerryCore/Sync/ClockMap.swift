@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Written and read without JSONEncoder and JSONDecoder: every row a sync pushes, pulls or applies goes through
 /// here, and the general coders were the largest cost left in `ferry-benchmark`'s profile. The fast path reads
-/// what it writes; anything else that is valid JSON (escapes, whitespace) goes through JSONDecoder, so text from
+/// what it writes; anything else that is valid JSON (escapes, whitespace) goes through the full parser, so text from
 /// older versions or other writers still reads.
 public enum ClockMap {
     /// The text of `clocks`.
@@ -30,10 +30,10 @@ public enum ClockMap {
         case .invalid: return nil
         case .unsure: break
         }
-        guard let strings = try? JSONDecoder().decode([String: String].self, from: Data(text.utf8)) else { return nil }
+        guard let members = JSONValue(jsonText: text)?.objectValue else { return nil }
         var clocks: [String: HLC] = [:]
-        for (field, value) in strings {
-            guard let clock = HLC(value) else { return nil }
+        for (field, value) in members {
+            guard let clock = value.stringValue.flatMap(HLC.init) else { return nil }
             clocks[field] = clock
         }
         return clocks
@@ -42,7 +42,7 @@ public enum ClockMap {
     private enum FastParse {
         case parsed([String: HLC])
         case invalid
-        /// Not the form ``text(_:)`` writes (an escape, whitespace): JSONDecoder decides.
+        /// Not the form ``text(_:)`` writes (an escape, whitespace): the full parser decides.
         case unsure
     }
 
@@ -85,7 +85,7 @@ public enum ClockMap {
 
     private static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
         if string.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
-            bytes.append(contentsOf: JSONValue.string(string).jsonText.utf8)   // JSONEncoder's escaping
+            JSONValue.write(string, into: &bytes)
         } else {
             bytes.append(UInt8(ascii: "\""))
             bytes.append(contentsOf: string.utf8)

@@ -62,21 +62,6 @@ public enum JSONValue: Sendable, Hashable, Codable {
 }
 
 extension JSONValue {
-    /// Compact JSON text of this value, keys sorted.
-    public var jsonText: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? "null"
-    }
-
-    /// Parses JSON text (any value, including bare strings and numbers); `nil` when it is not JSON.
-    public init?(jsonText: String) {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(jsonText.utf8)) else { return nil }
-        self = value
-    }
-}
-
-extension JSONValue {
     /// Whether any string or key inside contains U+0000, which PostgreSQL cannot store in text or jsonb.
     public var containsNUL: Bool {
         switch self {

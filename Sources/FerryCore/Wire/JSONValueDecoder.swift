@@ -1,3 +1,5 @@
+import Foundation
+
 /// Decodes `Decodable` values from a parsed ``JSONValue``, such as one from ``JSONValue/init(parsing:maximumDepth:)``.
 ///
 /// Parsing first and decoding from the tree keeps a request's cost linear in its size: a `JSONValue` inside the
@@ -13,7 +15,13 @@ public struct JSONValueDecoder: Sendable {
 
     /// Decodes a `Value` from `json`; throws `DecodingError`s with coding paths, as `JSONDecoder` does.
     public func decode<Value: Decodable>(_ type: Value.Type, from json: JSONValue) throws -> Value {
-        try Value(from: JSONTreeDecoder(value: json, codingPath: []))
+        if let readable = type as? any JSONTreeReadable.Type { return try readable.init(json: json, codingPath: []) as! Value }
+        return try Value(from: JSONTreeDecoder(value: json, codingPath: []))
+    }
+
+    /// Parses UTF-8 JSON text (``JSONValue/init(parsing:maximumDepth:)``) and decodes a `Value` from it.
+    public func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value {
+        try decode(type, from: JSONValue(parsing: bytes))
     }
 }
 
@@ -66,10 +74,22 @@ private func decodeScalar<Value: Decodable>(_ type: Value.Type, _ value: JSONVal
     case (is Bool.Type, .bool(let flag)): return flag as! Value
     case (is Double.Type, .number(let number)): return number as! Value
     case (is Float.Type, .number(let number)): return Float(number) as! Value
-    case (is String.Type, _), (is Bool.Type, _), (is Double.Type, _), (is Float.Type, _):
+    // As JSONDecoder's default strategies: bytes are base64, a URL is its string.
+    case (is Data.Type, .string(let text)):
+        guard let data = Data(base64Encoded: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Encountered Data is not valid Base64."))
+        }
+        return data as! Value
+    case (is URL.Type, .string(let text)):
+        guard let url = URL(string: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "Invalid URL string."))
+        }
+        return url as! Value
+    case (is String.Type, _), (is Bool.Type, _), (is Double.Type, _), (is Float.Type, _), (is Data.Type, _), (is URL.Type, _):
         throw mismatch(type, value, path)
     default:
         if let integer = type as? any FixedWidthInteger.Type { return try decodeInteger(integer, value, path) as! Value }
+        if let readable = type as? any JSONTreeReadable.Type { return try readable.init(json: value, codingPath: path) as! Value }
         return try Value(from: JSONTreeDecoder(value: value, codingPath: path))
     }
 }

@@ -120,5 +120,5 @@ struct MutationValidator: Sendable {
 
 extension UUID {
     /// The lowercase spelling Ferry uses on the wire and in messages.
-    var lowercased: String { uuidString.lowercased() }
+    var lowercased: String { lowercasedText }
 }

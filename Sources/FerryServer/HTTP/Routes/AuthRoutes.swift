@@ -115,12 +115,10 @@ struct JSONResponse<Value: Encodable & Sendable>: ResponseGenerator {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(
+        Response(
             status: status,
             headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value)))
+            body: .init(byteBuffer: ByteBuffer(bytes: try JSONValueEncoder().encodeText(value)))
         )
     }
 }

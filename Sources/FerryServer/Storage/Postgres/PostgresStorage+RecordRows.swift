@@ -21,8 +21,8 @@ extension PostgresStorage {
 
     static func storedRecord(jsonText: String, collection: CollectionDefinition) -> (id: UUID, seq: Int64, record: StoredRecord)? {
         guard let object = JSONValue(jsonText: jsonText)?.objectValue,
-              let id = object["id"]?.stringValue.flatMap(UUID.init(uuidString:)),
-              let space = object["_space"]?.stringValue.flatMap(UUID.init(uuidString:)),
+              let id = object["id"]?.stringValue.flatMap(UUID.init(wireText:)),
+              let space = object["_space"]?.stringValue.flatMap(UUID.init(wireText:)),
               case .number(let seq)? = object["_seq"]
         else { return nil }
         let clocks = (object["_clocks"]?.objectValue ?? [:]).compactMapValues { $0.stringValue.flatMap(HLC.init) }

@@ -151,7 +151,7 @@ extension SQLiteStorage {
 
 extension UUID {
     /// The lowercase canonical form Ferry stores in SQLite text columns (GRDB's default is 16 bytes).
-    var databaseText: String { uuidString.lowercased() }
+    var databaseText: String { lowercasedText }
 }
 
 extension UserRecord {

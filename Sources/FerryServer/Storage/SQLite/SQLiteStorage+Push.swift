@@ -52,13 +52,20 @@ extension SQLiteStorage: RecordStorage {
         return (rows.loaded, rows.children)
     }
 
-    /// Writes the plan's rows, each with the next sequence number of its space. A write that breaks a unique key
-    /// is rolled back alone and its mutations are rejected.
+    /// Writes the plan's rows, each with the next sequence number of its space (one update per space reserves them
+    /// all). A write that breaks a unique key is rolled back alone and its mutations are rejected; its number stays
+    /// unused, which a cursor does not mind.
     private static func write(_ plan: inout PushPlan, _ db: Database, now: Date, sealedSpaces: Set<UUID>) throws {
-        for write in plan.writes {
-            let seq = try Int64.fetchOne(
-                db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [write.record.space.databaseText]
+        var nextSeq: [UUID: Int64] = [:]
+        for (space, writes) in Dictionary(grouping: plan.writes, by: \.record.space) {
+            let last = try Int64.fetchOne(
+                db, sql: "UPDATE ferry_spaces SET seq = seq + ? WHERE id = ? RETURNING seq", arguments: [writes.count, space.databaseText]
             ) ?? 0
+            nextSeq[space] = last - Int64(writes.count) + 1
+        }
+        for write in plan.writes {
+            let seq = nextSeq[write.record.space, default: 0]
+            nextSeq[write.record.space] = seq + 1
             let isSealed = sealedSpaces.contains(write.record.space)
             guard !write.collection.uniqueKeys.isEmpty else {
                 try writeRecord(db, write, seq: seq, now: now, isSealed: isSealed)

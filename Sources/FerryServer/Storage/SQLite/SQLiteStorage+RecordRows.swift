@@ -6,7 +6,7 @@ import GRDB
 /// Reading and writing one collection row generically, whatever its fields.
 extension SQLiteStorage {
     static func storedRecord(_ row: Row, collection: CollectionDefinition) -> (id: UUID, seq: Int64, record: StoredRecord)? {
-        guard let id = UUID(uuidString: row["id"]), let space = UUID(uuidString: row["_space"]) else { return nil }
+        guard let id = UUID(wireText: row["id"]), let space = UUID(wireText: row["_space"]) else { return nil }
         let clocks = ClockCoding.decode(row["_clocks"])
         var fields: [String: JSONValue] = [:]
         for field in collection.fields where clocks[field.name] != nil || !(row[field.name] as DatabaseValue).isNull {

@@ -1,0 +1,87 @@
+extension JSONValue {
+    /// Compact JSON text of this value, keys sorted, `/` not escaped (the form `JSONEncoder` writes with
+    /// `[.sortedKeys, .withoutEscapingSlashes]`; numbers that are not integers may be spelled differently).
+    public var jsonText: String {
+        var bytes: [UInt8] = []
+        write(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Parses JSON text (any value, including bare strings and numbers); `nil` when it is not JSON.
+    public init?(jsonText: String) {
+        var text = jsonText
+        guard let value = text.withUTF8({ try? JSONValue(parsing: $0) }) else { return nil }
+        self = value
+    }
+
+    /// Appends this value's compact JSON text to `bytes`, keys sorted.
+    ///
+    /// One pass, no intermediate objects: replies of thousands of records are written here rather than through
+    /// `JSONEncoder`, which boxes every value on Linux. A number that is not finite (never parsed from JSON, so only
+    /// built in code) is written as `null`.
+    public func write(into bytes: inout [UInt8]) {
+        switch self {
+        case .null: bytes.append(contentsOf: Self.nullBytes)
+        case .bool(let flag): bytes.append(contentsOf: flag ? Self.trueBytes : Self.falseBytes)
+        case .number(let number): Self.write(number, into: &bytes)
+        case .string(let text): Self.write(text, into: &bytes)
+        case .array(let items):
+            bytes.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                item.write(into: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            bytes.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                Self.write(key, into: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                members[key]!.write(into: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A JSON number: integers within ±2^53 without a fraction, as `JSONEncoder` writes them; others in Swift's
+    /// shortest form that reads back as the same `Double`.
+    public static func write(_ number: Double, into bytes: inout [UInt8]) {
+        guard number.isFinite else {
+            bytes.append(contentsOf: nullBytes)
+            return
+        }
+        if number == number.rounded(), abs(number) < 9_007_199_254_740_992 {
+            bytes.append(contentsOf: String(Int64(number)).utf8)
+        } else {
+            bytes.append(contentsOf: number.description.utf8)
+        }
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\n`-style or `\u00XX` escapes, the rest as is.
+    public static func write(_ text: String, into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0..<0x20:
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let nullBytes = Array("null".utf8)
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+}

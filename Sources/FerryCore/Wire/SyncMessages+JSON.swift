@@ -1,0 +1,147 @@
+import Foundation
+
+// The pull and push messages, written and read without `Codable`'s generic machinery (`JSONTextWritable`,
+// `JSONTreeReadable`). Their `Codable` conformances stay, for other coders; `WireCodingTests` checks both agree.
+
+extension Change: JSONTextWritable, JSONTreeReadable {
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var object = JSONObjectWriter(&bytes)
+        object.key("clocks", &bytes)
+        JSONValue.write(clocks, into: &bytes)
+        object.key("collection", &bytes)
+        JSONValue.write(collection, into: &bytes)
+        object.key("deleted", &bytes)
+        JSONValue.bool(deleted).write(into: &bytes)
+        object.key("fields", &bytes)
+        JSONValue.object(fields).write(into: &bytes)
+        object.key("id", &bytes)
+        JSONValue.write(id, into: &bytes)
+        object.key("seq", &bytes)
+        bytes.append(contentsOf: String(seq).utf8)
+        object.key("space", &bytes)
+        JSONValue.write(space, into: &bytes)
+        object.end(&bytes)
+    }
+
+    public init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        let object = try JSONObjectReader(json, codingPath: codingPath)
+        self.init(
+            space: try object.uuid("space"), collection: try object.string("collection"), id: try object.uuid("id"),
+            seq: try object.int64("seq"), fields: try object.object("fields") ?? [:], clocks: try object.clocks("clocks") ?? [:],
+            deleted: try object.bool("deleted")
+        )
+    }
+}
+
+extension PullResponse: JSONTextWritable, JSONTreeReadable {
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var object = JSONObjectWriter(&bytes)
+        object.key("changes", &bytes)
+        bytes.append(UInt8(ascii: "["))
+        for (index, change) in changes.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            change.writeJSON(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        object.key("cursors", &bytes)
+        JSONValue.write(cursors, into: &bytes)
+        object.key("hasMore", &bytes)
+        JSONValue.bool(hasMore).write(into: &bytes)
+        object.key("keyVersions", &bytes)
+        JSONValue.write(keyVersions, into: &bytes)
+        object.key("resetRequired", &bytes)
+        JSONValue.array(resetRequired.map { .string($0.lowercasedText) }).write(into: &bytes)
+        object.end(&bytes)
+    }
+
+    public init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        let object = try JSONObjectReader(json, codingPath: codingPath)
+        guard case .array(let items) = try object.required("changes") else {
+            throw DecodingError.typeMismatch([Change].self, .init(codingPath: object.path("changes"), debugDescription: "Expected an array."))
+        }
+        var changes: [Change] = []
+        changes.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            changes.append(try Change(json: item, codingPath: object.path("changes") + [WireKey(index: index)]))
+        }
+        var resetRequired: [UUID] = []
+        for (index, item) in (try object.array("resetRequired") ?? []).enumerated() {
+            guard case .string(let text) = item, let id = UUID(wireText: text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: object.path("resetRequired") + [WireKey(index: index)], debugDescription: "Not a UUID."))
+            }
+            resetRequired.append(id)
+        }
+        _ = try object.required("cursors")
+        let cursors = try object.spaceKeyed("cursors", as: Int64.self) ?? [:]
+        self.init(
+            changes: changes, cursors: cursors, hasMore: try object.bool("hasMore"), resetRequired: resetRequired,
+            keyVersions: try object.spaceKeyed("keyVersions", as: Int.self) ?? [:]
+        )
+    }
+}
+
+extension Mutation: JSONTextWritable, JSONTreeReadable {
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var object = JSONObjectWriter(&bytes)
+        object.key("clocks", &bytes)
+        JSONValue.write(clocks, into: &bytes)
+        object.key("collection", &bytes)
+        JSONValue.write(collection, into: &bytes)
+        object.key("fields", &bytes)
+        JSONValue.object(fields).write(into: &bytes)
+        object.key("id", &bytes)
+        JSONValue.write(id, into: &bytes)
+        object.key("mutationId", &bytes)
+        bytes.append(contentsOf: String(mutationId).utf8)
+        object.key("op", &bytes)
+        JSONValue.write(op.rawValue, into: &bytes)
+        object.key("space", &bytes)
+        JSONValue.write(space, into: &bytes)
+        object.end(&bytes)
+    }
+
+    public init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        let object = try JSONObjectReader(json, codingPath: codingPath)
+        // Read in the order `init(from:)` reads, so the first problem reported is the same.
+        let (mutationID, space, collection, id) = (
+            try object.int64("mutationId"), try object.uuid("space"), try object.string("collection"), try object.uuid("id")
+        )
+        guard let op = Operation(rawValue: try object.string("op")) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: object.path("op"), debugDescription: "Cannot initialize Operation from invalid String value."))
+        }
+        self.init(
+            mutationId: mutationID, space: space, collection: collection, id: id, op: op,
+            fields: try object.object("fields") ?? [:], clocks: try object.clocks("clocks") ?? [:]
+        )
+    }
+}
+
+extension PushRequest: JSONTextWritable, JSONTreeReadable {
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var object = JSONObjectWriter(&bytes)
+        object.key("deviceId", &bytes)
+        JSONValue.write(deviceId, into: &bytes)
+        object.key("mutations", &bytes)
+        bytes.append(UInt8(ascii: "["))
+        for (index, mutation) in mutations.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            mutation.writeJSON(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        object.end(&bytes)
+    }
+
+    public init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        let object = try JSONObjectReader(json, codingPath: codingPath)
+        let deviceID = try object.uuid("deviceId")
+        guard case .array(let items) = try object.required("mutations") else {
+            throw DecodingError.typeMismatch([Mutation].self, .init(codingPath: object.path("mutations"), debugDescription: "Expected an array."))
+        }
+        var mutations: [Mutation] = []
+        mutations.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            mutations.append(try Mutation(json: item, codingPath: object.path("mutations") + [WireKey(index: index)]))
+        }
+        self.init(deviceId: deviceID, mutations: mutations)
+    }
+}

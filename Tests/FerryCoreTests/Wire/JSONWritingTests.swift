@@ -1,0 +1,68 @@
+import FerryCore
+import Foundation
+import Testing
+
+@Suite("JSON writing and encoding to the tree")
+struct JSONWritingTests {
+    static let values: [JSONValue] = [
+        .null, .bool(true), .bool(false), .number(0), .number(-0.0), .number(42), .number(-7), .number(0.1), .number(-2.5e-8),
+        .number(9_007_199_254_740_991), .number(1e300), .number(123_456.789),
+        .string(""), .string("caf\u{e9} \"quoted\" \\ / \n\r\t\u{8}\u{c} \u{1} \u{1f} \u{7f} 😀 ☕"),
+        .array([]), .object([:]),
+        .object(["b": .array([.number(1), .null, .object(["z": .bool(true), "a": .string("x")])]), "a": .number(1), "é": .null]),
+    ]
+
+    @Test("writes text that JSONDecoder reads back as the same value", arguments: values)
+    func roundTrips(_ value: JSONValue) throws {
+        let text = value.jsonText
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) == value, "\(text)")
+        #expect(JSONValue(jsonText: text) == value)
+    }
+
+    @Test("writes what JSONEncoder writes with sorted keys and unescaped slashes (integers, strings, nesting)", arguments: values)
+    func matchesJSONEncoder(_ value: JSONValue) throws {
+        if case .number(let number) = value, number != number.rounded() || abs(number) >= 1e15 { return }  // spelled differently
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let expected = String(decoding: try encoder.encode(value), as: UTF8.self)
+        #expect(value.jsonText == expected.replacingOccurrences(of: "-0", with: "0"))
+    }
+
+    struct Sample: Codable, Equatable {
+        var id: UUID
+        var name: String
+        var count: Int64
+        var ratio: Double
+        var tags: [String]
+        var nested: [String: JSONValue]
+        var optional: String?
+        var bytes: Data
+        var link: URL
+        var flags: Set<Int>
+    }
+
+    @Test("encodes Codable types as JSONEncoder does; the tree decoder reads them back")
+    func codableRoundTrip() throws {
+        let sample = Sample(
+            id: UUID(), name: "Grace \"Church\"", count: 1_234_567_890_123, ratio: 0.25, tags: ["a", "b"],
+            nested: ["x": .array([.number(1), .string("two")]), "y": .object(["deep": .null])], optional: nil,
+            bytes: Data([0, 1, 2, 250]), link: URL(string: "https://example.com/a?b=c")!, flags: [3]
+        )
+        let ours = try JSONValueEncoder().encodeText(sample)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(String(decoding: ours, as: UTF8.self) == String(decoding: try encoder.encode(sample), as: UTF8.self))
+        #expect(try JSONValueDecoder().decode(Sample.self, from: ours) == sample)
+        #expect(try JSONDecoder().decode(Sample.self, from: Data(ours)) == sample)
+        #expect(!String(decoding: ours, as: UTF8.self).contains("optional"), "a nil optional is left out, as JSONEncoder does")
+    }
+
+    @Test("an object of many members and an array of many items encode in one pass")
+    func large() throws {
+        let members = Dictionary(uniqueKeysWithValues: (0..<20_000).map { ("k\($0)", $0) })
+        let tree = try JSONValueEncoder().encode(members)
+        #expect(tree.objectValue?.count == 20_000 && tree.objectValue?["k19999"] == .number(19_999))
+        let items = try JSONValueEncoder().encode(Array(0..<50_000))
+        #expect(JSONValue(jsonText: items.jsonText) == items)
+    }
+}

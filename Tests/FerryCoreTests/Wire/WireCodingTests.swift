@@ -1,0 +1,85 @@
+import FerryCore
+import Foundation
+import Testing
+
+/// The hand-written JSON of the pull and push messages says and reads exactly what their `Codable` forms do.
+@Suite("Wire coding: pull and push messages without Codable")
+struct WireCodingTests {
+    static let space = UUID(uuidString: "0A1B2C3D-4E5F-4071-8293-A4B5C6D7E8F9")!
+    static let clock = HLC(milliseconds: 1_763_900_000_123, counter: 7, node: "4f0c2a9e-1111-4222-8333-944445555666")
+
+    static let change = Change(
+        space: space, collection: "notes", id: UUID(), seq: 9_007_199_254_740_991,
+        fields: ["text": .string("line \"one\"\nline\ttwo / ☕"), "n": .number(-2.5), "tags": .array([.string("a"), .null]),
+                 "meta": .object(["z": .bool(false), "a": .object([:])]), "gone": .null],
+        clocks: ["text": clock, "n": clock, RecordState.deletedKey: HLC(milliseconds: 1, counter: 0, node: "server")], deleted: false
+    )
+
+    static func sortedJSONEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    static func text(_ bytes: some Sequence<UInt8>) -> String { String(decoding: Array(bytes), as: UTF8.self) }
+
+    @Test("a pull reply is written as JSONEncoder writes it and read back whole, by both decoders")
+    func pullResponse() throws {
+        let response = PullResponse(
+            changes: [Self.change, Change(space: Self.space, collection: "sermons", id: UUID(), seq: 1, fields: [:], clocks: [:], deleted: true)],
+            cursors: [Self.space: 42, UUID(): 0], hasMore: true, resetRequired: [UUID()], keyVersions: [Self.space: 3]
+        )
+        let ours = try JSONValueEncoder().encodeText(response)
+        #expect(Self.text(ours) == Self.text(try Self.sortedJSONEncoder().encode(response)))
+        #expect(try JSONValueDecoder().decode(PullResponse.self, from: ours) == response)
+        #expect(try JSONDecoder().decode(PullResponse.self, from: Data(ours)) == response)
+        #expect(try JSONValueDecoder().decode([Change].self, from: JSONValue(parsing: Data("[\(Self.text(try JSONValueEncoder().encodeText(Self.change)))]".utf8))) == [Self.change])
+    }
+
+    @Test("a push is written as JSONEncoder writes it and read back whole, by both decoders")
+    func pushRequest() throws {
+        let push = PushRequest(deviceId: UUID(), mutations: [
+            Mutation(mutationId: 1, space: Self.space, collection: "notes", id: UUID(), op: .upsert, fields: Self.change.fields, clocks: Self.change.clocks),
+            Mutation(mutationId: 2, space: Self.space, collection: "notes", id: UUID(), op: .delete, clocks: [RecordState.deletedKey: Self.clock]),
+        ])
+        let ours = try JSONValueEncoder().encodeText(push)
+        // Codable spells the device id in capitals (Foundation's uuidString); the wire's ids are lowercase.
+        let theirs = Self.text(try Self.sortedJSONEncoder().encode(push))
+            .replacingOccurrences(of: push.deviceId.uuidString, with: push.deviceId.uuidString.lowercased())
+        #expect(Self.text(ours) == theirs, "\(Self.text(ours))\n\(theirs)")
+        #expect(try JSONValueDecoder().decode(PushRequest.self, from: ours) == push)
+        #expect(try JSONDecoder().decode(PushRequest.self, from: Data(ours)) == push)
+    }
+
+    @Test("malformed messages fail with DecodingErrors naming where", arguments: [
+        (#"{"deviceId":"x","mutations":[]}"#, "deviceId"),
+        (#"{"deviceId":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9"}"#, ""),
+        (#"{"deviceId":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","mutations":{}}"#, "mutations"),
+        (#"{"deviceId":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","mutations":[{"mutationId":1.5}]}"#, "mutations.0.mutationId"),
+        (#"{"deviceId":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","mutations":[{"mutationId":1,"space":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","collection":"n","id":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","op":"merge"}]}"#, "mutations.0.op"),
+        (#"{"deviceId":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","mutations":[{"mutationId":1,"space":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","collection":"n","id":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","op":"upsert","clocks":{"a":"soon"}}]}"#, "mutations.0.clocks.a"),
+    ])
+    func malformed(_ text: String, path: String) throws {
+        do {
+            _ = try JSONValueDecoder().decode(PushRequest.self, from: Data(text.utf8))
+            Issue.record("decoded \(text)")
+        } catch let error as DecodingError {
+            let context: DecodingError.Context? = switch error {
+            case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context): context
+            @unknown default: nil
+            }
+            #expect(context?.codingPath.map(\.stringValue).joined(separator: ".") == path, "\(error)")
+        }
+    }
+
+    @Test("UUIDs are written lowercase and read in either case, as Foundation's text form")
+    func uuids() throws {
+        for _ in 0..<200 {
+            let id = UUID()
+            let json = try JSONValueEncoder().encodeText(Change(space: id, collection: "c", id: id, seq: 0, fields: [:], clocks: [:], deleted: false))
+            #expect(Self.text(json).contains("\"\(id.uuidString.lowercased())\""))
+            let upper = Self.text(json).replacingOccurrences(of: id.uuidString.lowercased(), with: id.uuidString)
+            #expect(try JSONValueDecoder().decode(Change.self, from: Data(upper.utf8)).id == id)
+        }
+    }
+}
