@@ -26,7 +26,7 @@ extension SQLValue {
         case .bytes(let data): data.databaseValue
         case .bool(let flag): (flag ? 1 : 0).databaseValue
         case .timestamp(let date): Timestamp.format(date).databaseValue
-        case .uuid(let uuid): uuid.uuidString.lowercased().databaseValue
+        case .uuid(let uuid): uuid.lowercasedText.databaseValue
         }
     }
 }

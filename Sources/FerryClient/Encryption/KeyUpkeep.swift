@@ -88,7 +88,7 @@ struct KeyUpkeep: Sendable {
                     keyring.adopt(key, space: space.spaceId)
                     outcome.created += 1
                     started = true
-                    logger.info("made a space key", metadata: ["ferry.space": "\(space.spaceId.uuidString.lowercased())", "ferry.key.version": "\(version)"])
+                    logger.info("made a space key", metadata: ["ferry.space": "\(space.spaceId.lowercasedText)", "ferry.key.version": "\(version)"])
                 } else {
                     // Most often another device started this version first; its key arrives sealed to this one.
                     outcome.failures.append(Self.failure(space.spaceId, store.deviceId, version, result?.code?.rawValue ?? "rejected", result?.message ?? "The server refused the new key."))

@@ -106,7 +106,7 @@ public final class PostLoginSync: Sendable {
             report.requests += outcome.requests
             result.sealedKeys = outcome.created + outcome.sealed
             result.skipped += outcome.failures.map {
-                .init(phase: .sealingKeys, item: "key v\($0.keyVersion) of space \($0.space.uuidString.lowercased()) for device \($0.device.uuidString.lowercased())", code: $0.code, message: $0.message)
+                .init(phase: .sealingKeys, item: "key v\($0.keyVersion) of space \($0.space.lowercasedText) for device \($0.device.lowercasedText)", code: $0.code, message: $0.message)
             }
             if registered, try store.pendingCount() > 0, outcome.created + outcome.received > 0 {
                 // Records of a space whose key only now exists waited in the outbox: send them too.
@@ -179,7 +179,7 @@ public final class PostLoginSync: Sendable {
     /// Records the server refused during this run: kept in the store's rejections, listed as skipped.
     private func rejectedRecords(since start: Date) -> [PostLoginSyncResult.Skipped] {
         ((try? store.rejections()) ?? []).filter { $0.rejectedAt >= start }.map {
-            .init(phase: .pushing, item: "\($0.mutation.collection) \($0.mutation.id.uuidString.lowercased())", code: $0.code, message: $0.message)
+            .init(phase: .pushing, item: "\($0.mutation.collection) \($0.mutation.id.lowercasedText)", code: $0.code, message: $0.message)
         }
     }
 

@@ -49,7 +49,6 @@ extension LocalStore {
 
     /// Inserts or replaces the row of `record`.
     func saveRecord(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition) throws {
-        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)
         var values: [DatabaseValue] = [
             Self.text(record.id).databaseValue,
             Self.text(record.space).databaseValue,
@@ -61,8 +60,7 @@ extension LocalStore {
         for field in collection.fields {
             values.append(try Self.databaseValue(record.fields[field.name] ?? .null, for: field, in: collection))
         }
-        let sql = "INSERT OR REPLACE INTO \(Self.quote(collection.name)) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
+        try db.cachedStatement(sql: upsertSQL(collection)).execute(arguments: StatementArguments(values))
     }
 
     /// Compact JSON of a record's fields, keys sorted.

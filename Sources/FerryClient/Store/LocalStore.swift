@@ -26,9 +26,19 @@ public final class LocalStore: Sendable {
     let now: @Sendable () -> Date
     let logger: Logger
     private let currentSchema: Mutex<Schema>
+    /// Each collection's `INSERT OR REPLACE` text: every saved row needs it.
+    private let upserts = StatementTextCache()
 
     /// The schema the store's tables follow.
     public var schema: Schema { currentSchema.withLock { $0 } }
+
+    /// The statement that writes a whole row of `collection`: `id`, the sync columns, then its fields in order.
+    func upsertSQL(_ collection: CollectionDefinition) -> String {
+        upserts.text(for: collection) { collection in
+            let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)
+            return "INSERT OR REPLACE INTO \(Self.quote(collection.name)) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        }
+    }
 
     /// Opens (creating when needed) the store in the file at `fileURL`, and migrates its tables to `schema`.
     ///
@@ -89,9 +99,9 @@ public final class LocalStore: Sendable {
                    let id = UUID(uuidString: text) {
                     return id
                 }
-                try Self.setState(db, "device_id", generated.uuidString.lowercased())
+                try Self.setState(db, "device_id", generated.lowercasedText)
                 if let defaultSpace {
-                    try Self.setState(db, "first_default_space", defaultSpace.uuidString.lowercased())
+                    try Self.setState(db, "first_default_space", defaultSpace.lowercasedText)
                 }
                 return generated
             }
@@ -100,7 +110,7 @@ public final class LocalStore: Sendable {
     }
 
     /// The node name of this device's clocks.
-    public var node: String { deviceId.uuidString.lowercased() }
+    public var node: String { deviceId.lowercasedText }
 
     /// Brings the collection tables to `schema`: new collections get tables, new fields get columns.
     ///

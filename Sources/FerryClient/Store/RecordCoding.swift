@@ -27,7 +27,7 @@ enum RecordCoding {
 
     static func decode<Record: SyncedRecord>(_ type: Record.Type, from record: LocalRecord) throws -> Record {
         var object = record.fields.filter { !$0.value.isNull }
-        object["id"] = .string(record.id.uuidString.lowercased())
+        object["id"] = .string(record.id.lowercasedText)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
@@ -40,7 +40,7 @@ enum RecordCoding {
         do {
             return try decoder.decode(Record.self, from: Data(JSONValue.object(object).jsonText.utf8))
         } catch {
-            throw StoreError(code: .typeMismatch, message: "Record \(record.id.uuidString.lowercased()) of '\(record.collection)' does not decode as \(Record.self): \(error).")
+            throw StoreError(code: .typeMismatch, message: "Record \(record.id.lowercasedText) of '\(record.collection)' does not decode as \(Record.self): \(error).")
         }
     }
 }

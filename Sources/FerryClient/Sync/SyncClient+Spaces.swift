@@ -6,7 +6,7 @@ extension SyncClient {
     private struct InvitationList: Decodable { var invitations: [SpaceInvitation] }
 
     private func spacePath(_ space: UUID, _ rest: String) -> String {
-        "sync/v1/spaces/\(space.uuidString.lowercased())/\(rest)"
+        "sync/v1/spaces/\(space.lowercasedText)/\(rest)"
     }
 
     /// Invites `request.email` into `space` with `request.role`: the reply holds the invitation's single-use `code`,
@@ -22,7 +22,7 @@ extension SyncClient {
 
     /// Revokes a pending invitation: its code stops working.
     public func revokeInvitation(_ invitation: UUID, in space: UUID) async throws {
-        _ = try await send("DELETE", spacePath(space, "invitations/\(invitation.uuidString.lowercased())"), expecting: Empty.self, what: "reply")
+        _ = try await send("DELETE", spacePath(space, "invitations/\(invitation.lowercasedText)"), expecting: Empty.self, what: "reply")
     }
 
     /// Redeems an invitation code; the account joins its space, which is returned.
@@ -38,13 +38,13 @@ extension SyncClient {
     /// Gives a member another role (owners and admins; only owners touch the owner role).
     public func changeRole(of member: UUID, in space: UUID, to role: SpaceRole) async throws -> SpaceMember {
         try await send(
-            "PATCH", spacePath(space, "members/\(member.uuidString.lowercased())"), body: ChangeRoleRequest(role: role),
+            "PATCH", spacePath(space, "members/\(member.lowercasedText)"), body: ChangeRoleRequest(role: role),
             expecting: SpaceMember.self, what: "member"
         )
     }
 
     /// Removes a member from `space`; removing oneself leaves it. The last owner can do neither.
     public func removeMember(_ member: UUID, from space: UUID) async throws {
-        _ = try await send("DELETE", spacePath(space, "members/\(member.uuidString.lowercased())"), expecting: Empty.self, what: "reply")
+        _ = try await send("DELETE", spacePath(space, "members/\(member.lowercasedText)"), expecting: Empty.self, what: "reply")
     }
 }

@@ -47,7 +47,7 @@ public struct SyncClient: SyncRemote, DeviceRemote {
     /// Asks the server for a challenge sealed to `registration.publicKey`, opens it with `keys` and registers with
     /// the answer: two requests.
     public func registerDevice(_ id: UUID, _ registration: DeviceRegistration, keys: DeviceKeyPair) async throws -> Device {
-        let path = "sync/v1/devices/\(id.uuidString.lowercased())"
+        let path = "sync/v1/devices/\(id.lowercasedText)"
         let challenge = try await send(
             "POST", path + "/challenge", body: DeviceChallengeRequest(publicKey: registration.publicKey), expecting: DeviceChallenge.self,
             what: "device challenge"
@@ -66,11 +66,11 @@ public struct SyncClient: SyncRemote, DeviceRemote {
     }
 
     public func trustDevice(_ id: UUID) async throws -> Device {
-        try await send("POST", "sync/v1/devices/\(id.uuidString.lowercased())/trust", expecting: Device.self, what: "device")
+        try await send("POST", "sync/v1/devices/\(id.lowercasedText)/trust", expecting: Device.self, what: "device")
     }
 
     public func revokeDevice(_ id: UUID) async throws -> Device {
-        try await send("POST", "sync/v1/devices/\(id.uuidString.lowercased())/revoke", expecting: Device.self, what: "device")
+        try await send("POST", "sync/v1/devices/\(id.lowercasedText)/revoke", expecting: Device.self, what: "device")
     }
 
     public func secrets() async throws -> SecretsState {

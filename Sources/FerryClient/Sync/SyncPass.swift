@@ -215,7 +215,7 @@ struct SyncPass: Sendable {
                 changes.append(try sealer.open(change))
             } catch {
                 logger.notice("an encrypted space's records wait for its key", metadata: [
-                    "ferry.space": "\(change.space.uuidString.lowercased())", "ferry.error": "\(error)",
+                    "ferry.space": "\(change.space.lowercasedText)", "ferry.error": "\(error)",
                 ])
                 unreadable.insert(change.space)
             }

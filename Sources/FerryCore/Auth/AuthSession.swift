@@ -84,7 +84,7 @@ public struct AuthUser: Sendable, Hashable, Codable {
         self.lastSignInAt = lastSignInAt
         self.appMetadata = .object(["provider": .string("email"), "providers": .array([.string("email")])])
         self.userMetadata = userMetadata
-        let userID = JSONValue.string(id.uuidString.lowercased())
+        let userID = JSONValue.string(id.lowercasedText)
         self.identities = [.object([
             "identity_id": userID, "id": userID, "user_id": userID, "provider": .string("email"), "email": .string(email),
             "identity_data": .object(["sub": userID, "email": .string(email), "email_verified": .bool(true)]),
@@ -111,7 +111,7 @@ public struct AuthUser: Sendable, Hashable, Codable {
     /// Encodes as GoTrue does, with the id in lowercase (the form of the JWT's `sub`).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(id.lowercasedText, forKey: .id)
         try container.encode(aud, forKey: .aud)
         try container.encode(role, forKey: .role)
         try container.encode(email, forKey: .email)

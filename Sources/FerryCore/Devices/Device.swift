@@ -65,7 +65,7 @@ public struct Device: Sendable, Hashable, Codable {
     /// Ids in lowercase and times in ISO 8601, as everywhere in Ferry's protocol.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(id.lowercasedText, forKey: .id)
         try container.encode(name, forKey: .name)
         try container.encode(type, forKey: .type)
         try container.encode(hostname, forKey: .hostname)

@@ -30,12 +30,12 @@ public struct SealedSecret: Sendable, Hashable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(spaceId.uuidString.lowercased(), forKey: .spaceId)
-        try container.encode(deviceId.uuidString.lowercased(), forKey: .deviceId)
+        try container.encode(spaceId.lowercasedText, forKey: .spaceId)
+        try container.encode(deviceId.lowercasedText, forKey: .deviceId)
         try container.encode(keyVersion, forKey: .keyVersion)
         try container.encode(enc, forKey: .enc)
         try container.encode(ciphertext, forKey: .ciphertext)
-        try container.encodeIfPresent(sealedBy?.uuidString.lowercased(), forKey: .sealedBy)
+        try container.encodeIfPresent(sealedBy?.lowercasedText, forKey: .sealedBy)
     }
 }
 

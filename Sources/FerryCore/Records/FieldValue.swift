@@ -37,7 +37,7 @@ public enum FieldValue {
             return .string(Timestamp.format(date))
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw mismatch("a UUID") }
-            return .string(uuid.uuidString.lowercased())
+            return .string(uuid.lowercasedText)
         case (.blob, .string(let text)):
             guard let data = Data(base64Encoded: text) else { throw mismatch("base64 bytes") }
             return .string(data.base64EncodedString())

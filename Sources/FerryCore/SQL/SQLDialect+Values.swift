@@ -25,7 +25,7 @@ extension SQLDialect {
             return self == .postgres ? .timestamp(date) : .text(Timestamp.format(date))
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw refused("'\(text.prefix(40))', which is not a UUID") }
-            return self == .postgres ? .uuid(uuid) : .text(uuid.uuidString.lowercased())
+            return self == .postgres ? .uuid(uuid) : .text(uuid.lowercasedText)
         case (.blob, .string(let text)):
             guard let data = Data(base64Encoded: text) else { throw refused("text that is not standard base64") }
             return .bytes(data)
@@ -45,7 +45,7 @@ extension SQLDialect {
         case .bool(let flag): .bool(flag)
         case .bytes(let data): .string(data.base64EncodedString())
         case .timestamp(let date): .string(Timestamp.format(date))
-        case .uuid(let uuid): .string(uuid.uuidString.lowercased())
+        case .uuid(let uuid): .string(uuid.lowercasedText)
         case .json(let text): JSONValue(jsonText: text) ?? .string(text)
         case .text(let text):
             switch type {

@@ -11,7 +11,9 @@ public enum SQLDialect: String, Sendable, CaseIterable {
     /// `name` quoted as an identifier. Names are validated by ``Identifier`` first,
     /// so quoting is for reserved words, not for escaping.
     public func quote(_ name: String) -> String {
-        "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+        // Every write builds its statement's text from quoted names: the usual name, without a quote, is one append.
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
     }
 
     /// The column type that stores values of `type`.

@@ -10,16 +10,30 @@ import Foundation
 public enum ClockMap {
     /// The text of `clocks`.
     public static func text(_ clocks: [String: HLC]) -> String {
-        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        var bytes: [UInt8] = []
         bytes.reserveCapacity(2 + clocks.count * 64)
+        write(clocks, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the JSON object of field name to clock, keys sorted, to `bytes`: the `_clocks` column, and the
+    /// `clocks` of pushed and pulled records.
+    public static func write(_ clocks: [String: HLC], into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
         for (index, field) in clocks.keys.sorted().enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             appendQuoted(field, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            appendQuoted(clocks[field]!.description, to: &bytes)
+            let clock = clocks[field]!
+            if needsEscapes(clock.node) {
+                appendQuoted(clock.description, to: &bytes)
+            } else {
+                bytes.append(UInt8(ascii: "\""))
+                clock.write(into: &bytes)
+                bytes.append(UInt8(ascii: "\""))
+            }
         }
         bytes.append(UInt8(ascii: "}"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The clocks in `text`; `nil` when it is not a JSON object whose every value is a clock.
@@ -83,8 +97,12 @@ public enum ClockMap {
         return nil
     }
 
+    private static func needsEscapes(_ string: String) -> Bool {
+        string.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 })
+    }
+
     private static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
-        if string.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+        if needsEscapes(string) {
             JSONValue.write(string, into: &bytes)
         } else {
             bytes.append(UInt8(ascii: "\""))

@@ -68,27 +68,38 @@ public struct HLC: Sendable, Hashable, Comparable, Codable, LosslessStringConver
 
     /// The wire form.
     public var description: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(22 + node.utf8.count)
+        write(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the wire form to `bytes`, without building a `String` (every field of every pushed and pulled row
+    /// carries a clock).
+    public func write(into bytes: inout [UInt8]) {
         guard (0..<1_000_000_000_000_000).contains(milliseconds), (0..<100_000).contains(counter) else {
             let ms = String(milliseconds)
             let count = String(counter)
-            return String(repeating: "0", count: max(0, 15 - ms.count)) + ms + "-"
+            let text = String(repeating: "0", count: max(0, 15 - ms.count)) + ms + "-"
                 + String(repeating: "0", count: max(0, 5 - count.count)) + count + "-" + node
+            bytes.append(contentsOf: text.utf8)
+            return
         }
-        var bytes = [UInt8](repeating: UInt8(ascii: "0"), count: 22)
-        bytes[15] = UInt8(ascii: "-")
-        bytes[21] = UInt8(ascii: "-")
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: 22))
+        bytes[start + 15] = UInt8(ascii: "-")
+        bytes[start + 21] = UInt8(ascii: "-")
         var rest = milliseconds
         for index in stride(from: 14, through: 0, by: -1) where rest > 0 {
-            bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            bytes[start + index] = UInt8(ascii: "0") + UInt8(rest % 10)
             rest /= 10
         }
         var count = counter
         for index in stride(from: 20, through: 16, by: -1) where count > 0 {
-            bytes[index] = UInt8(ascii: "0") + UInt8(count % 10)
+            bytes[start + index] = UInt8(ascii: "0") + UInt8(count % 10)
             count /= 10
         }
         bytes.append(contentsOf: node.utf8)
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The wall time of the reading.

@@ -57,9 +57,9 @@ public struct Mutation: Sendable, Hashable, Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(mutationId, forKey: .mutationId)
-        try container.encode(space.uuidString.lowercased(), forKey: .space)
+        try container.encode(space.lowercasedText, forKey: .space)
         try container.encode(collection, forKey: .collection)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(id.lowercasedText, forKey: .id)
         try container.encode(op, forKey: .op)
         try container.encode(fields, forKey: .fields)
         try container.encode(clocks, forKey: .clocks)

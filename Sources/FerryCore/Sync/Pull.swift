@@ -31,7 +31,7 @@ public struct PullRequest: Sendable, Hashable, Codable {
         try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
         try container.encodeIfPresent(limit, forKey: .limit)
         if !exclude.isEmpty {
-            try container.encode(exclude.map { $0.uuidString.lowercased() }.sorted(), forKey: .exclude)
+            try container.encode(exclude.map { $0.lowercasedText }.sorted(), forKey: .exclude)
         }
     }
 }
@@ -71,9 +71,9 @@ public struct Change: Sendable, Hashable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(space.uuidString.lowercased(), forKey: .space)
+        try container.encode(space.lowercasedText, forKey: .space)
         try container.encode(collection, forKey: .collection)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(id.lowercasedText, forKey: .id)
         try container.encode(seq, forKey: .seq)
         try container.encode(fields, forKey: .fields)
         try container.encode(clocks, forKey: .clocks)
@@ -121,7 +121,7 @@ public struct PullResponse: Sendable, Hashable, Codable {
         try container.encode(changes, forKey: .changes)
         try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
         try container.encode(hasMore, forKey: .hasMore)
-        try container.encode(resetRequired.map { $0.uuidString.lowercased() }, forKey: .resetRequired)
+        try container.encode(resetRequired.map { $0.lowercasedText }, forKey: .resetRequired)
         try container.encode(SpaceKeyed.encode(keyVersions), forKey: .keyVersions)
     }
 }
@@ -140,6 +140,6 @@ enum SpaceKeyed {
     }
 
     static func encode<Value>(_ map: [UUID: Value]) -> [String: Value] {
-        Dictionary(uniqueKeysWithValues: map.map { ($0.key.uuidString.lowercased(), $0.value) })
+        Dictionary(uniqueKeysWithValues: map.map { ($0.key.lowercasedText, $0.value) })
     }
 }

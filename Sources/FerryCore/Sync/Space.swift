@@ -64,7 +64,7 @@ public struct SpaceSummary: Sendable, Hashable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(id.lowercasedText, forKey: .id)
         try container.encode(name, forKey: .name)
         try container.encode(isPersonal, forKey: .isPersonal)
         try container.encode(isEncrypted, forKey: .isEncrypted)

@@ -69,11 +69,11 @@ public struct SpaceInvitation: Sendable, Hashable, Codable {
     /// Ids in lowercase and times in ISO 8601, as everywhere in Ferry's protocol.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id.uuidString.lowercased(), forKey: .id)
-        try container.encode(spaceId.uuidString.lowercased(), forKey: .spaceId)
+        try container.encode(id.lowercasedText, forKey: .id)
+        try container.encode(spaceId.lowercasedText, forKey: .spaceId)
         try container.encode(email, forKey: .email)
         try container.encode(role, forKey: .role)
-        try container.encode(invitedBy.uuidString.lowercased(), forKey: .invitedBy)
+        try container.encode(invitedBy.lowercasedText, forKey: .invitedBy)
         try container.encodeTimestamp(createdAt, forKey: .createdAt)
         try container.encodeTimestamp(expiresAt, forKey: .expiresAt)
         try container.encodeIfPresent(code, forKey: .code)

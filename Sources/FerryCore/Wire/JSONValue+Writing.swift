@@ -44,6 +44,34 @@ extension JSONValue {
         }
     }
 
+    /// The number of bytes ``write(into:)`` writes, counted without writing them (record size limits).
+    public var jsonByteCount: Int {
+        switch self {
+        case .null, .bool(true): return 4
+        case .bool(false): return 5
+        case .number(let number):
+            var bytes: [UInt8] = []
+            Self.write(number, into: &bytes)
+            return bytes.count
+        case .string(let text): return Self.jsonByteCount(text)
+        case .array(let items): return items.reduce(1 + max(items.count, 1)) { $0 + $1.jsonByteCount }
+        case .object(let members):
+            return members.reduce(1 + max(members.count, 1)) { $0 + Self.jsonByteCount($1.key) + 1 + $1.value.jsonByteCount }
+        }
+    }
+
+    private static func jsonByteCount(_ text: String) -> Int {
+        var count = 2
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: count += 2
+            case 0..<0x20: count += 6
+            default: count += 1
+            }
+        }
+        return count
+    }
+
     /// A JSON number: integers within ±2^53 without a fraction, as `JSONEncoder` writes them; others in Swift's
     /// shortest form that reads back as the same `Double`.
     public static func write(_ number: Double, into bytes: inout [UInt8]) {

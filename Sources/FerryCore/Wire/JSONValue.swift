@@ -65,9 +65,10 @@ extension JSONValue {
     /// Whether any string or key inside contains U+0000, which PostgreSQL cannot store in text or jsonb.
     public var containsNUL: Bool {
         switch self {
-        case .string(let text): text.contains("\u{0}")
+        // A byte scan: `String.contains(_:)` goes through Foundation's Unicode search, a cost on every pulled field.
+        case .string(let text): text.utf8.contains(0)
         case .array(let items): items.contains { $0.containsNUL }
-        case .object(let members): members.contains { $0.key.contains("\u{0}") || $0.value.containsNUL }
+        case .object(let members): members.contains { $0.key.utf8.contains(0) || $0.value.containsNUL }
         case .null, .bool, .number: false
         }
     }

@@ -7,7 +7,7 @@ extension Change: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         object.key("clocks", &bytes)
-        JSONValue.write(clocks, into: &bytes)
+        ClockMap.write(clocks, into: &bytes)
         object.key("collection", &bytes)
         JSONValue.write(collection, into: &bytes)
         object.key("deleted", &bytes)
@@ -84,7 +84,7 @@ extension Mutation: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         object.key("clocks", &bytes)
-        JSONValue.write(clocks, into: &bytes)
+        ClockMap.write(clocks, into: &bytes)
         object.key("collection", &bytes)
         JSONValue.write(collection, into: &bytes)
         object.key("fields", &bytes)

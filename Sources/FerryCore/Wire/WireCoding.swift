@@ -47,18 +47,6 @@ extension JSONValue {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Field name to clock, keys sorted.
-    static func write(_ clocks: [String: HLC], into bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "{"))
-        for (index, name) in clocks.keys.sorted().enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(name, into: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            write(clocks[name]!.description, into: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
-    }
-
     /// Space id to value, keys sorted, as ``SpaceKeyed`` spells such maps.
     static func write(_ map: [UUID: some BinaryInteger], into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
@@ -73,7 +61,7 @@ extension JSONValue {
 }
 
 extension UUID {
-    /// The lowercase text form (`uuidString.lowercased()`), built without Foundation's `sprintf` and a second pass.
+    /// The lowercase text form (`uuidString` lowercased), built without Foundation's `sprintf` and a second pass.
     public var lowercasedText: String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(36)

@@ -59,9 +59,9 @@ struct TokenIssuer: Sendable {
     func makeAccessToken(userID: UUID, email: String, sessionID: UUID, now: Date, lifetime: Duration) async throws -> (token: String, expiresAt: Date) {
         let expiresAt = now.addingTimeInterval(TimeInterval(lifetime.components.seconds))
         let claims = AccessTokenClaims(
-            sub: .init(value: userID.uuidString.lowercased()), aud: .init(value: ["authenticated"]),
+            sub: .init(value: userID.lowercasedText), aud: .init(value: ["authenticated"]),
             exp: .init(value: expiresAt), iat: .init(value: now), iss: .init(value: issuer),
-            email: email, role: "authenticated", sessionID: sessionID.uuidString.lowercased()
+            email: email, role: "authenticated", sessionID: sessionID.lowercasedText
         )
         return (try await keys.sign(claims), expiresAt)
     }

@@ -20,9 +20,9 @@ struct MutationFingerprint: Sendable, Hashable {
     /// hold (`record_too_large`), so only their names go in: a huge push is not hashed value by value.
     init(_ mutation: Mutation, recordLimit: Int) {
         var encoder = CanonicalEncoder()
-        encoder.text(mutation.space.uuidString.lowercased())
+        encoder.text(mutation.space.lowercasedText)
         encoder.text(mutation.collection)
-        encoder.text(mutation.id.uuidString.lowercased())
+        encoder.text(mutation.id.lowercasedText)
         encoder.text(mutation.op.rawValue)
         let fields = mutation.fields.sorted(by: { $0.key < $1.key })
         if JSONValue.object(mutation.fields).certainlyExceedsJSONSize(recordLimit) {
@@ -39,7 +39,7 @@ struct MutationFingerprint: Sendable, Hashable {
         encoder.count(mutation.clocks.count)
         for (name, clock) in mutation.clocks.sorted(by: { $0.key < $1.key }) {
             encoder.text(name)
-            encoder.text(clock.description)
+            encoder.clock(clock)
         }
         bytes = Array(encoder.finalize().prefix(Self.length))
     }
@@ -71,6 +71,16 @@ private struct CanonicalEncoder {
     mutating func text(_ text: String) {
         count(text.utf8.count)
         buffer.append(contentsOf: text.utf8)
+        flushIfFull()
+    }
+
+    /// A clock's text, length-prefixed as ``text(_:)`` would write its `description`, without making the string.
+    mutating func clock(_ clock: HLC) {
+        let lengthAt = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: 8))  // the length, filled in below (no flush in between)
+        clock.write(into: &buffer)
+        let length = UInt64(buffer.count - lengthAt - 8)
+        for index in 0..<8 { buffer[lengthAt + index] = UInt8(truncatingIfNeeded: length >> (56 - 8 * UInt64(index))) }
         flushIfFull()
     }
 

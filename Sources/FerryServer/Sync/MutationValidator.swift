@@ -78,7 +78,7 @@ struct MutationValidator: Sendable {
                 throw Rejection(.typeMismatch, "\(collection.name).\(error.description)")
             }
         }
-        let size = JSONValue.object(state.fields).jsonText.utf8.count
+        let size = JSONValue.object(state.fields).jsonByteCount
         guard size <= limits.maximumRecordBytes else {
             throw Rejection(.recordTooLarge, "The record is \(size) bytes; the server accepts up to \(limits.maximumRecordBytes).")
         }
@@ -93,7 +93,7 @@ struct MutationValidator: Sendable {
     /// longer ones are refused here, per mutation, rather than failing the push's transaction.
     private func checkUniqueKeyLengths(_ state: RecordState, _ collection: CollectionDefinition) throws {
         for key in collection.uniqueKeys where key.contains(where: { state.fields[$0] != nil }) {
-            let size = key.reduce(0) { $0 + (state.fields[$1].map { $0.jsonText.utf8.count } ?? 0) }
+            let size = key.reduce(0) { $0 + (state.fields[$1].map(\.jsonByteCount) ?? 0) }
             guard size <= limits.maximumUniqueKeyBytes else {
                 throw Rejection(
                     .uniqueValueTooLong,

@@ -69,7 +69,7 @@ extension ClientProfile {
     }
 
     func saveDeviceID(_ id: UUID) throws {
-        try OwnerOnlyFile.write(Data((id.uuidString.lowercased() + "\n").utf8), to: deviceIDFile)
+        try OwnerOnlyFile.write(Data((id.lowercasedText + "\n").utf8), to: deviceIDFile)
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 /// Prints who is now signed in; never the tokens.
 private func reportSignIn(_ session: AuthSession, options: ClientOptions, human: String, postLogin: PostLoginSyncResult?) {
     Output.emit(json: options.json, human: human, [
-        "user_id": session.user.id.uuidString.lowercased(), "email": session.user.email, "profile": options.profileName,
+        "user_id": session.user.id.lowercasedText, "email": session.user.email, "profile": options.profileName,
         "post_login": PostLoginReport.object(postLogin),
     ])
 }
@@ -77,8 +77,8 @@ struct WhoAmICommand: AsyncParsableCommand {
             throw CommandFailure(message: "not signed in: run 'ferry login EMAIL'")
         }
         let user = try await auth.user()
-        Output.emit(json: options.json, human: "\(user.email) (\(user.id.uuidString.lowercased()))", [
-            "user_id": user.id.uuidString.lowercased(), "email": user.email,
+        Output.emit(json: options.json, human: "\(user.email) (\(user.id.lowercasedText))", [
+            "user_id": user.id.lowercasedText, "email": user.email,
         ])
     }
 }

@@ -107,7 +107,7 @@ enum RecordText {
         return id
     }
 
-    static func id(_ id: UUID) -> String { id.uuidString.lowercased() }
+    static func id(_ id: UUID) -> String { id.lowercasedText }
 
     /// `<id> field=value … [pending]`.
     static func line(_ record: LocalRecord) -> String {

@@ -37,7 +37,7 @@ enum PostLoginReport {
                 note("ferry: the post-login sync stopped while \(failure.phase.rawValue): \(failure.message) [\(failure.code)]; you can continue, and 'ferry sync' retries")
             }
             if let device = result.device, device.trust == .pending {
-                note("ferry: this device is pending: run 'ferry devices trust \(device.id.uuidString.lowercased())' on a trusted device to read encrypted spaces")
+                note("ferry: this device is pending: run 'ferry devices trust \(device.id.lowercasedText)' on a trusted device to read encrypted spaces")
             }
         }
         return result
@@ -51,7 +51,7 @@ enum PostLoginReport {
             "skipped": result.skipped.map { ["phase": $0.phase.rawValue, "item": $0.item, "code": $0.code, "message": $0.message] },
         ]
         if let device = result.device {
-            object["device_id"] = device.id.uuidString.lowercased()
+            object["device_id"] = device.id.lowercasedText
             object["device_trust"] = device.trust.rawValue
         }
         if let failure = result.failure {

@@ -19,6 +19,12 @@ struct JSONWritingTests {
         #expect(JSONValue(jsonText: text) == value)
     }
 
+    @Test("counts the bytes it writes without writing them", arguments: values)
+    func byteCount(_ value: JSONValue) {
+        #expect(value.jsonByteCount == value.jsonText.utf8.count)
+        #expect(JSONValue.array([value, value]).jsonByteCount == JSONValue.array([value, value]).jsonText.utf8.count)
+    }
+
     @Test("writes what JSONEncoder writes with sorted keys and unescaped slashes (integers, strings, nesting)", arguments: values)
     func matchesJSONEncoder(_ value: JSONValue) throws {
         if case .number(let number) = value, number != number.rounded() || abs(number) >= 1e15 { return }  // spelled differently

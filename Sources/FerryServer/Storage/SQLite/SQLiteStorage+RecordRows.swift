@@ -26,7 +26,6 @@ extension SQLiteStorage {
 
     static func writeRecord(_ db: Database, _ write: PushPlan.Write, seq: Int64, now: Date, isSealed: Bool) throws {
         let collection = write.collection
-        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", SQLDialect.sealedColumn] + collection.fields.map(\.name)
         let (typed, sealed) = write.record.storageValues(in: collection, isSealed: isSealed)
         var arguments: StatementArguments = [
             write.key.id.databaseText, write.record.space.databaseText, seq, ClockCoding.encode(write.record.state.clocks),
@@ -35,14 +34,21 @@ extension SQLiteStorage {
         for field in collection.fields {
             arguments += [try databaseValue(typed[field.name] ?? .null, type: collection.storedType(of: field))]
         }
-        let quoted = columns.map { SQLDialect.sqlite.quote($0) }
-        let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         // One statement per collection, prepared once per connection: a push writes up to 1000 rows, and
         // preparing (with GRDB's authorizer) cost more than running.
-        try db.cachedStatement(sql: """
+        try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText)).execute(arguments: arguments)
+    }
+
+    private static let upsertTexts = StatementTextCache()
+
+    private static func upsertText(_ collection: CollectionDefinition) -> String {
+        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", SQLDialect.sealedColumn] + collection.fields.map(\.name)
+        let quoted = columns.map { SQLDialect.sqlite.quote($0) }
+        let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return """
             INSERT INTO \(SQLDialect.sqlite.quote(collection.name)) (\(quoted.joined(separator: ", ")))
             VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
             ON CONFLICT (id) DO UPDATE SET \(updates)
-            """).execute(arguments: arguments)
+            """
     }
 }

@@ -1,0 +1,53 @@
+import Crypto
+import FerryCore
+@testable import FerryServer
+import Foundation
+import Testing
+
+/// A fingerprint is stored with a device's progress, so its bytes must never change between versions: a replay
+/// after an upgrade would otherwise be refused as `mutation_id_stale`.
+@Suite("Mutation fingerprints")
+struct MutationFingerprintTests {
+    /// The documented encoding, written out plainly: tagged, length-prefixed (8 bytes, big-endian) values.
+    static func reference(_ mutation: Mutation) -> [UInt8] {
+        var bytes: [UInt8] = []
+        func word(_ value: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
+        func text(_ string: String) { word(UInt64(string.utf8.count)); bytes += Array(string.utf8) }
+        func value(_ json: JSONValue) {
+            switch json {
+            case .null: bytes.append(0)
+            case .bool(let flag): bytes.append(flag ? 2 : 1)
+            case .number(let number): bytes.append(3); word(number.bitPattern)
+            case .string(let string): bytes.append(4); text(string)
+            case .array(let items): bytes.append(5); word(UInt64(items.count)); items.forEach(value)
+            case .object(let members):
+                bytes.append(6); word(UInt64(members.count))
+                for (key, member) in members.sorted(by: { $0.key < $1.key }) { text(key); value(member) }
+            }
+        }
+        text(mutation.space.uuidString.lowercased())
+        text(mutation.collection)
+        text(mutation.id.uuidString.lowercased())
+        text(mutation.op.rawValue)
+        word(UInt64(mutation.fields.count))
+        for (name, field) in mutation.fields.sorted(by: { $0.key < $1.key }) { text(name); value(field) }
+        word(UInt64(mutation.clocks.count))
+        for (name, clock) in mutation.clocks.sorted(by: { $0.key < $1.key }) { text(name); text(clock.description) }
+        return Array(SHA256.hash(data: bytes).prefix(16))
+    }
+
+    @Test("the fingerprint is the first 16 bytes of SHA-256 over the documented encoding, clocks included")
+    func stable() {
+        let clock = HLC(milliseconds: 1_763_900_000_123, counter: 42, node: "4f0c2a9e-1111-4222-8333-944445555666")
+        let mutation = Mutation(
+            mutationId: 7, space: UUID(), collection: "notes", id: UUID(), op: .upsert,
+            fields: ["text": .string("a \"b\" ☕"), "n": .number(2.5), "tags": .array([.null, .bool(true)]), "meta": .object(["k": .object([:])])],
+            clocks: ["text": clock, "n": clock, "tags": HLC(milliseconds: 1, counter: 0, node: "server"), "meta": clock]
+        )
+        #expect(MutationFingerprint(mutation, recordLimit: 256 * 1024).bytes == Self.reference(mutation))
+        // A push of many clocks crosses the 64 KiB flush boundary inside a clock.
+        var many = mutation
+        many.clocks = Dictionary(uniqueKeysWithValues: (0..<3000).map { ("field\($0)", clock) })
+        #expect(MutationFingerprint(many, recordLimit: 256 * 1024).bytes == Self.reference(many))
+    }
+}
