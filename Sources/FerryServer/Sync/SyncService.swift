@@ -97,10 +97,13 @@ struct SyncService: Sendable {
             if request.exclude.contains(space.id) { continue }
             let cursor = request.cursors[space.id] ?? 0
             response.cursors[space.id] = cursor
-            cursors.append(SpaceCursor(space: space.id, cursor: cursor))
+            // A space whose last commit the cursor has reached has nothing to read (and nothing purged past it,
+            // since purges stay below the last commit): most spaces of most pulls, and every space of a no-op pull.
+            if cursor < space.seq { cursors.append(SpaceCursor(space: space.id, cursor: cursor)) }
         }
-        let pages = try await storage.pull(cursors, limit: limit, bytes: limits.maximumPullBytes, schema: schema)
+        let pages = cursors.isEmpty ? [:] : try await storage.pull(cursors, limit: limit, bytes: limits.maximumPullBytes, schema: schema)
         for space in spaces where response.cursors[space.id] != nil {
+            if response.cursors[space.id, default: 0] >= space.seq { continue }
             guard let page = pages[space.id] else {
                 // Not read: the page filled up (in changes or bytes) before this space.
                 response.hasMore = response.hasMore || space.seq > response.cursors[space.id, default: 0]
