@@ -218,6 +218,18 @@ python3 -m schemathesis.cli "${ARGS[@]}" 2>&1 | tee "$WORK/schemathesis.out" || 
 cases=$(grep -A1 '^Test cases:' "$WORK/schemathesis.out" | sed -n 's/^ *\([0-9][0-9]*\) generated.*/\1/p')
 echo "fuzz: ${cases:-an unknown number of} test cases generated"
 
+# CPython 3.11 can fail `ast.parse` when two threads parse at once ("AST constructor recursion depth mismatch",
+# a CPython 3.11 bug); Hypothesis parses lambdas to describe strategies, so a run with 2 workers now and then
+# ends with that Runtime Error inside Schemathesis, about no request. Such a run counts as clean when it is the
+# only error and no test case failed; any other error or failure still fails the run.
+if [ "$status" -eq 1 ] && grep -q 'AST constructor recursion depth mismatch' "$WORK/schemathesis.out" \
+    && [ "$(sed -n '/^Errors:/,/^$/p' "$WORK/schemathesis.out" | grep -c '🚫')" -eq 1 ] \
+    && sed -n '/^Errors:/,/^$/p' "$WORK/schemathesis.out" | grep -q '🚫 Runtime Error: 1$' \
+    && ! sed -n '/^Test cases:/,/^$/p' "$WORK/schemathesis.out" | grep -q 'failed'; then
+    echo "fuzz: warning: Schemathesis hit CPython's concurrent ast.parse bug (not a finding about the server); counted as clean" >&2
+    status=0
+fi
+
 if grep -qE 'unexpected failure|Fatal error' "$WORK/server.log"; then
     echo "fuzz: the server logged unexpected failures (500s); see $WORK/server.log" >&2
     [ "$status" -ne 0 ] || status=1
