@@ -70,7 +70,7 @@ extension SQLDialect {
             bytes.reserveCapacity(text.utf8.count / 2)
             var high: UInt8?
             for character in text.utf8.dropFirst(2) {
-                guard let nibble = Self.hexNibble(character) else { return .null }
+                guard let nibble = character.hexNibble else { return .null }
                 if let first = high {
                     bytes.append(first << 4 | nibble)
                     high = nil
@@ -81,15 +81,6 @@ extension SQLDialect {
             return wireValue(.bytes(Data(bytes)), type: type)
         default:
             return value
-        }
-    }
-
-    private static func hexNibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

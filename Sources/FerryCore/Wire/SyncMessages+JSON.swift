@@ -37,12 +37,7 @@ extension PullResponse: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         object.key("changes", &bytes)
-        bytes.append(UInt8(ascii: "["))
-        for (index, change) in changes.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            change.writeJSON(into: &bytes)
-        }
-        bytes.append(UInt8(ascii: "]"))
+        JSONObjectWriter.array(changes, &bytes)
         object.key("cursors", &bytes)
         JSONValue.write(cursors, into: &bytes)
         object.key("hasMore", &bytes)
@@ -56,14 +51,7 @@ extension PullResponse: JSONTextWritable, JSONTreeReadable {
 
     public init(json: JSONValue, codingPath: [any CodingKey]) throws {
         let object = try JSONObjectReader(json, codingPath: codingPath)
-        guard case .array(let items) = try object.required("changes") else {
-            throw DecodingError.typeMismatch([Change].self, .init(codingPath: object.path("changes"), debugDescription: "Expected an array."))
-        }
-        var changes: [Change] = []
-        changes.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            changes.append(try Change(json: item, codingPath: object.path("changes") + [WireKey(index: index)]))
-        }
+        let changes = try object.items("changes", as: Change.self)
         var resetRequired: [UUID] = []
         for (index, item) in (try object.array("resetRequired") ?? []).enumerated() {
             guard case .string(let text) = item, let id = UUID(wireText: text) else {
@@ -122,26 +110,13 @@ extension PushRequest: JSONTextWritable, JSONTreeReadable {
         object.key("deviceId", &bytes)
         JSONValue.write(deviceId, into: &bytes)
         object.key("mutations", &bytes)
-        bytes.append(UInt8(ascii: "["))
-        for (index, mutation) in mutations.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            mutation.writeJSON(into: &bytes)
-        }
-        bytes.append(UInt8(ascii: "]"))
+        JSONObjectWriter.array(mutations, &bytes)
         object.end(&bytes)
     }
 
     public init(json: JSONValue, codingPath: [any CodingKey]) throws {
         let object = try JSONObjectReader(json, codingPath: codingPath)
         let deviceID = try object.uuid("deviceId")
-        guard case .array(let items) = try object.required("mutations") else {
-            throw DecodingError.typeMismatch([Mutation].self, .init(codingPath: object.path("mutations"), debugDescription: "Expected an array."))
-        }
-        var mutations: [Mutation] = []
-        mutations.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            mutations.append(try Mutation(json: item, codingPath: object.path("mutations") + [WireKey(index: index)]))
-        }
-        self.init(deviceId: deviceID, mutations: mutations)
+        self.init(deviceId: deviceID, mutations: try object.items("mutations", as: Mutation.self))
     }
 }

@@ -37,6 +37,16 @@ struct JSONObjectWriter {
     func end(_ bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "}"))
     }
+
+    /// Writes a JSON array of values that write themselves.
+    static func array(_ items: [some JSONTextWritable], _ bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, item) in items.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            item.writeJSON(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
 }
 
 extension JSONValue {
@@ -99,7 +109,7 @@ extension UUID {
                     guard text[position] == UInt8(ascii: "-") else { return false }
                     position += 1
                 }
-                guard let high = hexValue(text[position]), let low = hexValue(text[position + 1]) else { return false }
+                guard let high = text[position].hexNibble, let low = text[position + 1].hexNibble else { return false }
                 out[index] = high << 4 | low
                 position += 2
             }
@@ -107,12 +117,15 @@ extension UUID {
         }
         return parsed ? UUID(uuid: raw) : nil
     }
+}
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+extension UInt8 {
+    /// The value of this ASCII hex digit (either case), or `nil`.
+    var hexNibble: UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): self - UInt8(ascii: "A") + 10
         default: nil
         }
     }
@@ -182,6 +195,19 @@ struct JSONObjectReader {
     func array(_ key: String) throws -> [JSONValue]? {
         guard let value = optional(key) else { return nil }
         guard case .array(let items) = value else { throw mismatch([JSONValue].self, key) }
+        return items
+    }
+
+    /// The array at `key` (required), each item read as an `Item`.
+    func items<Item: JSONTreeReadable>(_ key: String, as type: Item.Type) throws -> [Item] {
+        guard case .array(let values) = try required(key) else {
+            throw DecodingError.typeMismatch([Item].self, .init(codingPath: path(key), debugDescription: "Expected an array."))
+        }
+        var items: [Item] = []
+        items.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() {
+            items.append(try Item(json: value, codingPath: path(key) + [WireKey(index: index)]))
+        }
         return items
     }
 
