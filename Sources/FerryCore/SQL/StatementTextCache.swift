@@ -13,7 +13,7 @@ public final class StatementTextCache: Sendable {
 
     /// The text for `collection`, from `build` the first time (and after its fields change).
     public func text(for collection: CollectionDefinition, build: (CollectionDefinition) -> String) -> String {
-        if let cached = entries.withLock({ $0[collection.name] }), cached.fields.elementsEqual(collection.fields.lazy.map(\.name)) {
+        if let cached = entries.withLock({ $0[collection.name] }), cached.fields.elementsEqual(collection.fields.lazy.map { $0.name }) {
             return cached.text
         }
         let text = build(collection)
