@@ -26,6 +26,9 @@ public struct TestDatabase: Sendable {
         configuration.database = location
         configuration.healthTimeout = .seconds(15)
         configuration.requestDeadline = .seconds(90)
+        // A full run creates and drops hundreds of databases in one cluster on 2 cores; a new connection has been
+        // seen to wait more than the default 10 s there while the cluster was busy.
+        configuration.databaseConnectTimeout = .seconds(45)
         return configuration
     }
 
