@@ -17,7 +17,10 @@ struct BenchmarkDevice {
 
     /// Signs in (or up) on `endpoint`, opens a store (on disk at `fileURL`, else in memory) and registers the
     /// device, since the server takes a push only from a session bound to the pushing device.
-    static func signIn(_ endpoint: Endpoint, email: String, password: String, signUp: Bool, fileURL: URL?) async throws -> BenchmarkDevice {
+    static func signIn(
+        _ endpoint: Endpoint, email: String, password: String, signUp: Bool, fileURL: URL?,
+        remote: (SyncClient) -> any SyncRemote = { $0 }
+    ) async throws -> BenchmarkDevice {
         let auth = AuthClient(endpoint: ServerEndpoint(baseURL: endpoint.baseURL, apiKey: endpoint.anonKey), store: InMemorySessionStore(), logger: .testing)
         let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
         let client = SyncClient(auth: auth)
@@ -31,7 +34,8 @@ struct BenchmarkDevice {
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
-        return BenchmarkDevice(store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration, logger: .testing))
+        configuration.realtime = false
+        return BenchmarkDevice(store: store, engine: SyncEngine(store: store, remote: remote(client), configuration: configuration, logger: .testing))
     }
 
     /// Syncs, retrying a failed sync (say, a request timeout on a loaded machine) up to `attempts` times.

@@ -8,8 +8,15 @@ struct BenchmarkOptions {
     /// Rows of the large device store for `large_store_ratio`; 0 skips that measure.
     var largeRows = 1_000_000
     var isJSON = false
+    /// `--realtime`: the realtime benchmark instead of the sync one.
+    var isRealtime = false
+    var devices = 1_000
+    var writes = 5
 
-    static let usage = "usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]"
+    static let usage = """
+        usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
+               ferry-benchmark --realtime [--devices N] [--writes K] [--postgres URL] [--json]
+        """
 
     static func parse(_ arguments: [String]) -> BenchmarkOptions {
         var options = BenchmarkOptions()
@@ -31,6 +38,9 @@ struct BenchmarkOptions {
                 guard let value = iterator.next() else { fail("--postgres needs a URL") }
                 options.postgresURL = value
             case "--json": options.isJSON = true
+            case "--realtime": options.isRealtime = true
+            case "--devices": options.devices = number(argument, minimum: 1)
+            case "--writes": options.writes = number(argument, minimum: 1)
             case "-h", "--help":
                 print(usage)
                 exit(0)

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +19,21 @@ enum ProcessMetrics {
         #endif
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// The process's resident set size now, in MiB (`VmRSS`; 0 where `/proc` does not exist).
+    static func residentMiB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kibibytes = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
+        return kibibytes / 1024
+    }
+
+    /// Nanoseconds on the system's monotonic clock, which every process of the machine shares: a time taken in one
+    /// process compares with a time taken in another.
+    static func monotonicNanoseconds() -> UInt64 {
+        DispatchTime.now().uptimeNanoseconds  // CLOCK_MONOTONIC on Linux
     }
 
     /// The process's peak resident set size in MiB.

@@ -32,6 +32,9 @@ struct SyncBenchmark {
         if arguments.first == DeviceOnlyRun.flag {
             return try await DeviceOnlyRun.main(Array(arguments.dropFirst()))
         }
+        if arguments.first == RealtimeDevicesRun.flag {
+            return try await RealtimeDevicesRun.main(Array(arguments.dropFirst()))
+        }
         let options = BenchmarkOptions.parse(arguments)
         let engine: TestEngine
         if let url = options.postgresURL {
@@ -39,6 +42,13 @@ struct SyncBenchmark {
             engine = .postgres
         } else {
             engine = .sqlite
+        }
+        if options.isRealtime {
+            progress("ferry-benchmark --realtime: \(options.devices) devices, server on \(engine)")
+            let results = try await RealtimeBenchmark.run(options, engine: engine)
+            print(results.table)
+            if options.isJSON { print(results.json) }
+            return
         }
         let folder = FileManager.default.temporaryDirectory.appending(path: "ferry-benchmark-\(UUID().uuidString.prefix(8).lowercased())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

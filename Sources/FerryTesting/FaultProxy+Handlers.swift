@@ -180,6 +180,10 @@ final class FaultProxyClientSide: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         core.noteConnection()
+        guard core.admit(context.channel) else {
+            context.close(promise: nil)
+            return
+        }
         let connection = FaultProxyConnection(core: core, client: context.channel)
         self.connection = connection
         connection.connect(to: target)
@@ -191,6 +195,7 @@ final class FaultProxyClientSide: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        core.forget(context.channel)
         connection?.close()
         context.fireChannelInactive()
     }

@@ -145,6 +145,16 @@ public final class FaultProxy: Sendable {
     /// What the proxy did so far.
     public var statistics: Statistics { core.statistics }
 
+    /// Closes every open connection at once, as a network change does (a WebSocket stream included).
+    public func cutConnections() {
+        for channel in core.openChannels() { channel.close(promise: nil) }
+    }
+
+    /// While refusing, the proxy closes every new connection as soon as it is accepted (the server looks down).
+    public func setRefusing(_ isRefusing: Bool) {
+        core.setRefusing(isRefusing)
+    }
+
     /// Stops accepting connections (open ones end when either side closes them).
     public func stop() async {
         try? await channel.close()
@@ -156,7 +166,9 @@ final class FaultProxyCore: Sendable {
     private struct State {
         var generator: SplitMix64
         var isFaulty: Bool
+        var isRefusing = false
         var statistics = FaultProxy.Statistics()
+        var open: [ObjectIdentifier: any Channel] = [:]
     }
 
     enum Direction { case request, response }
@@ -174,6 +186,27 @@ final class FaultProxyCore: Sendable {
 
     func setFaulty(_ isFaulty: Bool) {
         state.withLock { $0.isFaulty = isFaulty }
+    }
+
+    func setRefusing(_ isRefusing: Bool) {
+        state.withLock { $0.isRefusing = isRefusing }
+    }
+
+    /// Registers a client connection just accepted; `false` when the proxy refuses connections.
+    func admit(_ channel: any Channel) -> Bool {
+        state.withLock { state in
+            guard !state.isRefusing else { return false }
+            state.open[ObjectIdentifier(channel)] = channel
+            return true
+        }
+    }
+
+    func forget(_ channel: any Channel) {
+        _ = state.withLock { $0.open.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    func openChannels() -> [any Channel] {
+        state.withLock { Array($0.open.values) }
     }
 
     /// Counts a connection just accepted.

@@ -28,7 +28,7 @@ public actor AuthClient {
     let transport: any HTTPTransport
     let now: @Sendable () -> Date
     let logger: Logger
-    let broadcast = AuthStateBroadcast()
+    let broadcast = Broadcast<AuthState>()
 
     /// The session in memory: not read from the store yet, or read (and possibly `nil`).
     var cache: SessionCache = .unloaded

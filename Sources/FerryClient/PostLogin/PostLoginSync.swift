@@ -29,7 +29,7 @@ public final class PostLoginSync: Sendable {
     let deviceKeys: DeviceKeyPair
     let registration: DeviceRegistration
     let logger: Logger
-    private let subscribers = Mutex<[AsyncStream<PostLoginProgress>.Continuation]>([])
+    private let progress = Broadcast<PostLoginProgress>(replaysCurrent: false)
     private let lastFraction = Mutex<Double>(0)
 
     /// Creates a post-login sync.
@@ -63,9 +63,7 @@ public final class PostLoginSync: Sendable {
     /// Progress of the next run, in order, ending with ``PostLoginProgress/Phase/finished`` at fraction 1.
     /// Subscribe before calling ``run()``; the stream finishes when the run does.
     public func progressUpdates() -> AsyncStream<PostLoginProgress> {
-        let (stream, continuation) = AsyncStream<PostLoginProgress>.makeStream(bufferingPolicy: .unbounded)
-        subscribers.withLock { $0.append(continuation) }
-        return stream
+        progress.subscribe()
     }
 
     /// Runs every step; never throws: what failed is in the result.
@@ -130,11 +128,7 @@ public final class PostLoginSync: Sendable {
         result.requests += report.requests
         result.skipped += rejectedRecords(since: started)
         emit(.finished, 1, 1, result.isComplete ? "Everything is in sync" : "Finished; \(result.skipped.count + (result.failure == nil ? 0 : 1)) item(s) will be retried by the next sync")
-        let finished = subscribers.withLock { subscribers in
-            defer { subscribers.removeAll() }
-            return subscribers
-        }
-        finished.forEach { $0.finish() }
+        progress.finish()
         return result
     }
 
@@ -206,7 +200,6 @@ public final class PostLoginSync: Sendable {
             last = max(last, span.start + span.width * within)
             return last
         }
-        let progress = PostLoginProgress(phase: phase, completed: completed, total: total, message: message, fractionCompleted: fraction)
-        subscribers.withLock { $0 }.forEach { $0.yield(progress) }
+        progress.publish(PostLoginProgress(phase: phase, completed: completed, total: total, message: message, fractionCompleted: fraction))
     }
 }

@@ -112,7 +112,7 @@ extension SyncEngine {
     func passEnded(_ result: Result<SyncReport, any Error>) {
         guard let finished = current else { return }
         current = nil
-        let pendingCount = (try? store.pendingCount()) ?? broadcast.current.pendingCount
+        let pendingCount = (try? store.pendingCount()) ?? status.pendingCount
         switch result {
         case .success(var report):
             consecutiveFailures = 0

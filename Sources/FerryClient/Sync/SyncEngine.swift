@@ -33,6 +33,11 @@ public actor SyncEngine {
         public var pushBatchSize = 500
         /// Changes per pull request (the server caps it at 5000).
         public var pullLimit = 1000
+        /// Whether the engine keeps the server's realtime stream open while the app is active (when its remote
+        /// offers one, as ``SyncClient`` does), so other devices' commits sync within moments.
+        public var realtime = true
+        /// Delays between attempts to reopen a stream that failed to open or dropped before it was ready.
+        public var realtimeBackoff = BackoffPolicy(initial: .milliseconds(500), maximum: .seconds(60))
 
         /// The defaults.
         public init() {}
@@ -48,11 +53,13 @@ public actor SyncEngine {
     public internal(set) var startedSyncCount = 0
 
     let remote: any SyncRemote
+    /// The realtime stream, when the remote offers one and the configuration wants it.
+    let realtime: (any RealtimeRemote)?
     let encryption: EndToEndEncryption?
     let sleeper: any SyncSleeper
     let random: @Sendable () -> Double
     let logger: Logger
-    let broadcast = StatusBroadcast()
+    let broadcast = Broadcast(SyncStatus(), buffering: .bufferingNewest(64))
 
     // Work the engine starts runs as child tasks of `run()`; before `run()` starts it waits here.
     var workSink: AsyncStream<Work>.Continuation?
@@ -71,6 +78,12 @@ public actor SyncEngine {
     var consecutiveFailures = 0
     var highestOutboxID: Int64?
 
+    // The realtime stream.
+    var isActive = true
+    var streamConnection: Task<StreamClosure, any Error>?
+    var isStreamReady = false
+    var streamWake: CheckedContinuation<Void, Never>?
+
     /// Creates an engine for `store` that talks to the server through `remote` (a ``SyncClient``).
     ///
     /// - Parameters:
@@ -85,6 +98,7 @@ public actor SyncEngine {
     ) {
         self.store = store
         self.remote = remote
+        self.realtime = configuration.realtime ? remote as? any RealtimeRemote : nil
         self.encryption = encryption
         self.configuration = configuration
         self.sleeper = sleeper
@@ -97,7 +111,7 @@ public actor SyncEngine {
     }
 
     /// The current status.
-    public nonisolated var status: SyncStatus { broadcast.current }
+    public nonisolated var status: SyncStatus { broadcast.current ?? SyncStatus() }
 
     /// The current status, then every change, for as long as the stream is iterated.
     public nonisolated func statusUpdates() -> AsyncStream<SyncStatus> { broadcast.subscribe() }
@@ -123,6 +137,9 @@ public actor SyncEngine {
                 group.addTask { await self.firePeriodically(every: periodic) }
             }
             group.addTask { await self.watchOutbox() }
+            if let realtime {
+                group.addTask { await self.maintainStream(realtime) }
+            }
             for await item in work {
                 group.addTask { await item.operation() }
             }
@@ -153,7 +170,7 @@ public actor SyncEngine {
             }
         case .realtimePoke(let space, let seq):
             if let cursor = try? store.cursors()[space], cursor >= seq { return }
-            request(trigger, immediately: false)
+            request(trigger, immediately: true)  // latency matters; a burst still makes one sync and one follow-up
         case .manual:
             request(trigger, immediately: true)
         default:
@@ -168,6 +185,7 @@ public actor SyncEngine {
     public func connectivityChanged(isReachable: Bool) {
         let previous = isConnected
         isConnected = isReachable
+        streamConditionsChanged()
         guard let previous else {
             if !isReachable { publishIdlePhase() }
             return
@@ -179,6 +197,13 @@ public actor SyncEngine {
         } else {
             publishIdlePhase()
         }
+    }
+
+    /// Tells the engine whether the app is active (in the foreground). The realtime stream stays open only while it
+    /// is; an app calls this from its scene-phase or application-state callbacks. Active by default.
+    public func activityChanged(isActive: Bool) {
+        self.isActive = isActive
+        streamConditionsChanged()
     }
 
     /// Syncs now (or joins the sync about to begin) and returns its report; when a sync is already running,

@@ -26,6 +26,8 @@ public struct SyncStatus: Sendable, Hashable {
     public var lastSyncedAt: Date?
     /// Why the last sync failed; `nil` once a sync succeeds.
     public var lastError: SyncError?
+    /// The realtime stream's state.
+    public var realtime: RealtimeState = .off
 
     /// Creates a status.
     public init(phase: Phase = .idle, progress: SyncProgress? = nil, pendingCount: Int = 0, lastSyncedAt: Date? = nil, lastError: SyncError? = nil) {
@@ -40,6 +42,18 @@ public struct SyncStatus: Sendable, Hashable {
     public var isSynchronizing: Bool { phase == .pushing || phase == .pulling }
     /// Whether a sync ever succeeded on this device.
     public var hasSynced: Bool { lastSyncedAt != nil }
+}
+
+/// The state of the engine's realtime stream (`GET /sync/v1/stream`).
+public enum RealtimeState: String, Sendable, Hashable, Codable {
+    /// No stream: realtime is turned off, the app is inactive, the network is down, or the engine is not running.
+    case off
+    /// Opening the stream.
+    case connecting
+    /// Open: commits on other devices trigger a sync within moments.
+    case connected
+    /// Lost or refused; the engine reconnects after a backoff delay. Periodic and local triggers still sync.
+    case disconnected
 }
 
 /// How far the sync in flight has come.

@@ -14,6 +14,9 @@ public enum SyncTrigger: Sendable, Hashable, CustomStringConvertible {
     case localChange
     /// The server announced a commit at `seq` in `space` (realtime); ignored when the cursor is already there.
     case realtimePoke(space: UUID, seq: Int64)
+    /// The realtime stream (re)connected, or the server asked for a sync its pokes cannot describe (the account's
+    /// spaces changed, or it may have missed commits): catch up on whatever happened meanwhile.
+    case realtimeSync
     /// The person asked (pull to refresh, a button).
     case manual
 
@@ -26,6 +29,7 @@ public enum SyncTrigger: Sendable, Hashable, CustomStringConvertible {
         case .periodic: "periodic"
         case .localChange: "localChange"
         case .realtimePoke: "realtimePoke"
+        case .realtimeSync: "realtimeSync"
         case .manual: "manual"
         }
     }

@@ -61,3 +61,12 @@ extension ErrorCode {
     /// No member with this id in the space.
     public static let memberNotFound: ErrorCode = "member_not_found"
 }
+
+extension ErrorCode {
+    // The realtime stream.
+
+    /// `GET /sync/v1/stream` was called without a WebSocket upgrade.
+    public static let upgradeRequired: ErrorCode = "upgrade_required"
+    /// The account (429) or the server (503) holds as many open streams as allowed; retry later.
+    public static let tooManyStreams: ErrorCode = "too_many_streams"
+}

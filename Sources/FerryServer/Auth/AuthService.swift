@@ -19,6 +19,8 @@ struct AuthService: Sendable {
     let requiredProfileFields: [String]
     let limits: AuthLimits
     let now: @Sendable () -> Date
+    /// Tells open streams when sessions end.
+    var events: (any RealtimeFeed)?
 
     init(storage: any Storage, keys: ServerKeys, schema: Schema, configuration: AuthConfiguration, now: @escaping @Sendable () -> Date = Date.init) async {
         self.storage = storage
@@ -200,6 +202,17 @@ struct AuthService: Sendable {
         return Caller(claims: claims, userID: userID, sessionID: sessionID, deviceID: session.deviceID, signedInAt: session.createdAt)
     }
 
+    /// The caller again, as of now: an open stream checks that its session still exists (signed out → 403
+    /// `session_not_found`) whenever its account changes.
+    func recheck(_ caller: Caller) async throws -> Caller {
+        guard let session = try await storage.session(id: caller.sessionID) else {
+            throw APIError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
+        }
+        var caller = caller
+        caller.deviceID = session.deviceID
+        return caller
+    }
+
     func user(_ caller: Caller) async throws -> AuthUser {
         guard let user = try await storage.user(id: caller.userID) else {
             throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
@@ -259,6 +272,7 @@ struct AuthService: Sendable {
         case .global: try await storage.deleteSessions(userID: caller.userID, keeping: nil)
         case .others: try await storage.deleteSessions(userID: caller.userID, keeping: caller.sessionID)
         }
+        await events?.publish([.accountChanged(caller.userID)])
     }
 
     // MARK: Profile

@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable {
     public var auth = AuthConfiguration()
     /// Limits of the sync endpoints, clock skew and tombstone retention.
     public var sync = SyncLimits()
+    /// Limits and heartbeat of the realtime stream.
+    public var realtime = RealtimeLimits()
 
     /// The GitHub OAuth code exchange for vaults (`/oauth/v1/github/token`).
     public var githubOAuth = GitHubOAuthConfiguration()

@@ -12,6 +12,8 @@ struct DeviceService: Sendable {
     let limits: SyncLimits
     let proofs: DeviceProofVerifier
     let logger: Logger
+    /// Tells open streams when a device is revoked, so its stream closes.
+    let events: any RealtimeFeed
     var now: @Sendable () -> Date = Date.init
 
     /// The caller with its bound device. A revoked device is refused (403 `device_revoked`); a bound device's
@@ -80,6 +82,7 @@ struct DeviceService: Sendable {
         _ = try caller.trustedDevice()
         let device = try await change(caller, device: id, to: .revoked)
         logger.info("device revoked", metadata: ["ferry.device.id": "\(id.lowercased)"])
+        await events.publish([.accountChanged(caller.userID)])
         return device.wire(currentDeviceID: caller.device?.id)
     }
 

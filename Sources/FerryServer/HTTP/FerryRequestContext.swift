@@ -1,8 +1,9 @@
 import Hummingbird
+public import HummingbirdWebSocket
 import NIOCore
 
 /// The per-request context every Ferry route receives.
-public struct FerryRequestContext: RequestContext {
+public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
 
     /// The id that ties this request's log lines and its `X-Request-Id` response header together.
@@ -15,6 +16,8 @@ public struct FerryRequestContext: RequestContext {
     public var rateLimitKey: String
     /// The verified caller, set by ``SyncAuthenticationMiddleware`` on authenticated route groups.
     var caller: SyncCaller?
+    /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.
+    public let webSocket = WebSocketHandlerReference<FerryRequestContext>()
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -2,11 +2,13 @@ import FerryCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
+import WSCore
 
 extension FerryServer {
     /// Builds the router: middleware outermost first, then every route group.
@@ -38,6 +40,10 @@ extension FerryServer {
         DeviceRoutes(devices: devices, secrets: secrets).register(on: authenticated)
         ProfileRoutes(auth: auth).register(on: authenticated)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
+        StreamRoutes(
+            gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey), auth: auth, devices: devices,
+            storage: sync.storage, hub: hub, logger: logger
+        ).register(on: router)
         return router
     }
 
@@ -50,9 +56,15 @@ extension FerryServer {
         onListening: @escaping @Sendable (ListeningAddress) async -> Void = { _ in }
     ) async throws {
         let host = configuration.host
+        let router = makeRouter()
+        // A heartbeat shorter than the idle timeout, so a client answering pings never looks idle to a proxy.
+        let heartbeat = min(configuration.realtime.heartbeatInterval, configuration.idleTimeout)
         let application = Application(
-            router: makeRouter(),
-            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
+            router: router,
+            server: UpgradableHTTPChannel.builder(
+                router: router, idleTimeout: configuration.idleTimeout,
+                webSocket: .init(maxFrameSize: 1 << 12, autoPing: .enabled(timePeriod: heartbeat))
+            ),
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "Ferry"),
             onServerRunning: { channel in
                 await onListening(ListeningAddress(host: host, port: channel.localAddress?.port ?? 0))
@@ -69,7 +81,10 @@ extension FerryServer {
             )
         )
         runningGroup.withLock { $0 = group }
-        defer { runningGroup.withLock { $0 = nil } }
+        defer {
+            runningGroup.withLock { $0 = nil }
+            hub.closeAll()
+        }
         do {
             try await group.run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {

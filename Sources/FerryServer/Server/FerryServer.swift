@@ -42,6 +42,8 @@ public final class FerryServer: Sendable {
     let devices: DeviceService
     let secrets: SecretsService
     let spaces: SpaceService
+    /// This instance's open streams.
+    let hub: RealtimeHub
     let services: [any Service]
     let logger: Logger
     let registry = PrometheusCollectorRegistry()
@@ -50,16 +52,18 @@ public final class FerryServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
-        sync: SyncService, appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
+        sync: SyncService, hub: RealtimeHub, appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
         self.keys = keys
         self.auth = auth
         self.sync = sync
+        self.hub = hub
         self.devices = DeviceService(
-            storage: sync.storage, limits: configuration.sync, proofs: DeviceProofVerifier(secret: keys.secret), logger: logger
+            storage: sync.storage, limits: configuration.sync, proofs: DeviceProofVerifier(secret: keys.secret), logger: logger,
+            events: sync.events
         )
         self.secrets = SecretsService(storage: sync.storage, limits: configuration.sync, logger: logger)
-        self.spaces = SpaceService(storage: sync.storage, limits: configuration.sync, logger: logger)
+        self.spaces = SpaceService(storage: sync.storage, limits: configuration.sync, logger: logger, events: sync.events)
         self.configuration = configuration
         self.storage = storage
         self.schema = schema
@@ -93,7 +97,8 @@ public final class FerryServer: Sendable {
         let keys = try await ServerKeys.loadOrCreate(
             dataDirectory: configuration.dataDirectory, configuredSecret: configuration.auth.jwtSecret, issuer: configuration.auth.issuer
         )
-        let (storage, records, poolServices) = try await openStorage(configuration, logger: logger)
+        let hub = RealtimeHub(limits: configuration.realtime)
+        let (storage, records, feed, poolServices) = try await openStorage(configuration, hub: hub, logger: logger)
         let changes: [SchemaChange]
         do {
             try await storage.migrate(Migration.server)
@@ -111,26 +116,29 @@ public final class FerryServer: Sendable {
         for change in changes {
             logger.info("schema change applied", metadata: ["ferry.schema.change": "\(change.summary)"])
         }
-        let auth = await AuthService(storage: storage, keys: keys, schema: schema, configuration: configuration.auth)
-        let sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger)
+        var auth = await AuthService(storage: storage, keys: keys, schema: schema, configuration: configuration.auth)
+        auth.events = feed
+        let sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger, events: feed)
         let collector = TombstoneCollector(storage: records, schema: schema, retention: configuration.sync.tombstoneRetention, logger: logger)
         return FerryServer(
-            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync,
+            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync, hub: hub,
             appliedSchemaChanges: changes, services: poolServices + [collector], logger: logger
         )
     }
 
+    /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.
     private static func openStorage(
-        _ configuration: ServerConfiguration, logger: Logger
-    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage, [any Service]) {
+        _ configuration: ServerConfiguration, hub: RealtimeHub, logger: Logger
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage, any RealtimeFeed, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
             let storage = try SQLiteStorage(path: path)
-            return (storage, storage, [])
+            return (storage, storage, LocalRealtimeFeed(hub: hub), [])
         case .postgres(let url):
             let storage = PostgresStorage(url: url, logger: logger)
             try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
-            return (storage, storage, [storage.client])
+            let feed = PostgresRealtimeFeed(storage: storage, hub: hub, logger: logger)
+            return (storage, storage, feed, [storage.client, feed])
         }
     }
 }

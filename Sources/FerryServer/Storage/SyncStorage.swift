@@ -55,10 +55,16 @@ struct PullPage: Sendable {
     var resetRequired: Bool
 }
 
+/// A committed push: the reply, and the sequence number each space it wrote rows in reached.
+struct PushOutcome: Sendable {
+    var response: PushResponse
+    var committed: [UUID: Int64]
+}
+
 /// Records: pushes, pulls and tombstone garbage collection.
 protocol RecordStorage: Sendable {
     /// Runs a push in one transaction: reads the rows it touches under the spaces' locks, plans, writes, commits.
-    func push(_ batch: PushBatch) async throws -> PushResponse
+    func push(_ batch: PushBatch) async throws -> PushOutcome
     /// Up to `limit` changes and about `bytes` of them in all (at least one), read in one snapshot, purge marks
     /// included: each space in `cursors`' order contributes its changes after its cursor, across every collection, in
     /// sequence order, until the limit is spent. Spaces left unread once it is spent have no page.

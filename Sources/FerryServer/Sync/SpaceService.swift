@@ -12,6 +12,8 @@ struct SpaceService: Sendable {
     let storage: any SyncService.Storage
     let limits: SyncLimits
     let logger: Logger
+    /// Tells open streams when an account's spaces change.
+    let events: any RealtimeFeed
     var now: @Sendable () -> Date = Date.init
 
     func spaces(_ caller: SyncCaller) async throws -> [SpaceSummary] {
@@ -34,6 +36,7 @@ struct SpaceService: Sendable {
         } catch SpaceStorageError.tooManySpaces {
             throw Self.tooManySpaces(limits)
         }
+        await events.publish([.accountChanged(caller.userID)])
         return SpaceSummary(id: id, name: name, isPersonal: false, isEncrypted: request.encrypted ?? false, role: .owner, seq: 0)
     }
 
@@ -98,6 +101,7 @@ struct SpaceService: Sendable {
             throw Self.unknownCode
         }
         logger.info("invitation redeemed", metadata: ["ferry.space.id": "\(space.lowercased)"])
+        await events.publish([.accountChanged(userID)])
         guard let summary = try await storage.spaces(userID: userID).first(where: { $0.id == space }) else {
             throw Self.unknownCode
         }
@@ -110,6 +114,7 @@ struct SpaceService: Sendable {
         _ = try await storage.changeMember(space: space, callerID: callerID, memberID: member, now: now()) { context in
             try Self.decide(context, space: space, callerID: callerID, memberID: member, change: .remove)
         }
+        await events.publish([.accountChanged(member)])
     }
 
     func changeRole(_ caller: SyncCaller, space: UUID, member: UUID, request: ChangeRoleRequest) async throws -> SpaceMember {
@@ -117,6 +122,7 @@ struct SpaceService: Sendable {
         let changed = try await storage.changeMember(space: space, callerID: callerID, memberID: member, now: now()) { context in
             try Self.decide(context, space: space, callerID: callerID, memberID: member, change: .setRole(request.role))
         }
+        await events.publish([.accountChanged(member)])
         guard let changed else { throw Self.memberNotFound(member) }
         return changed
     }

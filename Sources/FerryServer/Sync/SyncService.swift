@@ -11,6 +11,8 @@ struct SyncService: Sendable {
     let schema: Schema
     let limits: SyncLimits
     let logger: Logger
+    /// Announces each commit to open streams.
+    let events: any RealtimeFeed
     var now: @Sendable () -> Date = Date.init
 
     /// The largest mutation id: 2^53 - 1, the largest integer a JSON number carries exactly everywhere.
@@ -65,7 +67,9 @@ struct SyncService: Sendable {
         batch.sealedSpaces = Set(encrypted.map(\.id))
         let response: PushResponse
         do {
-            response = try await storage.push(batch)
+            let outcome = try await storage.push(batch)
+            response = outcome.response
+            await events.publish(outcome.committed.map { .committed(space: $0.key, seq: $0.value, origin: request.deviceId) })
         } catch let stale as PushPlan.StaleMutationID {
             throw APIError(
                 .conflict, .mutationIDStale,

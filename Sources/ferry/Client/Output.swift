@@ -10,5 +10,6 @@ enum Output {
         } else {
             print(human)
         }
+        fflush(nil)  // a reader of a pipe (`sync --watch`) sees each line as it happens
     }
 }

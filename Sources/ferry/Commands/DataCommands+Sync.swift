@@ -6,11 +6,17 @@ import Foundation
 /// `ferry sync`: fetches the server's schema, pushes the outbox and pulls every space once.
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sync", abstract: "Push local changes and pull the server's, once (refreshes the cached schema too)."
+        commandName: "sync", abstract: "Push local changes and pull the server's, once (refreshes the cached schema too).",
+        discussion: """
+            With --watch, syncs, then keeps the server's realtime stream open and syncs whenever another device \
+            commits (and every 60 seconds), printing one line per sync (one JSON object per line with --json), \
+            until interrupted (Ctrl-C), which exits 0.
+            """
     )
 
     @OptionGroup var options: ClientOptions
     @Flag(help: "Print a line on standard output after each step (pushed and pulled so far).") var progress = false
+    @Flag(help: "Keep running: sync on every realtime poke and print a line per sync, until interrupted.") var watch = false
     @Option(name: .customLong("batch-size"), help: "Mutations per push request (1…1000). [default: 500]") var batchSize = 500
 
     func run() async throws {
@@ -21,12 +27,17 @@ struct SyncCommand: AsyncParsableCommand {
         try profile.saveSchema(schema)
         let store = try profile.openStore(schema: schema)
         var configuration = SyncEngine.Configuration()
-        configuration.periodicInterval = nil
+        configuration.periodicInterval = watch ? .seconds(60) : nil
+        configuration.realtime = watch
         guard (1...1000).contains(batchSize) else {
             throw CommandFailure(message: "--batch-size is between 1 and 1000", status: 64)
         }
         configuration.pushBatchSize = batchSize
         let engine = SyncEngine(store: store, remote: client, encryption: try profile.encryption(client), configuration: configuration)
+        if watch {
+            try await SyncWatch(engine: engine, json: options.json).run()
+            return
+        }
         let lines = progress, bar = !progress && !options.json && isatty(STDERR_FILENO) == 1
         let report = try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }
@@ -60,6 +71,7 @@ struct SyncCommand: AsyncParsableCommand {
         let store = try profile.openStore(schema: schema)
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
+        configuration.realtime = false
         let engine = SyncEngine(store: store, remote: client, encryption: try profile.encryption(client), configuration: configuration)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }

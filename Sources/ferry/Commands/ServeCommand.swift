@@ -73,6 +73,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-pending-invitations"), help: "Pending invitations one account may have sent. [default: 100]")
     var maxPendingInvitations: Int?
 
+    @Option(name: .customLong("max-streams"), help: "Realtime streams one instance holds open at once. [default: 10000]")
+    var maxStreams: Int?
+
+    @Option(name: .customLong("max-streams-per-account"), help: "Realtime streams one account holds open at once. [default: 100]")
+    var maxStreamsPerAccount: Int?
+
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stall (half a header included) before it is closed. [default: 30]")
     var idleTimeout: Int?
 
@@ -171,6 +177,12 @@ struct ServeSettings {
         }
         if let count = try Self.count(command.maxPendingInvitations, environment, "FERRY_MAX_PENDING_INVITATIONS", flag: "--max-pending-invitations") {
             configuration.sync.maximumPendingInvitations = count
+        }
+        if let count = try Self.count(command.maxStreams, environment, "FERRY_MAX_STREAMS", flag: "--max-streams") {
+            configuration.realtime.maximumStreams = count
+        }
+        if let count = try Self.count(command.maxStreamsPerAccount, environment, "FERRY_MAX_STREAMS_PER_ACCOUNT", flag: "--max-streams-per-account") {
+            configuration.realtime.maximumStreamsPerAccount = count
         }
         if let seconds = try Self.seconds(command.idleTimeout, environment, "FERRY_IDLE_TIMEOUT", flag: "--idle-timeout") {
             configuration.idleTimeout = seconds

@@ -133,7 +133,7 @@ struct SyncEngineSchedulingTests {
         }
     }
 
-    @Test("a realtime poke at or below the cursor is ignored; above it syncs")
+    @Test("a realtime poke at or below the cursor is ignored; above it syncs at once, without a coalescing window")
     func realtimePoke() async throws {
         let harness = try EngineHarness()
         try harness.store.apply(PullResponse(changes: [], cursors: [harness.fixture.space: 5], hasMore: false))
@@ -141,11 +141,29 @@ struct SyncEngineSchedulingTests {
             let engine = harness.engine
             await engine.trigger(.realtimePoke(space: harness.fixture.space, seq: 5))
             #expect(harness.sleeper.sleeperCount == 0)
+            #expect(await engine.startedSyncCount == 0)
             await engine.trigger(.realtimePoke(space: harness.fixture.space, seq: 6))
-            await harness.sleeper.waitForSleepers(atLeast: 1)
-            harness.sleeper.advance(by: .milliseconds(250))
             await harness.waitForCompletedSyncs(1)
             #expect(await engine.startedSyncCount == 1)
+            #expect(harness.sleeper.sleeperCount == 0, "no coalescing timer: a poke's latency is the sync's")
+        }
+    }
+
+    @Test("a burst of 1,000 pokes during a sync is one sync in flight plus one follow-up")
+    func pokeBurst() async throws {
+        let harness = try EngineHarness()
+        try await harness.run { harness in
+            let engine = harness.engine
+            harness.remote.holdPulls()
+            await engine.trigger(.realtimePoke(space: harness.fixture.space, seq: 1))
+            await harness.remote.waitForPullsStarted(1)
+            for seq in 2...1_001 { await engine.trigger(.realtimePoke(space: harness.fixture.space, seq: Int64(seq))) }
+            #expect(await engine.startedSyncCount == 1)
+            harness.remote.releasePulls()
+            await harness.waitForCompletedSyncs(2)
+            #expect(await engine.startedSyncCount == 2)
+            #expect(harness.remote.pullsStarted == 2)
+            #expect(await engine.lastReport?.triggers == ["realtimePoke"])
         }
     }
 

@@ -9,13 +9,18 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     let anonKey: String
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let presented = request.headers[.apiKey] else {
+        try Self.check(request.headers[.apiKey], anonKey: anonKey)
+        return try await next(request, context)
+    }
+
+    /// Refuses a missing or wrong key (401 `invalid_api_key`).
+    static func check(_ presented: String?, anonKey: String) throws {
+        guard let presented else {
             throw APIError(.unauthorized, .invalidAPIKey, "No API key found in request: send the server's anon key in the apikey header.")
         }
         guard ConstantTime.isEqual(presented, anonKey) else {
             throw APIError(.unauthorized, .invalidAPIKey, "Invalid API key: use the anon key printed by 'ferry serve --print-keys'.")
         }
-        return try await next(request, context)
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage: RecordStorage {
-    func push(_ batch: PushBatch) async throws -> PushResponse {
+    func push(_ batch: PushBatch) async throws -> PushOutcome {
         do {
             return try await transactionalPush(batch)
         } catch let error as PostgresTransactionError where error.closureError is PushPlan.StaleMutationID {
@@ -11,7 +11,7 @@ extension PostgresStorage: RecordStorage {
         }
     }
 
-    private func transactionalPush(_ batch: PushBatch) async throws -> PushResponse {
+    private func transactionalPush(_ batch: PushBatch) async throws -> PushOutcome {
         try await client.withTransaction(logger: logger) { connection in
             // Lock the device's row, then the spaces in id order: pushes of one device run one at a time, and
             // writers of one space commit in the order of their sequence numbers (a cursor never skips a commit).
@@ -44,7 +44,7 @@ extension PostgresStorage: RecordStorage {
                 entries: batch.entries, mutationIDs: batch.mutationIDs, fingerprints: batch.fingerprints,
                 previousMutationID: previous, processed: processed, loaded: loaded, children: children, schema: batch.schema
             )
-            try await write(&plan, connection, now: batch.now, sealedSpaces: batch.sealedSpaces)
+            let committed = try await write(&plan, connection, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try await connection.query(
                 """
                 UPDATE ferry_device_mutations
@@ -53,7 +53,7 @@ extension PostgresStorage: RecordStorage {
                 """,
                 logger: logger
             )
-            return PushResponse(results: plan.results, lastMutationId: plan.lastMutationID)
+            return PushOutcome(response: PushResponse(results: plan.results, lastMutationId: plan.lastMutationID), committed: committed)
         }
     }
 
@@ -81,14 +81,18 @@ extension PostgresStorage: RecordStorage {
     /// Writes the plan's rows. Each space's sequence numbers come from one locked update; rows are written with
     /// multi-row upserts, except rows of collections with unique keys: each of those is written alone behind a
     /// savepoint, so a write that breaks a key is rolled back alone and its mutations are rejected.
-    private func write(_ plan: inout PushPlan, _ connection: PostgresConnection, now: Date, sealedSpaces: Set<UUID>) async throws {
+    private func write(
+        _ plan: inout PushPlan, _ connection: PostgresConnection, now: Date, sealedSpaces: Set<UUID>
+    ) async throws -> [UUID: Int64] {
         var nextSeq: [UUID: Int64] = [:]
+        var committed: [UUID: Int64] = [:]
         for (space, writes) in Dictionary(grouping: plan.writes, by: \.record.space) {
             let rows = try await connection.query(
                 "UPDATE ferry_spaces SET seq = seq + \(Int64(writes.count)) WHERE id = \(space) RETURNING seq", logger: logger
             )
             let last = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
             nextSeq[space] = last - Int64(writes.count) + 1
+            committed[space] = last
         }
         var batches: [String: [(write: PushPlan.Write, seq: Int64)]] = [:]
         var order: [String] = []
@@ -117,5 +121,6 @@ extension PostgresStorage: RecordStorage {
                 try await Self.writeRecords(connection, collection, Array(chunk), now: now, sealedSpaces: sealedSpaces, logger: logger)
             }
         }
+        return committed
     }
 }

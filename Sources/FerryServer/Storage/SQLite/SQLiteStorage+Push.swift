@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 extension SQLiteStorage: RecordStorage {
-    func push(_ batch: PushBatch) async throws -> PushResponse {
+    func push(_ batch: PushBatch) async throws -> PushOutcome {
         try await pool.write { db in
             let progress = try Row.fetchOne(
                 db, sql: "SELECT last_mutation_id, last_batch FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?",
@@ -16,7 +16,7 @@ extension SQLiteStorage: RecordStorage {
                 entries: batch.entries, mutationIDs: batch.mutationIDs, fingerprints: batch.fingerprints,
                 previousMutationID: previous, processed: processed, loaded: loaded, children: children, schema: batch.schema
             )
-            try Self.write(&plan, db, now: batch.now, sealedSpaces: batch.sealedSpaces)
+            let committed = try Self.write(&plan, db, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try db.execute(
                 sql: """
                     INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, last_batch, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -28,7 +28,7 @@ extension SQLiteStorage: RecordStorage {
                     Timestamp.format(batch.now),
                 ]
             )
-            return PushResponse(results: plan.results, lastMutationId: plan.lastMutationID)
+            return PushOutcome(response: PushResponse(results: plan.results, lastMutationId: plan.lastMutationID), committed: committed)
         }
     }
 
@@ -54,14 +54,16 @@ extension SQLiteStorage: RecordStorage {
 
     /// Writes the plan's rows, each with the next sequence number of its space (one update per space reserves them
     /// all). A write that breaks a unique key is rolled back alone and its mutations are rejected; its number stays
-    /// unused, which a cursor does not mind.
-    private static func write(_ plan: inout PushPlan, _ db: Database, now: Date, sealedSpaces: Set<UUID>) throws {
+    /// unused, which a cursor does not mind. Returns each space's last sequence number.
+    private static func write(_ plan: inout PushPlan, _ db: Database, now: Date, sealedSpaces: Set<UUID>) throws -> [UUID: Int64] {
         var nextSeq: [UUID: Int64] = [:]
+        var committed: [UUID: Int64] = [:]
         for (space, writes) in Dictionary(grouping: plan.writes, by: \.record.space) {
             let last = try Int64.fetchOne(
                 db, sql: "UPDATE ferry_spaces SET seq = seq + ? WHERE id = ? RETURNING seq", arguments: [writes.count, space.databaseText]
             ) ?? 0
             nextSeq[space] = last - Int64(writes.count) + 1
+            committed[space] = last
         }
         for write in plan.writes {
             let seq = nextSeq[write.record.space, default: 0]
@@ -80,6 +82,7 @@ extension SQLiteStorage: RecordStorage {
                 plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
             }
         }
+        return committed
     }
 }
 

@@ -1,0 +1,137 @@
+import FerryClient
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Synchronization
+
+/// `ferry-benchmark --realtime [--devices N] [--writes K] [--postgres URL] [--json]`: N devices listen on loopback
+/// (in a child process, ``RealtimeDevicesRun``), one device in this process writes K notes one after another, and
+/// the benchmark reports how many devices applied each and how long after its push was acknowledged; and the
+/// server's memory per open stream (this process's resident memory before and after the streams opened, divided by N).
+enum RealtimeBenchmark {
+    struct Results {
+        var engine: String
+        var devices: Int
+        var writes: Int
+        var delivered: Int
+        var latenciesMilliseconds: [Double]
+        var serverKiBPerConnection: Double
+        var connectSeconds: Double
+
+        func percentile(_ fraction: Double) -> Double {
+            let sorted = latenciesMilliseconds.sorted()
+            guard !sorted.isEmpty else { return .nan }
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
+        }
+
+        var table: String {
+            func number(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
+            return """
+
+                | Realtime (\(devices) devices, \(writes) writes, server on \(engine)) | Result |
+                |---|---:|
+                | devices that applied every write | \(delivered) of \(devices) |
+                | propagation, push acknowledged → applied on the device, p50 | \(number(percentile(0.5))) ms |
+                | propagation p99 | \(number(percentile(0.99))) ms |
+                | propagation max | \(number(latenciesMilliseconds.max() ?? .nan)) ms |
+                | server memory per open stream | \(number(serverKiBPerConnection)) KiB |
+                | time for every device to connect and finish its first sync | \(number(connectSeconds, 2)) s |
+                """
+        }
+
+        var json: String {
+            func finite(_ value: Double) -> Any { value.isFinite ? (value * 1000).rounded() / 1000 : NSNull() }
+            let object: [String: Any] = [
+                "engine": engine, "devices": devices, "writes": writes, "delivered": delivered,
+                "propagation_p50_ms": finite(percentile(0.5)), "propagation_p99_ms": finite(percentile(0.99)),
+                "propagation_max_ms": finite(latenciesMilliseconds.max() ?? .nan),
+                "server_kib_per_connection": finite(serverKiBPerConnection), "connect_seconds": finite(connectSeconds),
+            ]
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    static func run(_ options: BenchmarkOptions, engine: TestEngine) async throws -> Results {
+        let devices = options.devices, writes = options.writes
+        return try await LiveServer.with(engine, schema: SyncBenchmark.schema, configure: { configuration in
+            configuration.useFastPasswordHashing()
+            configuration.realtime.maximumStreamsPerAccount = devices + 10
+            configuration.realtime.maximumStreams = max(configuration.realtime.maximumStreams, devices + 10)
+        }) { server in
+            let endpoint = BenchmarkDevice.Endpoint(baseURL: server.baseURL, anonKey: server.server.keys.anonKey)
+            let email = "realtime-\(UUID().uuidString.prefix(8).lowercased())@example.com", password = "correct horse battery"
+            let timed = AcknowledgementClock()
+            let writer = try await BenchmarkDevice.signIn(endpoint, email: email, password: password, signUp: true, fileURL: nil) { client in
+                PushTimingRemote(base: client, acknowledgedAt: timed)
+            }
+            let ids = (0..<writes).map { _ in UUID() }
+            let memoryBefore = ProcessMetrics.residentMiB()
+
+            var environment = ProcessInfo.processInfo.environment
+            environment[DeviceOnlyRun.passwordVariable] = password
+            let executable = Bundle.main.executableURL?.path(percentEncoded: false) ?? CommandLine.arguments[0]
+            let arguments = [
+                RealtimeDevicesRun.flag, "--server", endpoint.baseURL.absoluteString, "--anon-key", endpoint.anonKey, "--email", email,
+                "--devices", String(devices), "--ids", ids.map(\.uuidString).joined(separator: ","),
+            ]
+            let child = try ChildProcess(executable, arguments: arguments, environment: environment, standardError: .inherit)
+            defer {
+                if child.isRunning { child.terminate() }
+                child.waitUntilExit()
+            }
+            let lines = LineReader(child.standardOutput!)
+            progress("connecting \(devices) devices")
+            let connectStart = ContinuousClock.now
+            guard await lines.next() == "connected" else { throw BenchmarkError("the devices' process ended before they connected") }
+            let connectSeconds = (ContinuousClock.now - connectStart).seconds
+            let memoryAfter = ProcessMetrics.residentMiB()
+            progress("\(devices) devices connected in \(String(format: "%.1f", connectSeconds)) s; writing \(writes) notes")
+
+            var acknowledged: [UInt64] = []
+            try await writer.running {
+                for (index, id) in ids.enumerated() {
+                    try writer.store.put(collection: "notes", id: id, fields: noteFields(index))
+                    let report = try await writer.engine.sync()
+                    guard report.pushed == 1 else { throw BenchmarkError("the write was not pushed") }
+                    acknowledged.append(timed.last.withLock { $0 })
+                    guard await lines.next() == "delivered \(index)" else { throw BenchmarkError("the devices' process stopped") }
+                }
+            }
+            var last = ""
+            while let line = await lines.next() { last = line }
+            let applied = try JSONDecoder().decode([[UInt64]].self, from: Data(last.utf8))
+            var latencies: [Double] = []
+            for (write, times) in applied.enumerated() {
+                latencies += times.filter { $0 > 0 }.map { Double(Int64($0) - Int64(acknowledged[write])) / 1e6 }
+            }
+            let delivered = (0..<devices).filter { device in applied.allSatisfy { $0[device] > 0 } }.count
+            return Results(
+                engine: engine.rawValue, devices: devices, writes: writes, delivered: delivered, latenciesMilliseconds: latencies,
+                serverKiBPerConnection: max(0, memoryAfter - memoryBefore) * 1024 / Double(devices), connectSeconds: connectSeconds
+            )
+        }
+    }
+}
+
+/// When the writer's last push was acknowledged (``ProcessMetrics/monotonicNanoseconds()``).
+final class AcknowledgementClock: Sendable {
+    let last = Mutex<UInt64>(0)
+}
+
+/// The writer's remote: notes the time at which each push's reply arrived.
+struct PushTimingRemote: SyncRemote {
+    let base: SyncClient
+    let acknowledgedAt: AcknowledgementClock
+
+    func push(_ request: PushRequest) async throws -> PushResponse {
+        let response = try await base.push(request)
+        acknowledgedAt.last.withLock { $0 = ProcessMetrics.monotonicNanoseconds() }
+        return response
+    }
+
+    func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
+    func schema() async throws -> Schema { try await base.schema() }
+    func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary { try await base.createSpace(request) }
+}

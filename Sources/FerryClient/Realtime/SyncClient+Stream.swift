@@ -1,0 +1,52 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import Logging
+import NIOWebSocket
+import WSClient
+
+extension SyncClient: RealtimeRemote {
+    /// Opens the realtime stream with the session's access token (refreshed first when it is about to expire).
+    ///
+    /// The socket pings the server every 20 seconds and gives up on a server that stops answering, so a dead
+    /// network path ends the stream instead of leaving it silent.
+    public func openStream(_ onMessage: @escaping @Sendable (StreamMessage) async -> Void) async throws -> StreamClosure {
+        let token = try await auth.accessToken()
+        let url = auth.endpoint.url(path: "sync/v1/stream")
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw URLError(.badURL) }
+        components.scheme = components.scheme == "https" ? "wss" : "ws"
+        guard let address = components.string else { throw URLError(.badURL) }
+        var headers = HTTPFields()
+        headers[HTTPField.Name("apikey")!] = auth.endpoint.apiKey
+        headers[.authorization] = "Bearer \(token)"
+        let configuration = WebSocketClientConfiguration(
+            maxFrameSize: 1 << 16, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(20))
+        )
+        let closed: WebSocketCloseFrame?
+        do {
+            closed = try await WebSocketClient.connect(url: address, configuration: configuration, logger: Self.streamLogger) { inbound, _, _ in
+                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                while let message = try await messages.next() {
+                    guard case .text(let text) = message, let decoded = StreamMessage(jsonText: text) else { continue }
+                    await onMessage(decoded)
+                }
+            }
+        } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
+            throw try await refusal()
+        }
+        return StreamClosure(code: closed.map { Int(UInt16(webSocketErrorCode: $0.closeCode)) }, reason: closed?.reason)
+    }
+
+    /// Why the server refused the upgrade: the same request without it answers the reason as JSON (and refreshes an
+    /// expired token on the way, like every other request).
+    private func refusal() async throws -> any Error {
+        do {
+            _ = try await send("GET", "sync/v1/stream", expecting: Empty.self, what: "stream")
+        } catch let error as AuthError where error.code == .upgradeRequired {
+            return URLError(.networkConnectionLost)  // admitted now: the upgrade failed on the way, so retry
+        }
+        return URLError(.badServerResponse)
+    }
+
+    private static let streamLogger = Logger(label: "ferry.stream")
+}

@@ -1,0 +1,14 @@
+import Foundation
+
+/// Bounds of the realtime stream (`GET /sync/v1/stream`).
+public struct RealtimeLimits: Sendable, Hashable {
+    /// Streams one instance holds open at once; past it a new one is refused with 503 `too_many_streams`.
+    public var maximumStreams = 10_000
+    /// Streams one account holds open at once; past it a new one is refused with 429 `too_many_streams`.
+    public var maximumStreamsPerAccount = 100
+    /// How often the server pings an open stream; a client that has not answered by the next ping is disconnected.
+    public var heartbeatInterval: Duration = .seconds(30)
+
+    /// The defaults.
+    public init() {}
+}

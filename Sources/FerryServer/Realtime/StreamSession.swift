@@ -1,0 +1,91 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import HummingbirdWebSocket
+import JWTKit
+import Logging
+import NIOWebSocket
+
+/// One open stream: registers with the hub, sends `ready`, then forwards its mailbox as small JSON text messages
+/// until the client leaves, the token expires, the session ends or the server shuts down.
+///
+/// Messages are ``StreamMessage``s: `ready` once, then `change` per space and `sync`.
+///
+/// Close codes: 4001 the access token expired (reconnect with a fresh one), 4003 the session ended or the device was
+/// revoked (do not reconnect with this session), 1013 too many streams (retry later), 1000 the server shuts down.
+struct StreamSession {
+    static let tokenExpired = WebSocketErrorCode.unknown(4001)
+    static let sessionEnded = WebSocketErrorCode.unknown(4003)
+    static let tryAgainLater = WebSocketErrorCode.unknown(1013)
+
+    let caller: SyncCaller
+    let auth: AuthService
+    let devices: DeviceService
+    let storage: any SyncService.Storage
+    let hub: RealtimeHub
+    let logger: Logger
+
+    private enum End { case clientLeft, tokenExpired, sessionEnded, closed }
+
+    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        let spaces = Set(try await storage.spaces(userID: caller.userID).map(\.id))
+        let slot: RealtimeHub.Slot
+        do {
+            slot = try hub.open(userID: caller.userID, deviceID: caller.device?.id, spaces: spaces)
+        } catch {
+            try await outbound.close(Self.tryAgainLater, reason: "too many streams")
+            return
+        }
+        defer { hub.close(slot.id) }
+        let expiresAt = caller.account.claims.exp.value
+        try await outbound.writeTextMessage(StreamMessage.ready(expiresAt: expiresAt).jsonText)
+        let end = await withTaskGroup(of: End.self) { group in
+            group.addTask {
+                // Clients send nothing but control frames; data is read and dropped until they close.
+                do { for try await _ in inbound {} } catch {}
+                return .clientLeft
+            }
+            group.addTask {
+                let remaining = expiresAt.timeIntervalSinceNow
+                if remaining > 0 { try? await Task.sleep(for: .milliseconds(Int64(remaining * 1000))) }
+                return Task.isCancelled ? .closed : .tokenExpired
+            }
+            group.addTask { await forward(slot, to: outbound) }
+            let first = await group.next() ?? .closed
+            group.cancelAll()
+            return first
+        }
+        switch end {
+        case .tokenExpired: try? await outbound.close(Self.tokenExpired, reason: "access token expired")
+        case .sessionEnded: try? await outbound.close(Self.sessionEnded, reason: "session ended")
+        case .clientLeft, .closed: break
+        }
+    }
+
+    /// Writes each batch of the mailbox; checks the session first when the account changed.
+    private func forward(_ slot: RealtimeHub.Slot, to outbound: WebSocketOutboundWriter) async -> End {
+        while let batch = await slot.mailbox.next() {
+            do {
+                if batch.recheck {
+                    let current = try await devices.caller(try await auth.recheck(caller.account))
+                    guard current.device?.id == caller.device?.id else { return .sessionEnded }
+                    hub.update(slot.id, spaces: Set(try await storage.spaces(userID: caller.userID).map(\.id)))
+                }
+                for (space, seq) in batch.changes {
+                    try await outbound.writeTextMessage(StreamMessage.change(space: space, seq: seq).jsonText)
+                }
+                if batch.sync {
+                    try await outbound.writeTextMessage(StreamMessage.sync.jsonText)
+                }
+            } catch let error as APIError where error.status == .forbidden || error.status == .unauthorized {
+                return .sessionEnded
+            } catch {
+                // A write to a closing connection, or the database briefly away during a check: the stream goes on,
+                // and the client pulls on its next poke or reconnect.
+                if Task.isCancelled { return .closed }
+                logger.debug("stream message not sent", metadata: ["ferry.error": "\(error)"])
+            }
+        }
+        return .closed
+    }
+}

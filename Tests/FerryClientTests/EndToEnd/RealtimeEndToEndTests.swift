@@ -1,0 +1,243 @@
+import FerryClient
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// The realtime stream end to end: a real server (one or two instances), real WebSocket connections, real engines.
+@Suite("Realtime, end to end")
+struct RealtimeEndToEndTests {
+    /// A signed-in device whose engine keeps the stream open; no periodic sync, so only the stream (or an explicit
+    /// `sync()`) brings other devices' writes.
+    struct Device {
+        let auth: AuthClient
+        let client: SyncClient
+        let store: LocalStore
+        let engine: SyncEngine
+
+        static func signIn(_ baseURL: URL, anonKey: String, email: String, signUp: Bool) async throws -> Device {
+            let auth = AuthClient(endpoint: ServerEndpoint(baseURL: baseURL, apiKey: anonKey), store: InMemorySessionStore())
+            let session = signUp ? try await auth.signUp(email: email, password: "correct horse 1") : try await auth.signIn(email: email, password: "correct horse 1")
+            let client = SyncClient(auth: auth)
+            let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
+            try await client.bindTestDevice(store)
+            var configuration = SyncEngine.Configuration()
+            configuration.periodicInterval = nil
+            configuration.localChangeDebounce = .seconds(3600)
+            configuration.realtimeBackoff = BackoffPolicy(initial: .milliseconds(100), maximum: .seconds(1))
+            return Device(auth: auth, client: client, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
+        }
+
+        /// Waits until the stream is open and the sync it triggers is over.
+        func waitUntilStreaming() async throws {
+            try await eventually("\(engine.status)") { engine.status.realtime == .connected && !engine.status.isSynchronizing }
+            _ = try await engine.sync()
+        }
+    }
+
+    static func email() -> String { "rt-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
+
+    @Test("a write on one device reaches a device that only listens, through a poke", arguments: TestEngine.available)
+    func pokeDeliversWrite(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = Self.email(), key = server.server.keys.anonKey
+            let phone = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: true)
+            let pad = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await phone.engine.run() }
+                group.addTask { try await pad.engine.run() }
+                defer { group.cancelAll() }
+                try await pad.waitUntilStreaming()
+                let before = await pad.engine.startedSyncCount
+                let sermon = try phone.store.put(collection: "sermons", fields: ["title": "Advent 1", "date": "2026-11-29T10:00:00Z"])
+                let start = ContinuousClock.now
+                try await phone.engine.sync()
+                try await eventually("the sermon never reached the pad") { try pad.store.get(collection: "sermons", id: sermon.id) != nil }
+                let latency = ContinuousClock.now - start
+                #expect(await pad.engine.startedSyncCount > before)
+                // The record is in the store a moment before the sync's report is.
+                try await eventually("the pad's sync was not the poke's") { await pad.engine.lastReport?.triggers.contains("realtimePoke") == true }
+                print("realtime: push acknowledged → applied on the pad in \(latency) (\(engine))")
+            }
+        }
+    }
+
+    @Test("two server instances on one PostgreSQL database: a device watching instance 2 gets a write made through instance 1")
+    func twoInstances() async throws {
+        guard TestEngine.available.contains(.postgres) else { return }
+        try await TestDatabase.with(.postgres) { database in
+            var configuration = database.serverConfiguration
+            let file = database.folder + "/schema.yaml"
+            try ExampleSchemas.text("tabletnotes.yaml").write(toFile: file, atomically: true, encoding: .utf8)
+            configuration.schemaFiles = [file]
+            configuration.useFastPasswordHashing()
+            let first = try await LiveServer.start(configuration)
+            let second = try await LiveServer.start(configuration)
+            defer { Task { await first.stop(); await second.stop() } }
+            let email = Self.email(), key = first.server.keys.anonKey
+            #expect(second.server.keys.anonKey == key, "instances of one deployment share their keys")
+            let phone = try await Device.signIn(first.baseURL, anonKey: key, email: email, signUp: true)
+            let pad = try await Device.signIn(second.baseURL, anonKey: key, email: email, signUp: false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await phone.engine.run() }
+                group.addTask { try await pad.engine.run() }
+                defer { group.cancelAll() }
+                try await pad.waitUntilStreaming()
+                let sermon = try phone.store.put(collection: "sermons", fields: ["title": "Across instances", "date": "2026-11-29T10:00:00Z"])
+                try await phone.engine.sync()
+                try await eventually("the write through instance 1 never reached the device on instance 2") {
+                    try pad.store.get(collection: "sermons", id: sermon.id) != nil
+                }
+                try await eventually("the pad's sync was not the poke's") { await pad.engine.lastReport?.triggers.contains("realtimePoke") == true }
+            }
+            await first.stop()
+            await second.stop()
+        }
+    }
+
+    @Test("a device whose connection is cut reconnects, syncs, and misses nothing written meanwhile", arguments: TestEngine.available)
+    func reconnectCatchesUp(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let proxy = try await FaultProxy.start(forwardingTo: server.port, configuration: { var c = FaultProxy.Configuration(seed: 14); c.isFaulty = false; return c }())
+            let email = Self.email(), key = server.server.keys.anonKey
+            let phone = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: true)
+            let pad = try await Device.signIn(proxy.baseURL, anonKey: key, email: email, signUp: false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await phone.engine.run() }
+                group.addTask { try await pad.engine.run() }
+                defer { group.cancelAll() }
+                try await pad.waitUntilStreaming()
+
+                // The network goes: the stream drops and cannot come back while three sermons are written.
+                proxy.setRefusing(true)
+                proxy.cutConnections()
+                try await eventually("the pad never noticed the cut") { pad.engine.status.realtime != .connected }
+                var written: [UUID] = []
+                for index in 1...3 {
+                    written.append(try phone.store.put(collection: "sermons", fields: ["title": .string("Offline \(index)"), "date": "2026-11-29T10:00:00Z"]).id)
+                }
+                try await phone.engine.sync()
+                #expect(try written.allSatisfy { try pad.store.get(collection: "sermons", id: $0) == nil })
+
+                // It comes back: the stream reopens and the sync after the reconnection brings all three.
+                proxy.setRefusing(false)
+                try await eventually("the pad never caught up") { try written.allSatisfy { try pad.store.get(collection: "sermons", id: $0) != nil } }
+                try await eventually("the stream never reopened") { pad.engine.status.realtime == .connected }
+                try await eventually("the catch-up was not the reconnection's sync") { await pad.engine.lastReport?.triggers.contains("realtimeSync") == true }
+            }
+            await proxy.stop()
+        }
+    }
+
+    @Test("membership changes reach open streams: joining a space asks for a sync, and the space's commits then poke", arguments: TestEngine.available)
+    func membershipOnOpenStream(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let key = server.server.keys.anonKey
+            let owner = try await Device.signIn(server.baseURL, anonKey: key, email: Self.email(), signUp: true)
+            let guestEmail = Self.email()
+            let guest = try await Device.signIn(server.baseURL, anonKey: key, email: guestEmail, signUp: true)
+            let messages = MessageLog()
+            let stream = Task { try await guest.client.openStream { await messages.append($0) } }
+            defer { stream.cancel() }
+            try await eventually("no ready message") { await messages.all.first.map { if case .ready = $0 { true } else { false } } == true }
+
+            let space = try await owner.client.createSpace(CreateSpaceRequest(name: "Choir"))
+            let invitation = try await owner.client.invite(InviteRequest(email: guestEmail, role: .member), to: space.id)
+            _ = try await guest.client.acceptInvitation(code: try #require(invitation.code))
+            try await eventually("joining did not ask the open stream to sync") { await messages.all.contains(.sync) }
+
+            _ = try owner.store.put(collection: "sermons", space: space.id, fields: ["title": "Shared", "date": "2026-11-29T10:00:00Z"])
+            let ownerEngine = Task { try await owner.engine.run() }
+            defer { ownerEngine.cancel() }
+            try await owner.engine.sync()
+            try await eventually("a commit in the joined space did not poke the guest's stream") {
+                await messages.all.contains { if case .change(let id, _) = $0 { id == space.id } else { false } }
+            }
+        }
+    }
+
+    @Test("the stream closes with 4001 when its token expires and with 4003 when its session is signed out", arguments: TestEngine.available)
+    func streamEnds(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { configuration in
+            configuration.useFastPasswordHashing()
+            configuration.auth.accessTokenLifetime = .seconds(2)
+        }) { server in
+            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: Self.email(), signUp: true)
+            let expired = try await device.client.openStream { _ in }
+            #expect(expired.isTokenExpired, "\(expired)")
+
+            let messages = MessageLog()
+            let stream = Task { try await device.client.openStream { await messages.append($0) } }
+            try await eventually("no ready message") { await !messages.all.isEmpty }
+            try await device.auth.signOut()
+            let ended = try await stream.value
+            #expect(ended.isSessionEnded, "\(ended)")
+        }
+    }
+
+    @Test("refusals are ordinary JSON errors: no upgrade 426, no key or token 401, too many streams 429; browsers authenticate by query",
+          arguments: TestEngine.available)
+    func refusals(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { configuration in
+            configuration.useFastPasswordHashing()
+            configuration.realtime.maximumStreamsPerAccount = 1
+        }) { server in
+            let key = server.server.keys.anonKey
+            let device = try await Device.signIn(server.baseURL, anonKey: key, email: Self.email(), signUp: true)
+            let token = try await device.auth.accessToken()
+            func get(_ headers: [String: String], query: String = "") async throws -> (Int, String) {
+                var request = URLRequest(url: URL(string: server.url("/sync/v1/stream").absoluteString + query)!)
+                for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+                let (data, response) = try await URLSession.shared.data(for: request)
+                return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+            }
+            let plain = try await get(["apikey": key, "Authorization": "Bearer \(token)"])
+            #expect(plain.0 == 426 && plain.1.contains("upgrade_required"), "\(plain)")
+            let byQuery = try await get([:], query: "?apikey=\(key)&access_token=\(token)")
+            #expect(byQuery.0 == 426, "query parameters authenticate too: \(byQuery)")
+            let noKey = try await get(["Authorization": "Bearer \(token)"])
+            #expect(noKey.0 == 401 && noKey.1.contains("invalid_api_key"), "\(noKey)")
+            let noToken = try await get(["apikey": key])
+            #expect(noToken.0 == 401 && noToken.1.contains("no_authorization"), "\(noToken)")
+            let badToken = try await get(["apikey": key, "Authorization": "Bearer nonsense"])
+            #expect(badToken.0 == 401 && badToken.1.contains("bad_jwt"), "\(badToken)")
+
+            let messages = MessageLog()
+            let first = Task { try await device.client.openStream { await messages.append($0) } }
+            defer { first.cancel() }
+            try await eventually("no ready message") { await !messages.all.isEmpty }
+            await #expect {
+                _ = try await device.client.openStream { _ in }
+            } throws: { error in
+                (error as? AuthError)?.code == .tooManyStreams && (error as? AuthError)?.status == 429
+            }
+        }
+    }
+}
+
+/// The messages a stream received, in order.
+actor MessageLog {
+    private(set) var all: [StreamMessage] = []
+
+    func append(_ message: StreamMessage) {
+        all.append(message)
+    }
+}
+
+/// Polls `condition` every 50 ms until it holds; fails after `timeout` (a hang, not slowness: generous on purpose).
+func eventually(
+    _ failure: @autoclosure () -> String, timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record(Comment(rawValue: failure()), sourceLocation: sourceLocation)
+    throw CancellationError()
+}
