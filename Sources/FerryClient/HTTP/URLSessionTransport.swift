@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -27,7 +28,7 @@ public struct URLSessionTransport: HTTPTransport {
     func send(_ request: URLRequest, timeout: Duration) async throws -> (Data, HTTPURLResponse) {
         let session = self.session
         return try await withRequestTimeout(timeout) {
-            let (data, response) = try await session.data(for: request)
+            let (data, response) = try await session.dataCancellingSafely(for: request)
             guard let response = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
             return (data, response)
         }

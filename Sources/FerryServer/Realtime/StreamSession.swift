@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import JWTKit
 import Logging
 import NIOWebSocket
+import Prometheus
 
 /// One open stream: registers with the hub, sends `ready`, then forwards its mailbox as small JSON text messages
 /// until the client leaves, the token expires, the session ends or the server shuts down.
@@ -23,6 +24,7 @@ struct StreamSession {
     let devices: DeviceService
     let storage: any SyncService.Storage
     let hub: RealtimeHub
+    let metrics: StreamMetrics
     let logger: Logger
 
     private enum End { case clientLeft, tokenExpired, sessionEnded, closed }
@@ -36,7 +38,11 @@ struct StreamSession {
             try await outbound.close(Self.tryAgainLater, reason: "too many streams")
             return
         }
-        defer { hub.close(slot.id) }
+        metrics.open.increment()
+        defer {
+            hub.close(slot.id)
+            metrics.open.decrement()
+        }
         let expiresAt = caller.account.claims.exp.value
         try await outbound.writeTextMessage(StreamMessage.ready(expiresAt: expiresAt).jsonText)
         let end = await withTaskGroup(of: End.self) { group in
@@ -77,6 +83,7 @@ struct StreamSession {
                 if batch.sync {
                     try await outbound.writeTextMessage(StreamMessage.sync.jsonText)
                 }
+                metrics.messages.increment(by: Int64(batch.changes.count + (batch.sync ? 1 : 0)))
             } catch let error as APIError where error.status == .forbidden || error.status == .unauthorized {
                 return .sessionEnded
             } catch {
@@ -87,5 +94,18 @@ struct StreamSession {
             }
         }
         return .closed
+    }
+}
+
+/// The stream's series in `/metrics`.
+struct StreamMetrics: Sendable {
+    /// `ferry_realtime_streams`: streams open on this instance.
+    let open: Gauge
+    /// `ferry_realtime_messages_total`: pokes and sync requests sent.
+    let messages: Counter
+
+    init(registry: PrometheusCollectorRegistry) {
+        open = registry.makeGauge(name: "ferry_realtime_streams", help: "Realtime streams open on this instance.")
+        messages = registry.makeCounter(name: "ferry_realtime_messages_total", help: "Realtime pokes and sync requests sent to streams.")
     }
 }

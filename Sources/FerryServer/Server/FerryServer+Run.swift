@@ -42,7 +42,7 @@ extension FerryServer {
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         StreamRoutes(
             gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey), auth: auth, devices: devices,
-            storage: sync.storage, hub: hub, logger: logger
+            storage: sync.storage, hub: hub, metrics: StreamMetrics(registry: registry), logger: logger
         ).register(on: router)
         return router
     }

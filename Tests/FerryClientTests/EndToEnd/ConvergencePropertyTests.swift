@@ -158,6 +158,7 @@ struct ConvergenceDevice: Sendable {
         try await client.bindTestDevice(store)
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
+        configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
         configuration.localChangeDebounce = .seconds(86_400)
         configuration.backoff = BackoffPolicy(initial: .seconds(86_400), maximum: .seconds(86_400))
         return ConvergenceDevice(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration, logger: .testing))

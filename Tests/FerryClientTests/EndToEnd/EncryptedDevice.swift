@@ -25,6 +25,7 @@ struct EncryptedDevice {
         let keys = DeviceKeyPair.generate()
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
+        configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
         configuration.localChangeDebounce = .seconds(3600)
         let engine = SyncEngine(store: store, remote: client, encryption: EndToEndEncryption(deviceKeys: keys, remote: client), configuration: configuration)
         return EncryptedDevice(auth: auth, client: client, store: store, keys: keys, engine: engine, name: name)

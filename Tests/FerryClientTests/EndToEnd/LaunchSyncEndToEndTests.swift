@@ -84,6 +84,7 @@ struct LaunchSyncEndToEndTests {
         let engine = SyncEngine(store: device.store, remote: SyncClient(auth: device.auth), configuration: {
             var configuration = SyncEngine.Configuration()
             configuration.periodicInterval = nil
+            configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
             return configuration
         }())
         return try await withThrowingTaskGroup(of: Void.self) { group in

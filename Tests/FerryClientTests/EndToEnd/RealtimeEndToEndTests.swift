@@ -210,6 +210,8 @@ struct RealtimeEndToEndTests {
             let first = Task { try await device.client.openStream { await messages.append($0) } }
             defer { first.cancel() }
             try await eventually("no ready message") { await !messages.all.isEmpty }
+            let metrics = String(decoding: try await URLSession.shared.data(from: server.url("/metrics")).0, as: UTF8.self)
+            #expect(metrics.contains("ferry_realtime_streams 1"), "the open stream is counted in /metrics")
             await #expect {
                 _ = try await device.client.openStream { _ in }
             } throws: { error in

@@ -28,6 +28,7 @@ struct SyncEndToEndTests {
             if bound { try await client.bindTestDevice(store) }
             var configuration = SyncEngine.Configuration()
             configuration.periodicInterval = nil
+            configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
             configuration.localChangeDebounce = localChangeDebounce
             return Device(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
         }

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -36,7 +37,7 @@ struct HTTPClient {
         request.httpMethod = method
         request.httpBody = body
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await session.dataCancellingSafely(for: request)
         let http = response as! HTTPURLResponse
         var fields: [String: String] = [:]
         for (key, value) in http.allHeaderFields { fields["\(key)"] = "\(value)" }

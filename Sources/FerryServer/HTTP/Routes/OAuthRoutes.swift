@@ -89,7 +89,7 @@ struct OAuthRoutes {
         let outgoing = request
         let data: Data, response: URLResponse
         do {
-            (data, response) = try await withTimeout(configuration.timeout) { [session] in try await session.data(for: outgoing) }
+            (data, response) = try await withTimeout(configuration.timeout) { [session] in try await session.dataCancellingSafely(for: outgoing) }
         } catch {
             logger.warning("GitHub token exchange failed to reach the token URL", metadata: ["ferry.oauth.token_url": "\(configuration.tokenURL)"])
             throw APIError(.badGateway, .oauthUpstreamUnavailable, "GitHub's token endpoint could not be reached; try again.")
