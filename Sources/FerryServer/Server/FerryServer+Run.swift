@@ -41,8 +41,10 @@ extension FerryServer {
         ProfileRoutes(auth: auth).register(on: authenticated)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         StreamRoutes(
-            gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey), auth: auth, devices: devices,
-            storage: sync.storage, hub: hub, metrics: StreamMetrics(registry: registry), logger: logger
+            gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey),
+            service: StreamService(
+                auth: auth, devices: devices, storage: sync.storage, hub: hub, metrics: StreamMetrics(registry: registry), logger: logger
+            )
         ).register(on: router)
         return router
     }

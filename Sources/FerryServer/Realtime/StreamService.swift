@@ -14,12 +14,11 @@ import Prometheus
 ///
 /// Close codes: 4001 the access token expired (reconnect with a fresh one), 4003 the session ended or the device was
 /// revoked (do not reconnect with this session), 1013 too many streams (retry later), 1000 the server shuts down.
-struct StreamSession {
+struct StreamService: Sendable {
     static let tokenExpired = WebSocketErrorCode.unknown(4001)
     static let sessionEnded = WebSocketErrorCode.unknown(4003)
     static let tryAgainLater = WebSocketErrorCode.unknown(1013)
 
-    let caller: SyncCaller
     let auth: AuthService
     let devices: DeviceService
     let storage: any SyncService.Storage
@@ -29,7 +28,7 @@ struct StreamSession {
 
     private enum End { case clientLeft, tokenExpired, sessionEnded, closed }
 
-    func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    func serve(_ caller: SyncCaller, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let spaces = Set(try await storage.spaces(userID: caller.userID).map(\.id))
         let slot: RealtimeHub.Slot
         do {
@@ -56,7 +55,7 @@ struct StreamSession {
                 if remaining > 0 { try? await Task.sleep(for: .milliseconds(Int64(remaining * 1000))) }
                 return Task.isCancelled ? .closed : .tokenExpired
             }
-            group.addTask { await forward(slot, to: outbound) }
+            group.addTask { await forward(slot, of: caller, to: outbound) }
             let first = await group.next() ?? .closed
             group.cancelAll()
             return first
@@ -69,7 +68,7 @@ struct StreamSession {
     }
 
     /// Writes each batch of the mailbox; checks the session first when the account changed.
-    private func forward(_ slot: RealtimeHub.Slot, to outbound: WebSocketOutboundWriter) async -> End {
+    private func forward(_ slot: RealtimeHub.Slot, of caller: SyncCaller, to outbound: WebSocketOutboundWriter) async -> End {
         while let batch = await slot.mailbox.next() {
             do {
                 if batch.recheck {
