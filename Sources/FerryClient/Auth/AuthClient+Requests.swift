@@ -13,6 +13,11 @@ extension AuthClient {
     /// Throws ``AuthError``: the server's error for a non-2xx answer, `ErrorCode.networkUnavailable`
     /// or `ErrorCode.requestTimedOut` when no answer came.
     public func authorizedData(for request: URLRequest) async throws -> Data {
+        try await authorizedResponse(for: request).data
+    }
+
+    /// ``authorizedData(for:)`` with the answer's head, for routes whose headers carry the result (blob uploads).
+    public func authorizedResponse(for request: URLRequest) async throws -> (data: Data, response: HTTPURLResponse) {
         let token = try await accessToken()
         do {
             return try await sendAuthorized(request, token: token)
@@ -29,14 +34,14 @@ extension AuthClient {
     }
 
     /// Sends `request` with `token`, following the outcome in the state: reachable, offline, or session gone.
-    private func sendAuthorized(_ request: URLRequest, token: String) async throws -> Data {
+    private func sendAuthorized(_ request: URLRequest, token: String) async throws -> (data: Data, response: HTTPURLResponse) {
         var request = request
         request.setValue(endpoint.apiKey, forHTTPHeaderField: "apikey")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         do {
-            let data = try await sendExpectingSuccess(request)
+            let answer = try await sendExpectingSuccessResponse(request)
             if case .offline(let user?) = broadcast.current { broadcast.publish(.signedIn(user)) }
-            return data
+            return answer
         } catch let error as AuthError where error.isSessionGone && error.status != nil {
             // The server ended the session this token belongs to; forget it unless it was replaced meanwhile.
             if (try? loadedSession())?.accessToken == token {
@@ -67,6 +72,11 @@ extension AuthClient {
 
     /// Sends `request` and returns the body of its 2xx answer, or throws the ``AuthError`` it stands for.
     func sendExpectingSuccess(_ request: URLRequest) async throws -> Data {
+        try await sendExpectingSuccessResponse(request).data
+    }
+
+    /// ``sendExpectingSuccess(_:)`` with the answer's head.
+    func sendExpectingSuccessResponse(_ request: URLRequest) async throws -> (data: Data, response: HTTPURLResponse) {
         let data: Data, response: HTTPURLResponse
         do {
             (data, response) = try await transport.send(request)
@@ -83,7 +93,7 @@ extension AuthClient {
             ])
             throw error
         }
-        return data
+        return (data, response)
     }
 
     /// Decodes a 2xx body, or throws `ErrorCode.unexpectedResponse` naming `what` was expected.

@@ -12,6 +12,7 @@ extension AuthError {
         if let error = try? JSONDecoder().decode(ErrorBody.self, from: body), !error.errorCode.isEmpty {
             self.init(code: ErrorCode(rawValue: error.errorCode), message: error.msg, status: status, retryAfter: retryAfter)
             lastMutationId = error.lastMutationId
+            uploadOffset = error.offset
             return
         }
         let code: ErrorCode = switch status {

@@ -16,6 +16,8 @@ public struct AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     public var retryAfter: Duration?
     /// With `mutation_id_stale`: the last mutation id the server processed for this device.
     public var lastMutationId: Int64?
+    /// With `upload_offset_mismatch`: where the server's copy of the upload stands.
+    public var uploadOffset: Int64?
 
     /// Creates an error.
     public init(code: ErrorCode, message: String, status: Int? = nil, retryAfter: Duration? = nil) {

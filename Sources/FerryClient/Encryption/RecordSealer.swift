@@ -3,8 +3,8 @@ import FerrySecurity
 import Foundation
 
 /// Encrypts the field values of records in encrypted spaces on their way out, and decrypts them on the way in
-/// (`docs/encryption.md`, format 2). Every field but the collection's parent link is encrypted, so the server can
-/// still cascade deletes; ids, field names, clocks and tombstones stay in clear for the merge.
+/// (`docs/encryption.md`, format 2). Every field but the collection's parent link and blob references (which name
+/// ciphertext already) is encrypted, so the server can still cascade deletes and check blobs; ids, field names, clocks and tombstones stay in clear for the merge.
 struct RecordSealer: Sendable {
     let schema: Schema
     let keyring: SpaceKeyring
@@ -12,8 +12,8 @@ struct RecordSealer: Sendable {
     /// `mutation` with every field value encrypted under `key`.
     func seal(_ mutation: Mutation, with key: SpaceKey) throws -> Mutation {
         var sealed = mutation
-        let parentLink = schema.collection(named: mutation.collection)?.parent?.field
-        for (field, value) in mutation.fields where field != parentLink {
+        let collection = schema.collection(named: mutation.collection)
+        for (field, value) in mutation.fields where collection?.isSealed(fieldNamed: field) ?? true {
             let encrypted = try FieldCipher.encryptedValue(
                 Data(value.jsonText.utf8), spaceID: mutation.space, collection: mutation.collection,
                 recordID: mutation.id, field: field, key: key
@@ -29,8 +29,8 @@ struct RecordSealer: Sendable {
     ///   ``FerrySecurity/EncryptionError`` when a value is malformed or does not open (never a partial record).
     func open(_ change: Change) throws -> Change {
         var opened = change
-        let parentLink = schema.collection(named: change.collection)?.parent?.field
-        for (field, value) in change.fields where field != parentLink {
+        let collection = schema.collection(named: change.collection)
+        for (field, value) in change.fields where collection?.isSealed(fieldNamed: field) ?? true {
             let encrypted = try Self.encryptedValue(value, field: field)
             guard let key = try keyring.key(space: change.space, version: encrypted.keyVersion) else {
                 throw SealingFailure.keyMissing(space: change.space, version: encrypted.keyVersion)

@@ -103,6 +103,7 @@ extension LocalStore {
                 isDeleted: change.deleted, seq: change.seq
             )
             try saveRecord(db, record, in: collection)
+            if !change.deleted { try queueDownloads(db, space: change.space, collection: collection, fields: fields) }
             return true
         }
         // A row hidden by a local cascade is live underneath until the server says otherwise.
@@ -126,6 +127,7 @@ extension LocalStore {
             updated.isDeleted = isDeleted
             updated.seq = seq
             try saveRecord(db, updated, in: collection)
+            if !isDeleted { try queueDownloads(db, space: existing.space, collection: collection, fields: change.fields) }
             if isDeleted && !existing.isDeleted {
                 try hideChildren(db, of: change.id, in: collection)
             } else if !isDeleted && existing.isDeleted {

@@ -70,7 +70,7 @@ extension LocalStore {
 
     /// Whether a field is stored as ciphertext bytes (every field of an encrypted collection but the parent link).
     static func isStoredAsBytes(_ field: FieldDefinition, in collection: CollectionDefinition) -> Bool {
-        collection.isEncrypted && collection.parent?.field != field.name
+        collection.isEncrypted && collection.isSealed(field)
     }
 
     /// The column value of a wire value (already normalized for its field), by FerryCore's codec, as on the server.

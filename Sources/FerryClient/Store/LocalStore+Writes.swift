@@ -83,6 +83,7 @@ extension LocalStore {
             )
             try saveRecord(db, record, in: collection)
             if isUndelete { try forgetCascade(db, name, id) }
+            try queueUploads(db, space: recordSpace, collection: collection, fields: changed)
             try appendToOutbox(db, Mutation(
                 mutationId: 0, space: recordSpace, collection: name, id: id, op: .upsert, fields: changed, clocks: clocks
             ))

@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySecurity
 import Foundation
 import GRDB
 import Logging
@@ -22,6 +23,8 @@ public final class LocalStore: Sendable {
     public let deviceId: UUID
     /// The space of new records that name none (usually the personal space, whose id is the user's).
     public let defaultSpace: UUID?
+    /// The folder of the blob cache: attached files and downloaded blobs, named by their SHA-256.
+    public let blobDirectory: URL
 
     let now: @Sendable () -> Date
     let logger: Logger
@@ -64,7 +67,10 @@ public final class LocalStore: Sendable {
         } catch {
             throw StoreError(code: .storeFailed, message: "Could not open the store at \(fileURL.path()): \(error).")
         }
-        try self.init(writer: pool, schema: schema, defaultSpace: defaultSpace, deviceId: deviceId, now: now, logger: logger)
+        try self.init(
+            writer: pool, schema: schema, defaultSpace: defaultSpace, deviceId: deviceId,
+            blobDirectory: fileURL.deletingLastPathComponent().appending(path: fileURL.lastPathComponent + ".blobs"), now: now, logger: logger
+        )
     }
 
     /// Opens a store in memory, gone when the value is released (for tests and previews).
@@ -83,10 +89,16 @@ public final class LocalStore: Sendable {
 
     /// Opens a store on any GRDB writer, creating Ferry's tables and migrating the collections to `schema`.
     public init(
-        writer: any DatabaseWriter, schema: Schema, defaultSpace: UUID? = nil, deviceId: UUID? = nil,
+        writer: any DatabaseWriter, schema: Schema, defaultSpace: UUID? = nil, deviceId: UUID? = nil, blobDirectory: URL? = nil,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
     ) throws {
         self.writer = writer
+        self.blobDirectory = blobDirectory ?? FileManager.default.temporaryDirectory.appending(path: "ferry-blobs-\(UUID().uuidString)")
+        do {
+            try OwnerOnlyPath.folder(self.blobDirectory.path())
+        } catch {
+            throw StoreError(code: .storeFailed, message: "Could not create the blob cache at \(self.blobDirectory.path()): \(error).")
+        }
         self.defaultSpace = defaultSpace
         self.now = now
         self.logger = logger

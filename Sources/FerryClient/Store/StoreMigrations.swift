@@ -16,8 +16,36 @@ enum StoreMigrations {
             // Locked encrypted spaces are looked up in the outbox by space on every sync that has one.
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS ferry_outbox__space ON ferry_outbox (space, mutation_id)")
         }
+        migrator.registerMigration("v3 blobs") { db in
+            try db.execute(sql: v3)
+        }
         return migrator
     }
+
+    /// The blob cache's index and the transfer queue (`docs/blobs.md`).
+    private static let v3 = """
+        CREATE TABLE ferry_blob_cache (
+          sha256 TEXT PRIMARY KEY NOT NULL,
+          size INTEGER NOT NULL,
+          last_access_at TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE ferry_blob_transfers (
+          space TEXT NOT NULL,
+          sha256 TEXT NOT NULL,
+          direction TEXT NOT NULL,
+          size INTEGER NOT NULL,
+          content_type TEXT NOT NULL,
+          collection TEXT NOT NULL,
+          field TEXT NOT NULL,
+          confirmed INTEGER NOT NULL DEFAULT 0,
+          attempts INTEGER NOT NULL DEFAULT 0,
+          retry_at TEXT,
+          failed INTEGER NOT NULL DEFAULT 0,
+          last_error TEXT,
+          created_at TEXT NOT NULL,
+          PRIMARY KEY (space, sha256, direction)
+        ) STRICT;
+        """
 
     private static let v1 = """
         CREATE TABLE IF NOT EXISTS ferry_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) STRICT;

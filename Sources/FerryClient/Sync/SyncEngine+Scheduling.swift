@@ -78,10 +78,14 @@ extension SyncEngine {
         timer = nil
         current = slot
         startedSyncCount += 1
-        let pass = SyncPass(
+        var pass = SyncPass(
             store: store, remote: remote, pushBatchSize: configuration.pushBatchSize, pullLimit: configuration.pullLimit,
             encryption: encryption, logger: logger
         )
+        pass.blobDownloads = configuration.blobDownloads
+        pass.blobCacheLimit = configuration.blobCacheLimit
+        pass.isNetworkExpensive = isNetworkExpensive
+        let configured = pass
         broadcast.update { status in
             status.phase = .pushing
             status.progress = SyncProgress()
@@ -90,7 +94,7 @@ extension SyncEngine {
             await self.passBegins()
             let result: Result<SyncReport, any Error>
             do {
-                result = .success(try await pass.run { phase, progress in await self.progressed(phase, progress) })
+                result = .success(try await configured.run { phase, progress in await self.progressed(phase, progress) })
             } catch {
                 result = .failure(error)
             }

@@ -38,6 +38,11 @@ public actor SyncEngine {
         public var realtime = true
         /// Delays between attempts to reopen a stream that failed to open or dropped before it was ready.
         public var realtimeBackoff = BackoffPolicy(initial: .milliseconds(500), maximum: .seconds(60))
+        /// When the blobs that pulled records name are downloaded.
+        public var blobDownloads = BlobDownloadPolicy()
+        /// The most bytes the blob cache keeps: past it, the least recently used files the server holds are deleted
+        /// after a sync (they download again on access). `nil`: no limit.
+        public var blobCacheLimit: Int64?
 
         /// The defaults.
         public init() {}
@@ -76,6 +81,8 @@ public actor SyncEngine {
     var isDebouncing = false
     var isConnected: Bool?
     var consecutiveFailures = 0
+    /// Whether the network is expensive now (``networkCostChanged(isExpensive:)``).
+    var isNetworkExpensive = false
     var highestOutboxID: Int64?
 
     // The realtime stream.

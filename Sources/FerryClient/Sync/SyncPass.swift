@@ -12,6 +12,17 @@ struct SyncPass: Sendable {
     /// How this device reads and writes encrypted spaces; without it they stay locked.
     var encryption: EndToEndEncryption?
     var logger = Logger(label: "ferry.sync")
+    /// When pulled records' blobs download, the cache's size limit, and whether the network is expensive now.
+    var blobDownloads = BlobDownloadPolicy()
+    var blobCacheLimit: Int64?
+    var isNetworkExpensive = false
+
+    /// The attachment queue's runner, when the remote serves blobs.
+    var blobs: BlobTransferRunner? {
+        (remote as? any BlobRemote).map {
+            BlobTransferRunner(store: store, remote: $0, policy: blobDownloads, isNetworkExpensive: isNetworkExpensive, logger: logger)
+        }
+    }
 
     /// Runs the sync, reporting each phase and step to `progress`.
     func run(progress: @Sendable (SyncStatus.Phase, SyncProgress) async -> Void) async throws -> SyncReport {
@@ -24,6 +35,13 @@ struct SyncPass: Sendable {
             try await keys.run(&report)
         }
         await progress(.pushing, current)
+        // Files first: a record is pushed only once the server holds the files it names.
+        let beforePush = current
+        try await blobs?.uploadAll(&report) { blobs in
+            var shown = beforePush
+            shown.blobs = blobs
+            await progress(.pushing, shown)
+        }
         try await pushOutbox(&report, keys: keys) { pushed in
             current.pushed = pushed
             current.pushTotal = max(current.pushTotal, pushed)
@@ -33,6 +51,15 @@ struct SyncPass: Sendable {
         try await pullAll(&report, keys: keys) { pulled in
             current.pulled = pulled
             await progress(.pulling, current)
+        }
+        if let blobs {
+            let afterPull = current
+            try await blobs.downloadAll(&report) { blobs in
+                var shown = afterPull
+                shown.blobs = blobs
+                await progress(.pulling, shown)
+            }
+            if let blobCacheLimit { try store.evictBlobs(toFit: blobCacheLimit) }
         }
         let finished = store.now()
         report.finishedAt = finished
@@ -54,6 +81,14 @@ struct SyncPass: Sendable {
         }
     }
 
+    /// The last outbox entry this sync may send: below entries of locked spaces (parked behind it) and below the first
+    /// entry that names a file still uploading.
+    private func outboxCeiling(_ locked: Set<UUID>) async throws -> Int64 {
+        let ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
+        guard let waiting = try await store.offCooperativePool({ try $0.firstEntryWaitingForUpload() }) else { return ceiling }
+        return min(ceiling, waiting - 1)
+    }
+
     /// Push: every entry that was in the outbox, oldest first. Acked entries leave in the ack's transaction;
     /// unacked ones stay for the next sync, and `after` keeps this one from sending them twice. Records of an
     /// encrypted space are sealed on the way out. Entries of spaces whose key this device lacks wait at the end
@@ -64,7 +99,7 @@ struct SyncPass: Sendable {
         var count = 0
         let encrypted = try store.encryptedSpaces()
         let locked = encrypted.isEmpty ? [] : try store.lockedSpaces()
-        var ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
+        var ceiling = try await outboxCeiling(locked)
         var renumbered = false
         defer { noteWaiting(&report, locked) }
         while true {
@@ -88,7 +123,7 @@ struct SyncPass: Sendable {
                 guard let lastProcessed = error.lastMutationId else { throw error }
                 renumbered = true
                 try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
-                ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
+                ceiling = try await outboxCeiling(locked)
                 after = 0
                 continue
             } catch let error as AuthError where error.code == .deviceNotRegistered {

@@ -21,6 +21,12 @@ public struct SyncReport: Sendable, Hashable, Codable {
     public var lockedSpaces = 0
     /// Whether the push waited because the session is bound to no device yet (run ``PostLoginSync``); the pull ran.
     public var waitingForDeviceRegistration = false
+    /// Files uploaded (attached on this device) and downloaded (named by pulled records).
+    public var blobsUploaded = 0
+    public var blobsDownloaded = 0
+    /// Blob bytes sent and received.
+    public var blobBytesSent: Int64 = 0
+    public var blobBytesReceived: Int64 = 0
     /// The triggers this sync answered, by name.
     public var triggers: [String] = []
     /// When it started.

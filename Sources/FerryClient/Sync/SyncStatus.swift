@@ -64,6 +64,8 @@ public struct SyncProgress: Sendable, Hashable {
     public var pushTotal: Int
     /// Changes pulled so far (the total is unknown until the server says it has no more).
     public var pulled: Int
+    /// The files moving now (uploads before the push, downloads after the pull), `nil` when none.
+    public var blobs: BlobProgress?
 
     /// Creates a progress value.
     public init(pushed: Int = 0, pushTotal: Int = 0, pulled: Int = 0) {

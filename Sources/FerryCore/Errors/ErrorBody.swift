@@ -11,6 +11,8 @@ public struct ErrorBody: Sendable, Hashable, Codable, Error {
     public var msg: String
     /// With `mutation_id_stale`: the device's last mutation id the server processed.
     public var lastMutationId: Int64?
+    /// With `upload_offset_mismatch`: where the upload stands.
+    public var offset: Int64?
 
     /// Creates an error body.
     public init(code: Int, errorCode: ErrorCode, msg: String, lastMutationId: Int64? = nil) {
@@ -25,6 +27,7 @@ public struct ErrorBody: Sendable, Hashable, Codable, Error {
         case errorCode = "error_code"
         case msg
         case lastMutationId = "last_mutation_id"
+        case offset
     }
 }
 

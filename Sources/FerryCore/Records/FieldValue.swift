@@ -13,7 +13,7 @@ public enum FieldValue {
     }
 
     /// `value` in canonical wire form for `field`: timestamps as ISO 8601 UTC with milliseconds, UUIDs
-    /// lowercase, blobs as standard base64, integers integral. `null` is always accepted (it clears the field).
+    /// lowercase, bytes as standard base64, blob references as `{sha256, size, content_type}`, integers integral. `null` is always accepted (it clears the field).
     public static func normalized(_ value: JSONValue, for field: FieldDefinition) throws(Mismatch) -> JSONValue {
         func mismatch(_ expected: String) -> Mismatch {
             Mismatch(field: field.name, message: "expected \(expected) for a \(field.type.rawValue) field")
@@ -38,9 +38,15 @@ public enum FieldValue {
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw mismatch("a UUID") }
             return .string(uuid.lowercasedText)
-        case (.blob, .string(let text)):
+        case (.bytes, .string(let text)):
             guard let data = Data(base64Encoded: text) else { throw mismatch("base64 bytes") }
             return .string(data.base64EncodedString())
+        case (.blob, _):
+            do {
+                return try BlobReference(json: value).json
+            } catch {
+                throw Mismatch(field: field.name, message: error.description)
+            }
         default:
             throw mismatch(field.type == .text ? "a string" : field.type == .bool ? "true or false" : "a \(field.type.rawValue)")
         }

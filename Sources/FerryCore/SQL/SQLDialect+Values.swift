@@ -10,7 +10,7 @@ extension SQLDialect {
         switch (type, value) {
         case (_, .null):
             return .null
-        case (.json, _):
+        case (.json, _), (.blob, _):
             return self == .postgres ? .json(value.jsonText) : .text(value.jsonText)
         case (.integer, .number(let number)):
             guard number.rounded() == number, abs(number) <= 9_007_199_254_740_991 else { throw refused("\(number), which is not a whole number within ±2^53") }
@@ -26,7 +26,7 @@ extension SQLDialect {
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw refused("'\(text.prefix(40))', which is not a UUID") }
             return self == .postgres ? .uuid(uuid) : .text(uuid.lowercasedText)
-        case (.blob, .string(let text)):
+        case (.bytes, .string(let text)):
             guard let data = Data(base64Encoded: text) else { throw refused("text that is not standard base64") }
             return .bytes(data)
         case (.text, .string(let text)):
@@ -49,7 +49,7 @@ extension SQLDialect {
         case .json(let text): JSONValue(jsonText: text) ?? .string(text)
         case .text(let text):
             switch type {
-            case .json: JSONValue(jsonText: text) ?? .string(text)
+            case .json, .blob: JSONValue(jsonText: text) ?? .string(text)
             case .timestamp: .string(Timestamp.parse(text).map(Timestamp.format) ?? text)
             default: .string(text)
             }
@@ -65,7 +65,7 @@ extension SQLDialect {
             return wireValue(rendered: .string("0000" + text.dropFirst(4).dropLast(3)), type: type)
         case (.timestamp, .string(let text)):
             return wireValue(Timestamp.parse(text).map(SQLValue.timestamp) ?? .text(text), type: type)
-        case (.blob, .string(let text)) where text.hasPrefix("\\x"):
+        case (.bytes, .string(let text)) where text.hasPrefix("\\x"):
             var bytes: [UInt8] = []
             bytes.reserveCapacity(text.utf8.count / 2)
             var high: UInt8?

@@ -19,26 +19,25 @@ public enum SQLDialect: String, Sendable, CaseIterable {
     /// The column type that stores values of `type`.
     public func columnType(for type: FieldType) -> String {
         switch (self, type) {
-        case (.sqlite, .text), (.sqlite, .timestamp), (.sqlite, .uuid), (.sqlite, .json): "TEXT"
+        case (.sqlite, .text), (.sqlite, .timestamp), (.sqlite, .uuid), (.sqlite, .json), (.sqlite, .blob): "TEXT"
         case (.sqlite, .integer), (.sqlite, .bool): "INTEGER"
         case (.sqlite, .real): "REAL"
-        case (.sqlite, .blob): "BLOB"
+        case (.sqlite, .bytes): "BLOB"
         case (.postgres, .text): "text"
         case (.postgres, .integer): "bigint"
         case (.postgres, .real): "double precision"
         case (.postgres, .bool): "boolean"
         case (.postgres, .timestamp): "timestamptz"
         case (.postgres, .uuid): "uuid"
-        case (.postgres, .json): "jsonb"
-        case (.postgres, .blob): "bytea"
+        case (.postgres, .json), (.postgres, .blob): "jsonb"
+        case (.postgres, .bytes): "bytea"
         }
     }
 
     /// The type a field's column has in `collection`: in an encrypted collection every field but
     /// the parent link holds ciphertext, so it is stored as bytes and its declared type is checked on the device.
     public func storageType(for field: FieldDefinition, in collection: CollectionDefinition) -> String {
-        let isParentLink = collection.parent?.field == field.name
-        return columnType(for: collection.isEncrypted && !isParentLink ? .blob : field.type)
+        columnType(for: collection.isEncrypted && collection.isSealed(field) ? .bytes : field.type)
     }
 
     /// The reserved sync columns every collection table starts with (DESIGN.md §3).

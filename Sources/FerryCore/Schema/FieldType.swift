@@ -17,6 +17,9 @@ public enum FieldType: String, Sendable, Codable, CaseIterable {
     case uuid
     /// Any JSON value (object, array, string, number, bool).
     case json
-    /// Bytes, carried on the wire as base64.
+    /// A few bytes inside the record, carried on the wire as base64 (the record's size limit applies).
+    case bytes
+    /// A file beside the record: the field holds a ``BlobReference`` (`{"sha256", "size", "content_type"}`) and the
+    /// content travels through the blob endpoints (`docs/blobs.md`).
     case blob
 }

@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var sync = SyncLimits()
     /// Limits and heartbeat of the realtime stream.
     public var realtime = RealtimeLimits()
+    /// Size limit and retention of blobs.
+    public var blobs = BlobLimits()
 
     /// The GitHub OAuth code exchange for vaults (`/oauth/v1/github/token`).
     public var githubOAuth = GitHubOAuthConfiguration()

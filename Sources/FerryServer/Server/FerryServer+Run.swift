@@ -39,6 +39,7 @@ extension FerryServer {
         SpaceRoutes(spaces: spaces).register(on: authenticated)
         DeviceRoutes(devices: devices, secrets: secrets).register(on: authenticated)
         ProfileRoutes(auth: auth).register(on: authenticated)
+        BlobRoutes(blobs: blobs).register(on: authenticated)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         StreamRoutes(
             gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey),

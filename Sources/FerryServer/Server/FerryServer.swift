@@ -42,18 +42,24 @@ public final class FerryServer: Sendable {
     let devices: DeviceService
     let secrets: SecretsService
     let spaces: SpaceService
+    let blobs: BlobService
+    let blobCollector: BlobCollector
     /// This instance's open streams.
     let hub: RealtimeHub
     let services: [any Service]
     let logger: Logger
-    let registry = PrometheusCollectorRegistry()
+    let registry: PrometheusCollectorRegistry
     /// The running service group, so ``shutdown()`` can stop it gracefully.
     let runningGroup = Mutex<ServiceGroup?>(nil)
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
-        sync: SyncService, hub: RealtimeHub, appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
+        sync: SyncService, blobs: BlobService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
+        appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
+        self.blobs = blobs
+        self.blobCollector = blobCollector
+        self.registry = registry
         self.keys = keys
         self.auth = auth
         self.sync = sync
@@ -78,6 +84,13 @@ public final class FerryServer: Sendable {
         try await sync.storage.purgeTombstones(before: cutoff, schema: schema)
     }
 
+    /// Deletes blobs stored before the retention that no live record names, as the hourly collector does; returns how
+    /// many went. `now` lets a test move past the retention.
+    @discardableResult
+    public func collectBlobs(now: Date = Date()) async -> Int {
+        await blobCollector.collect(now: now)
+    }
+
     /// One line for the start-up banner: which store the server uses.
     public var storeDescription: String { configuration.resolvedDatabase.description }
 
@@ -98,7 +111,7 @@ public final class FerryServer: Sendable {
             dataDirectory: configuration.dataDirectory, configuredSecret: configuration.auth.jwtSecret, issuer: configuration.auth.issuer
         )
         let hub = RealtimeHub(limits: configuration.realtime)
-        let (storage, records, feed, poolServices) = try await openStorage(configuration, hub: hub, logger: logger)
+        let (storage, records, feed, blobStore, poolServices) = try await openStorage(configuration, hub: hub, logger: logger)
         let changes: [SchemaChange]
         do {
             try await storage.migrate(Migration.server)
@@ -118,27 +131,40 @@ public final class FerryServer: Sendable {
         }
         var auth = await AuthService(storage: storage, keys: keys, schema: schema, configuration: configuration.auth)
         auth.events = feed
-        let sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger, events: feed)
+        let registry = PrometheusCollectorRegistry()
+        let blobs = BlobService(
+            store: blobStore, spaces: records, limits: configuration.blobs, metrics: BlobMetrics(registry: registry), logger: logger
+        )
+        var sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger, events: feed)
+        sync.blobs = blobs
         let collector = TombstoneCollector(storage: records, schema: schema, retention: configuration.sync.tombstoneRetention, logger: logger)
+        let blobCollector = BlobCollector(store: blobStore, records: records, schema: schema, limits: configuration.blobs, logger: logger)
         return FerryServer(
-            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync, hub: hub,
-            appliedSchemaChanges: changes, services: poolServices + [collector], logger: logger
+            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync, blobs: blobs,
+            blobCollector: blobCollector, hub: hub, registry: registry, appliedSchemaChanges: changes,
+            services: poolServices + [collector, blobCollector], logger: logger
         )
     }
 
     /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.
     private static func openStorage(
         _ configuration: ServerConfiguration, hub: RealtimeHub, logger: Logger
-    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage, any RealtimeFeed, [any Service]) {
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage, any RealtimeFeed, any BlobStore, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
             let storage = try SQLiteStorage(path: path)
-            return (storage, storage, LocalRealtimeFeed(hub: hub), [])
+            let blobs: FileBlobStore
+            do {
+                blobs = try FileBlobStore(dataDirectory: configuration.dataDirectory)
+            } catch {
+                throw ServerStartupError(.dataDirectoryUnusable, "cannot create the blob folders in \(configuration.dataDirectory): \(error)")
+            }
+            return (storage, storage, LocalRealtimeFeed(hub: hub), blobs, [])
         case .postgres(let url):
             let storage = PostgresStorage(url: url, logger: logger)
             try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
             let feed = PostgresRealtimeFeed(storage: storage, hub: hub, logger: logger)
-            return (storage, storage, feed, [storage.client, feed])
+            return (storage, storage, feed, PostgresBlobStore(client: storage.client, logger: logger), [storage.client, feed])
         }
     }
 }

@@ -383,5 +383,52 @@ extension Migration {
                 "CREATE INDEX ferry_space_invitations_sender ON ferry_space_invitations (invited_by)",
             ]
         ),
+        Migration(
+            version: 7,
+            name: "blobs",
+            // On SQLite the bytes are files under the data folder (FileBlobStore); PostgreSQL keeps them in parts,
+            // so every instance of a scaled-out server shares them.
+            sqlite: [],
+            postgres: [
+                """
+                CREATE TABLE ferry_blobs (
+                  space_id uuid NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
+                  sha256 text NOT NULL,
+                  size bigint NOT NULL,
+                  created_at timestamptz NOT NULL,
+                  PRIMARY KEY (space_id, sha256)
+                )
+                """,
+                """
+                CREATE TABLE ferry_blob_parts (
+                  space_id uuid NOT NULL,
+                  sha256 text NOT NULL,
+                  part_offset bigint NOT NULL,
+                  data bytea NOT NULL,
+                  PRIMARY KEY (space_id, sha256, part_offset),
+                  FOREIGN KEY (space_id, sha256) REFERENCES ferry_blobs (space_id, sha256) ON DELETE CASCADE
+                )
+                """,
+                """
+                CREATE TABLE ferry_blob_uploads (
+                  id text PRIMARY KEY,
+                  length bigint NOT NULL,
+                  received bigint NOT NULL,
+                  updated_at timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE ferry_blob_upload_parts (
+                  upload_id text NOT NULL REFERENCES ferry_blob_uploads (id) ON DELETE CASCADE,
+                  part_offset bigint NOT NULL,
+                  data bytea NOT NULL,
+                  PRIMARY KEY (upload_id, part_offset)
+                )
+                """,
+                // Parts are written once and read back whole: no point compressing audio and video again.
+                "ALTER TABLE ferry_blob_parts ALTER COLUMN data SET STORAGE EXTERNAL",
+                "ALTER TABLE ferry_blob_upload_parts ALTER COLUMN data SET STORAGE EXTERNAL",
+            ]
+        ),
     ]
 }

@@ -71,4 +71,6 @@ protocol RecordStorage: Sendable {
     func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema) async throws -> [UUID: PullPage]
     /// Deletes tombstones last changed before `cutoff` and raises each space's purge mark; returns how many went.
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int
+    /// The blobs live records name, with their records' spaces: what blob collection keeps.
+    func referencedBlobs(schema: Schema) async throws -> Set<BlobKey>
 }

@@ -55,7 +55,7 @@ struct MutationValidator: Sendable {
         if mutation.op == .delete, state.clocks[RecordState.deletedKey] == nil {
             throw Rejection(.invalidClock, "A delete needs a clock named _deleted.")
         }
-        if keyVersion == 0, state.fields.keys.contains(where: { $0 != collection.parent?.field }) {
+        if keyVersion == 0, state.fields.keys.contains(where: { collection.isSealed(fieldNamed: $0) }) {
             throw Rejection(
                 .spaceKeyMissing,
                 "Space \(mutation.space.lowercased) is end-to-end encrypted and has no key yet; a trusted device stores version 1 with PUT /sync/v1/secrets first."
@@ -66,7 +66,7 @@ struct MutationValidator: Sendable {
                 throw Rejection(.invalidClock, "Field '\(name)' has no clock; every written field needs one.")
             }
             guard let field = collection.field(named: name) else { continue }
-            if let keyVersion, name != collection.parent?.field {
+            if let keyVersion, collection.isSealed(field) {
                 state.fields[name] = try SealedFieldValue.normalized(value, field: name, keyVersion: keyVersion)
                 continue
             }

@@ -2,14 +2,14 @@ import FerryCore
 import Foundation
 
 /// How a record of an end-to-end encrypted space is stored: its encrypted values in the `_sealed` column as one JSON
-/// object, its typed columns `NULL` except the parent link, which stays in clear so cascades and parent checks work.
+/// object, its typed columns `NULL` except the parent link and blob references, which stay in clear so cascades, parent
+/// checks and blob checks work.
 extension StoredRecord {
     /// The values for the typed columns, and the `_sealed` column's JSON text (`nil` outside an encrypted space).
     func storageValues(in collection: CollectionDefinition, isSealed: Bool) -> (typed: [String: JSONValue], sealed: String?) {
         guard isSealed else { return (state.fields, nil) }
-        let link = collection.parent?.field
-        let typed = state.fields.filter { $0.key == link }
-        let sealed = state.fields.filter { $0.key != link && !$0.value.isNull }
+        let typed = state.fields.filter { !collection.isSealed(fieldNamed: $0.key) }
+        let sealed = state.fields.filter { collection.isSealed(fieldNamed: $0.key) && !$0.value.isNull }
         return (typed, JSONValue.object(sealed).jsonText)
     }
 }

@@ -17,9 +17,9 @@ struct StoredRecord: Sendable, Hashable {
 
 extension CollectionDefinition {
     /// The type a field's values have on the wire and in the database: ciphertext (bytes) in an
-    /// encrypted collection, except the parent link, which the server must read to cascade deletes.
+    /// encrypted collection, except the fields ``CollectionDefinition/isSealed(_:)`` leaves in clear.
     func storedType(of field: FieldDefinition) -> FieldType {
-        isEncrypted && parent?.field != field.name ? .blob : field.type
+        isEncrypted && isSealed(field) ? .bytes : field.type
     }
 }
 

@@ -13,6 +13,8 @@ struct SyncService: Sendable {
     let logger: Logger
     /// Announces each commit to open streams.
     let events: any RealtimeFeed
+    /// Checks that the blobs a pushed record names are held; `nil` only in tests of the push alone.
+    var blobs: BlobService?
     var now: @Sendable () -> Date = Date.init
 
     /// The largest mutation id: 2^53 - 1, the largest integer a JSON number carries exactly everywhere.
@@ -65,6 +67,7 @@ struct SyncService: Sendable {
             schema: schema, now: time
         )
         batch.sealedSpaces = Set(encrypted.map(\.id))
+        try await refuseMissingBlobs(&batch.entries)
         let response: PushResponse
         do {
             let outcome = try await storage.push(batch)
@@ -83,6 +86,30 @@ struct SyncService: Sendable {
             "ferry.sync.rejected": "\(rejected)", "ferry.sync.last_mutation_id": "\(response.lastMutationId)",
         ])
         return response
+    }
+
+    /// Turns each mutation naming a blob its space does not hold into a `blob_missing` rejection, so no device ever
+    /// pulls a reference it cannot download. (The device uploads first; the collector keeps a blob for the retention.)
+    private func refuseMissingBlobs(_ entries: inout [Result<ValidatedMutation, Rejection>]) async throws {
+        guard let blobs else { return }
+        func references(_ entry: Result<ValidatedMutation, Rejection>) -> [BlobReferenceInSpace] {
+            guard case .success(let mutation) = entry else { return [] }
+            return mutation.collection.blobFields.compactMap { field in
+                mutation.state.fields[field.name].flatMap { try? BlobReference(json: $0) }
+                    .map { BlobReferenceInSpace(space: mutation.mutation.space, blob: $0) }
+            }
+        }
+        let named = Set(entries.flatMap(references))
+        guard !named.isEmpty else { return }
+        let missing = try await blobs.missing(named)
+        guard !missing.isEmpty else { return }
+        for index in entries.indices {
+            guard let absent = references(entries[index]).first(where: missing.contains) else { continue }
+            entries[index] = .failure(Rejection(
+                .blobMissing,
+                "Space \(absent.space.lowercased) holds no blob \(absent.blob.sha256) of \(absent.blob.size) bytes; upload it with PATCH /sync/v1/spaces/{space}/blobs/{sha256}, then push again."
+            ))
+        }
     }
 
     func pull(_ caller: SyncCaller, request: PullRequest) async throws -> PullResponse {

@@ -56,12 +56,24 @@ struct SyncCommand: AsyncParsableCommand {
         if report.rejected > 0 { human += ", rejected \(report.rejected) (see 'ferry doctor')" }
         if report.sealedKeys > 0 { human += ", sealed \(report.sealedKeys) key(s)" }
         if report.lockedSpaces > 0 { human += ", \(report.lockedSpaces) encrypted space(s) locked until this device is trusted" }
+        if report.blobsUploaded + report.blobsDownloaded > 0 {
+            human += ", files: \(report.blobsUploaded) up (\(Self.bytes(report.blobBytesSent))), \(report.blobsDownloaded) down (\(Self.bytes(report.blobBytesReceived)))"
+        }
+        let waitingFiles = try store.blobTransfers().filter { !$0.failed && $0.direction == .upload }.count
+        if waitingFiles > 0 { human += ", \(waitingFiles) file(s) still uploading" }
         if pending > 0 { human += ", \(pending) still pending" }
         Output.emit(json: options.json, human: human + ".", [
             "requests": report.requests, "pushed": report.pushed, "pulled": report.pulled, "applied": report.applied,
             "rejected": report.rejected, "pending": pending, "reset_spaces": report.resetSpaces,
             "sealed_keys": report.sealedKeys, "locked_spaces": report.lockedSpaces,
+            "blobs_uploaded": report.blobsUploaded, "blobs_downloaded": report.blobsDownloaded,
+            "blob_bytes_sent": report.blobBytesSent, "blob_bytes_received": report.blobBytesReceived,
         ])
+    }
+
+    /// A byte count for people: `512 B`, `3.2 MiB`.
+    static func bytes(_ count: Int64) -> String {
+        count < 1024 ? "\(count) B" : count < 1 << 20 ? String(format: "%.1f KiB", Double(count) / 1024) : String(format: "%.1f MiB", Double(count) / 1_048_576)
     }
 
     /// One quiet sync with the server's current schema, for commands that change keys (trust, revoke, encrypted spaces).
@@ -84,9 +96,12 @@ struct SyncCommand: AsyncParsableCommand {
     static func show(_ updates: AsyncStream<SyncStatus>, asLines: Bool) async {
         var last: SyncProgress?
         for await status in updates {
-            guard let step = status.progress, step != last, step.pushed + step.pulled > 0 else { continue }
+            guard let step = status.progress, step != last, step.pushed + step.pulled > 0 || step.blobs != nil else { continue }
             last = step
-            let text = "progress: pushed \(step.pushed) of \(step.pushTotal), pulled \(step.pulled)"
+            var text = "progress: pushed \(step.pushed) of \(step.pushTotal), pulled \(step.pulled)"
+            if let blobs = step.blobs, let current = blobs.current {
+                text += ", file \(current.sha256.prefix(8)) \(bytes(blobs.currentDone)) of \(bytes(current.size))"
+            }
             if asLines {
                 FileHandle.standardOutput.write(Data((text + "\n").utf8))
             } else {

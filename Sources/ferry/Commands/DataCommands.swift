@@ -7,7 +7,11 @@ import Foundation
 struct PutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "put", abstract: "Create or update a record in the local store (pushed by the next 'ferry sync').",
-        discussion: "VALUE is read as JSON when it parses (42, true, [\"a\"], null), else as text. Prints the record's id."
+        discussion: """
+            VALUE is read as JSON when it parses (42, true, [\"a\"], null), else as text. For a blob field, FIELD=@PATH \
+            attaches the file at PATH: it is copied into the store's blob cache and uploaded by the next sync, before the \
+            record. Prints the record's id.
+            """
     )
 
     @OptionGroup var options: ClientOptions
@@ -17,8 +21,20 @@ struct PutCommand: AsyncParsableCommand {
     @Argument(help: "FIELD=VALUE pairs.") var assignments: [String] = []
 
     func run() async throws {
-        let fields = try RecordText.parseAssignments(assignments)
         let store = try ClientProfile(options).openStore()
+        var fields = try RecordText.parseAssignments(assignments)
+        let definition = try store.collection(named: collection)
+        for assignment in assignments {
+            guard let equals = assignment.firstIndex(of: "="), assignment[assignment.index(after: equals)...].hasPrefix("@") else { continue }
+            let name = String(assignment[..<equals])
+            guard definition.field(named: name)?.type == .blob else { continue }
+            let path = String(assignment[assignment.index(equals, offsetBy: 2)...])
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw CommandFailure(message: "cannot read the file '\(path)' for \(name)", status: 66)
+            }
+            let url = URL(fileURLWithPath: path)
+            fields[name] = try store.attachFile(at: url, contentType: ContentType.guess(url.pathExtension)).json
+        }
         let record = try store.put(
             collection: collection, id: try id.map { try RecordText.uuid($0, what: "--id") },
             space: try space.map { try RecordText.uuid($0, what: "--space") }, fields: fields
@@ -136,6 +152,28 @@ enum RecordText {
         case .string(let text): text
         case .array(let items): items.map(any)
         case .object(let members): members.mapValues(any)
+        }
+    }
+}
+
+/// The MIME type of a file by its extension, for `FIELD=@PATH` (`application/octet-stream` when unknown).
+enum ContentType {
+    static func guess(_ pathExtension: String) -> String {
+        switch pathExtension.lowercased() {
+        case "m4a", "mp4a", "aac": "audio/mp4"
+        case "mp3": "audio/mpeg"
+        case "wav": "audio/wav"
+        case "caf": "audio/x-caf"
+        case "mp4", "m4v": "video/mp4"
+        case "mov": "video/quicktime"
+        case "jpg", "jpeg": "image/jpeg"
+        case "png": "image/png"
+        case "heic": "image/heic"
+        case "gif": "image/gif"
+        case "pdf": "application/pdf"
+        case "txt", "md": "text/plain"
+        case "json": "application/json"
+        default: "application/octet-stream"
         }
     }
 }

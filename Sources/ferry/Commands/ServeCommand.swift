@@ -79,6 +79,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-streams-per-account"), help: "Realtime streams one account holds open at once. [default: 100]")
     var maxStreamsPerAccount: Int?
 
+    @Option(name: .customLong("max-blob-mib"), help: "The largest blob (attached file) accepted, in MiB. [default: 5120]")
+    var maxBlobMiB: Int?
+
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stall (half a header included) before it is closed. [default: 30]")
     var idleTimeout: Int?
 
@@ -183,6 +186,9 @@ struct ServeSettings {
         }
         if let count = try Self.count(command.maxStreamsPerAccount, environment, "FERRY_MAX_STREAMS_PER_ACCOUNT", flag: "--max-streams-per-account") {
             configuration.realtime.maximumStreamsPerAccount = count
+        }
+        if let mebibytes = try Self.count(command.maxBlobMiB, environment, "FERRY_MAX_BLOB_MIB", flag: "--max-blob-mib") {
+            configuration.blobs.maximumBlobBytes = Int64(mebibytes) << 20
         }
         if let seconds = try Self.seconds(command.idleTimeout, environment, "FERRY_IDLE_TIMEOUT", flag: "--idle-timeout") {
             configuration.idleTimeout = seconds

@@ -21,11 +21,11 @@ struct ValueRoundTripTests {
               ts: timestamp
               u: uuid
               j: json
-              bl: blob
+              by: bytes
         """
 
     static let fieldOfType: [FieldType: String] = [
-        .text: "t", .integer: "i", .real: "r", .bool: "b", .timestamp: "ts", .uuid: "u", .json: "j", .blob: "bl",
+        .text: "t", .integer: "i", .real: "r", .bool: "b", .timestamp: "ts", .uuid: "u", .json: "j", .bytes: "by",
     ]
 
     @Test("each type's edge values come back unchanged from the server and on the other device", arguments: TestEngine.available)
@@ -39,7 +39,8 @@ struct ValueRoundTripTests {
                 group.addTask { try await pad.engine.run() }
                 defer { group.cancelAll() }
                 var written: [UUID: (String, JSONValue)] = [:]
-                for (type, value) in FieldValueEdgeCases.all {
+                // Blob references name content the server must hold first: BlobEndToEndTests covers them.
+                for (type, value) in FieldValueEdgeCases.all where type != .blob {
                     let field = try #require(Self.fieldOfType[type])
                     let record = try phone.store.put(collection: "samples", fields: [field: value])
                     written[record.id] = (field, value)

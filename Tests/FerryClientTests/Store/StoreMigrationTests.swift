@@ -31,7 +31,7 @@ struct StoreMigrationTests {
         #expect(pending.map(\.mutationId) == [1, 2] && pending.map(\.id) == [Self.sermon, Self.note])
 
         let applied = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
-        #expect(applied == ["v1 ferry tables", "v2 outbox by space"])
+        #expect(applied == ["v1 ferry tables", "v2 outbox by space", "v3 blobs"])
         let index = try store.writer.read { db in
             try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'ferry_outbox__space'")
         }

@@ -18,7 +18,7 @@ struct ValueCodecTests {
     @Test("a value a column cannot hold is refused, never replaced", arguments: SQLDialect.allCases)
     func refusals(_ dialect: SQLDialect) {
         let refused: [(FieldType, JSONValue)] = [
-            (.uuid, "not-a-uuid"), (.timestamp, "2024-13-45"), (.blob, "%%% not base64"), (.integer, 1.5),
+            (.uuid, "not-a-uuid"), (.timestamp, "2024-13-45"), (.bytes, "%%% not base64"), (.integer, 1.5),
             (.integer, 1e300), (.bool, 1), (.text, 3), (.real, "1"),
         ]
         for (type, value) in refused {
@@ -30,10 +30,10 @@ struct ValueCodecTests {
     func postgresRendering() {
         let postgres = SQLDialect.postgres
         #expect(postgres.wireValue(rendered: "2026-11-01T10:00:00+00:00", type: .timestamp) == "2026-11-01T10:00:00.000Z")
-        #expect(postgres.wireValue(rendered: "\\x0001ff", type: .blob) == .string(Data([0, 1, 255]).base64EncodedString()))
-        #expect(postgres.wireValue(rendered: "\\x", type: .blob) == "")
+        #expect(postgres.wireValue(rendered: "\\x0001ff", type: .bytes) == .string(Data([0, 1, 255]).base64EncodedString()))
+        #expect(postgres.wireValue(rendered: "\\x", type: .bytes) == "")
         #expect(postgres.wireValue(rendered: "0001-06-01T10:00:00+00:00 BC", type: .timestamp) == "0000-06-01T10:00:00.000Z", "PostgreSQL's 1 BC is year 0000")
-        #expect(postgres.wireValue(rendered: "\\xzz", type: .blob) == .null, "malformed hex is not read as bytes")
+        #expect(postgres.wireValue(rendered: "\\xzz", type: .bytes) == .null, "malformed hex is not read as bytes")
     }
 }
 

@@ -48,10 +48,10 @@ struct SchemaStorageTests {
                 let sermons = try await database.columns(of: "sermons")
                 switch engine {
                 case .sqlite:
-                    #expect(sermons["audio"] == "blob")
+                    #expect(sermons["audio"] == "text", "a blob reference is JSON text")
                     #expect(sermons["recorded_at"] == "text")
                 case .postgres:
-                    #expect(sermons["audio"] == "bytea")
+                    #expect(sermons["audio"] == "jsonb", "a blob reference is JSON")
                     #expect(sermons["recorded_at"] == "timestamp with time zone")
                     #expect(columns["sermon_id"] == "uuid")
                 }

@@ -1,0 +1,184 @@
+import FerryCore
+import FerrySecurity
+import Foundation
+import Logging
+
+/// Runs the transfer queue of a store: uploads before a push, downloads after a pull, each resumed from its confirmed
+/// offset in chunks of ``LocalStore/blobChunkSize`` (one chunk in memory), each chunk confirmed in the store.
+///
+/// A transfer that fails for a reason that may pass is retried after a backoff, by a later sync; one the server
+/// refuses for good (too large, bytes that do not match their hash) is marked failed. The network going away
+/// ends the sync, as for a push.
+struct BlobTransferRunner: Sendable {
+    let store: LocalStore
+    let remote: any BlobRemote
+    var policy = BlobDownloadPolicy()
+    var isNetworkExpensive = false
+    var backoff = BackoffPolicy(initial: .seconds(5), maximum: .seconds(3600))
+    var logger = Logger(label: "ferry.blobs")
+
+    /// Progress of the current transfers, for ``SyncStatus``.
+    typealias Progress = @Sendable (BlobProgress) async -> Void
+
+    /// Runs every upload that is due; returns how many finished.
+    func uploadAll(_ report: inout SyncReport, progress: Progress) async throws {
+        let now = store.now()
+        let due = try store.blobTransfers().filter { $0.direction == .upload && !$0.failed && ($0.retryAt ?? now) <= now }
+        var status = BlobProgress(pending: due.count)
+        for transfer in due {
+            try Task.checkCancellation()
+            if try await attempt(transfer, { try await upload($0, &status, progress) }) {
+                report.blobsUploaded += 1
+            }
+            status.pending -= 1
+        }
+        report.blobBytesSent += status.bytes
+    }
+
+    /// Runs every download the policy allows now; returns how many finished.
+    func downloadAll(_ report: inout SyncReport, progress: Progress) async throws {
+        let now = store.now()
+        let due = try store.blobTransfers().filter {
+            $0.direction == .download && !$0.failed && ($0.retryAt ?? now) <= now
+                && policy.downloadsDuringSync(collection: $0.collection, field: $0.field, onExpensiveNetwork: isNetworkExpensive)
+        }
+        var status = BlobProgress(pending: due.count)
+        for transfer in due {
+            try Task.checkCancellation()
+            if try await attempt(transfer, { try await download($0, &status, progress) }) {
+                report.blobsDownloaded += 1
+            }
+            status.pending -= 1
+        }
+        report.blobBytesReceived += status.bytes
+    }
+
+    /// Downloads one blob now, whatever the policy, and returns its cached file.
+    func fetch(_ transfer: BlobTransfer) async throws -> URL {
+        var status = BlobProgress(pending: 1)
+        try await download(transfer, &status) { _ in }
+        guard let url = try store.cachedFile(for: transfer.blob) else {
+            throw SyncError(code: .blobUnavailable, message: "The file \(transfer.blob) did not arrive.", isRetryable: true)
+        }
+        return url
+    }
+
+    /// Runs `body`; records a failure that is not the network's, which ends the sync instead.
+    private func attempt(_ transfer: BlobTransfer, _ body: (BlobTransfer) async throws -> Void) async throws -> Bool {
+        do {
+            try await body(transfer)
+            try store.finishTransfer(transfer)
+            return true
+        } catch let error as AuthError where error.isOffline || error.isSessionGone {
+            throw error
+        } catch let error as AuthError {
+            let permanent = [413, 422].contains(error.status ?? 0) || error.code == .blobTooLarge || error.code == .blobHashMismatch
+            let delay = backoff.delay(afterAttempt: transfer.attempts + 1, random: Double.random(in: 0..<1))
+            try store.failTransfer(
+                transfer, error: "\(error.code): \(error.message)", retryAt: permanent ? nil : store.now().addingTimeInterval(Self.seconds(delay)),
+                permanently: permanent
+            )
+            logger.notice("blob transfer failed", metadata: [
+                "ferry.blob.direction": "\(transfer.direction.rawValue)", "ferry.error.code": "\(error.code)", "ferry.blob.permanent": "\(permanent)",
+            ])
+            return false
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            try store.failTransfer(
+                transfer, error: "\(error)", retryAt: store.now().addingTimeInterval(Self.seconds(backoff.delay(afterAttempt: transfer.attempts + 1, random: 0.5))),
+                permanently: false
+            )
+            return false
+        }
+    }
+
+    private func upload(_ transfer: BlobTransfer, _ status: inout BlobProgress, _ progress: Progress) async throws {
+        guard let file = try store.cachedFile(for: transfer.blob) else {
+            throw SyncError(code: .blobUnavailable, message: "The attached file \(transfer.blob) is no longer in the blob cache.", isRetryable: false)
+        }
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        // An empty request first: it says where the server stands (stored already, or an upload to resume).
+        var offset = try await send(Data(), at: transfer.confirmed, transfer)
+        status.current = transfer.blob
+        while offset < transfer.blob.size {
+            try Task.checkCancellation()
+            try handle.seek(toOffset: UInt64(offset))
+            let chunk = try handle.read(upToCount: LocalStore.blobChunkSize) ?? Data()
+            guard !chunk.isEmpty else {
+                throw SyncError(code: .blobUnavailable, message: "The cached file \(transfer.blob) is shorter than its reference.", isRetryable: false)
+            }
+            let reached = try await send(chunk, at: offset, transfer)
+            status.bytes += max(0, reached - offset)
+            offset = reached
+            try store.confirmTransfer(transfer, at: offset)
+            status.currentDone = offset
+            await progress(status)
+        }
+    }
+
+    /// One upload request; an offset mismatch is answered with the server's offset, from which the caller goes on.
+    private func send(_ bytes: Data, at offset: Int64, _ transfer: BlobTransfer) async throws -> Int64 {
+        do {
+            return try await remote.uploadBlob(space: transfer.space, blob: transfer.blob, offset: offset, bytes: bytes)
+        } catch let error as AuthError where error.code == .uploadOffsetMismatch && error.uploadOffset != nil {
+            return error.uploadOffset!
+        }
+    }
+
+    private func download(_ transfer: BlobTransfer, _ status: inout BlobProgress, _ progress: Progress) async throws {
+        if try store.cachedFile(for: transfer.blob) != nil { return }
+        let partial = store.partialURL(transfer)
+        if !FileManager.default.fileExists(atPath: partial.path()) {
+            try OwnerOnlyPath.file(partial.path())
+        }
+        let handle = try FileHandle(forWritingTo: partial)
+        defer { try? handle.close() }
+        // What the partial file holds is where the download resumes: it was written before it was confirmed.
+        var offset = Int64(try handle.seekToEnd())
+        status.current = transfer.blob
+        while offset < transfer.blob.size {
+            try Task.checkCancellation()
+            let length = Int(min(Int64(LocalStore.blobChunkSize), transfer.blob.size - offset))
+            let chunk = try await remote.downloadBlob(space: transfer.space, blob: transfer.blob, offset: offset, length: length)
+            guard !chunk.isEmpty, chunk.count <= length else {
+                throw SyncError(code: .blobUnavailable, message: "The server sent \(chunk.count) bytes for a range of \(length).", isRetryable: true)
+            }
+            try handle.write(contentsOf: chunk)
+            offset += Int64(chunk.count)
+            status.bytes += Int64(chunk.count)
+            status.currentDone = offset
+            try store.confirmTransfer(transfer, at: offset)
+            await progress(status)
+        }
+        try handle.synchronize()
+        guard try LocalStore.hashFile(partial) == transfer.blob.sha256 else {
+            try? FileManager.default.removeItem(at: partial)
+            try store.confirmTransfer(transfer, at: 0)
+            throw SyncError(code: .blobUnavailable, message: "The downloaded bytes of \(transfer.blob) do not match its hash; downloading again.", isRetryable: true)
+        }
+        try store.moveIntoCache(partial, transfer.blob)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// The blob transfers of the sync in flight.
+public struct BlobProgress: Sendable, Hashable {
+    /// Transfers of the current direction still to run in this sync.
+    public var pending: Int
+    /// Bytes moved by this sync in the current direction.
+    public var bytes: Int64 = 0
+    /// The blob moving now.
+    public var current: BlobReference?
+    /// How much of ``current`` is confirmed.
+    public var currentDone: Int64 = 0
+
+    /// Creates a progress value.
+    public init(pending: Int = 0) {
+        self.pending = pending
+    }
+}

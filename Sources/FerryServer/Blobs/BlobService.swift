@@ -1,0 +1,180 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import Prometheus
+
+/// The rules of blobs: who may read and write a space's files, resumable uploads checked against their hash, and the
+/// check that every blob a pushed record names is held.
+///
+/// A caller who is not a member of the space gets `404 blob_not_found`, exactly as for a blob that does not exist, so
+/// nobody learns which spaces or files exist. Members of any role read; members and above write.
+struct BlobService: Sendable {
+    let store: any BlobStore
+    let spaces: any SpaceStorage
+    let limits: BlobLimits
+    let metrics: BlobMetrics
+    let logger: Logger
+
+    /// Where a blob stands, for `HEAD`.
+    enum State: Sendable, Equatable {
+        case complete(size: Int64)
+        case uploading(UploadProgress)
+        case absent
+    }
+
+    func state(_ caller: SyncCaller, _ key: BlobKey) async throws -> State {
+        _ = try await role(caller, in: key.space)
+        if let size = try await store.size(of: key) { return .complete(size: size) }
+        if let progress = try await store.upload(UploadID(space: key.space, sha256: key.sha256)) { return .uploading(progress) }
+        return .absent
+    }
+
+    /// A blob's size and its bytes from `offset` on.
+    func download(_ caller: SyncCaller, _ key: BlobKey, from offset: Int64) async throws -> (size: Int64, bytes: any AsyncSequence<ByteBuffer, any Error> & Sendable) {
+        _ = try await role(caller, in: key.space)
+        guard let size = try await store.size(of: key) else { throw notFound(key) }
+        guard offset <= size else {
+            throw APIError(.rangeNotSatisfiable, .badRequest, "The blob has \(size) bytes; a range must start within them.", headers: [.contentRange: "bytes */\(size)"])
+        }
+        return (size, try await store.read(key, from: offset))
+    }
+
+    /// Appends a request's body to the upload of `key` at `offset`; returns the new offset. The last byte completes the
+    /// upload: its hash is checked, and the blob exists when this returns `length`.
+    func upload<Body: AsyncSequence & Sendable>(
+        _ caller: SyncCaller, _ key: BlobKey, length: Int64, offset: Int64, body: Body
+    ) async throws -> Int64 where Body.Element == ByteBuffer {
+        let role = try await role(caller, in: key.space)
+        guard role.canWrite else {
+            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(key.space.lowercased) is \(role.rawValue), which cannot upload.")
+        }
+        guard length <= limits.maximumBlobBytes else {
+            throw APIError(.contentTooLarge, .blobTooLarge, "The blob is \(length) bytes; this server accepts blobs up to \(limits.maximumBlobBytes).")
+        }
+        if let size = try await store.size(of: key) {
+            guard size == length else { throw lengthConflict(declared: size) }
+            return size
+        }
+        let id = UploadID(space: key.space, sha256: key.sha256)
+        let received: Int64
+        do {
+            received = try await store.append(id, length: length, at: offset, body: CountedBytes(base: body, counter: metrics.received))
+        } catch BlobStoreError.beyondLength {
+            // A client that sends more than it announced is confused about the file: start it over.
+            try await store.discard(id)
+            throw Self.apiError(.beyondLength)
+        } catch let error as BlobStoreError {
+            throw Self.apiError(error)
+        }
+        guard received == length else { return received }
+        do {
+            _ = try await store.complete(id, space: key.space, expected: key.sha256)
+        } catch BlobStoreError.hashMismatch {
+            throw APIError(
+                .unprocessableContent, .blobHashMismatch,
+                "The \(length) bytes uploaded do not hash to \(key.sha256); they were discarded, so upload the file again from offset 0."
+            )
+        }
+        logger.debug("blob stored", metadata: ["ferry.blob.space": "\(key.space.lowercased)", "ferry.blob.size": "\(length)"])
+        return received
+    }
+
+    /// The blob references among `references` that their space does not hold with that size.
+    func missing(_ references: Set<BlobReferenceInSpace>) async throws -> Set<BlobReferenceInSpace> {
+        var missing: Set<BlobReferenceInSpace> = []
+        for reference in references {
+            let size = try await store.size(of: BlobKey(space: reference.space, sha256: reference.blob.sha256))
+            if size != reference.blob.size { missing.insert(reference) }
+        }
+        return missing
+    }
+
+    /// The caller's role in `space`, or 404 when they are not a member.
+    func role(_ caller: SyncCaller, in space: UUID) async throws -> SpaceRole {
+        guard let role = try await spaces.spaces(userID: caller.userID).first(where: { $0.id == space })?.role else {
+            throw APIError(.notFound, .blobNotFound, "No such blob: space \(space.lowercased) does not exist or you are not a member.")
+        }
+        return role
+    }
+
+    private func notFound(_ key: BlobKey) -> APIError {
+        APIError(.notFound, .blobNotFound, "Space \(key.space.lowercased) has no blob \(key.sha256); upload it with PATCH first.")
+    }
+
+    private func lengthConflict(declared: Int64) -> APIError {
+        APIError(
+            .conflict, .uploadOffsetMismatch,
+            "This blob is \(declared) bytes long; Upload-Length must say so.", details: ["length": .number(Double(declared))]
+        )
+    }
+
+    /// The HTTP answer to a store's refusal.
+    static func apiError(_ error: BlobStoreError) -> APIError {
+        switch error {
+        case .offsetMismatch(let current):
+            APIError(
+                .conflict, .uploadOffsetMismatch,
+                "The upload stands at byte \(current); send the bytes from there (HEAD says where an upload stands).",
+                headers: [.uploadOffset: "\(current)"], details: ["offset": .number(Double(current))]
+            )
+        case .lengthMismatch(let declared):
+            APIError(
+                .conflict, .uploadOffsetMismatch,
+                "This upload was begun with Upload-Length \(declared); a blob's length cannot change.", details: ["length": .number(Double(declared))]
+            )
+        case .beyondLength:
+            APIError(.contentTooLarge, .payloadTooLarge, "The body carries more bytes than Upload-Length leaves, so the upload was discarded; upload the file again from offset 0.")
+        case .hashMismatch:
+            APIError(.unprocessableContent, .blobHashMismatch, "The uploaded bytes do not hash to the blob's address; they were discarded.")
+        case .busy:
+            APIError(.conflict, .uploadBusy, "Another request is writing this upload; retry in a moment.", headers: [.retryAfter: "1"])
+        case .uploadNotFound:
+            APIError(.notFound, .blobNotFound, "No such upload.")
+        }
+    }
+}
+
+/// A blob reference and the space of the record that names it.
+struct BlobReferenceInSpace: Hashable, Sendable {
+    var space: UUID
+    var blob: BlobReference
+}
+
+/// `ferry_blob_bytes_received_total` and `ferry_blob_bytes_sent_total`.
+struct BlobMetrics: Sendable {
+    let received: Counter
+    let sent: Counter
+
+    init(registry: PrometheusCollectorRegistry) {
+        received = registry.makeCounter(name: "ferry_blob_bytes_received_total", help: "Blob bytes received in uploads and kept.")
+        sent = registry.makeCounter(name: "ferry_blob_bytes_sent_total", help: "Blob bytes sent in downloads.")
+    }
+}
+
+/// A body whose bytes are counted as they pass.
+struct CountedBytes<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element == ByteBuffer {
+    let base: Base
+    let counter: Counter
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let counter: Counter
+
+        mutating func next() async throws -> ByteBuffer? {
+            let buffer = try await base.next()
+            if let buffer { counter.increment(by: Int64(buffer.readableBytes)) }
+            return buffer
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), counter: counter) }
+}
+
+extension HTTPField.Name {
+    /// `Upload-Offset`: where an upload stands (TUS's header).
+    static let uploadOffset = Self("Upload-Offset")!
+    /// `Upload-Length`: an upload's whole length (TUS's header).
+    static let uploadLength = Self("Upload-Length")!
+}

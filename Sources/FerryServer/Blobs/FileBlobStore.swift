@@ -1,0 +1,182 @@
+import FerryCore
+import FerrySecurity
+import Foundation
+import NIOCore
+import Synchronization
+
+/// Blobs as files under the data folder: `blobs/<space>/<sha256>` for complete ones, `uploads/<id>` (with
+/// `uploads/<id>.length`) for uploads in progress. Folders are 0700 and files 0600, like the database.
+///
+/// A complete blob is renamed into place only after its hash was checked, so a file under `blobs/` is always whole.
+/// Reads and writes go through blocking file calls in chunks of ``chunkSize``: one chunk of memory per request.
+final class FileBlobStore: BlobStore {
+    let root: String
+    /// The size of each read and of each buffer written.
+    static let chunkSize = 256 * 1024
+    private let writing = Mutex<Set<String>>([])
+
+    /// Opens (creating) the store under `dataDirectory/blobs` and `dataDirectory/uploads`.
+    init(dataDirectory: String) throws {
+        root = dataDirectory.hasSuffix("/") ? String(dataDirectory.dropLast()) : dataDirectory
+        try OwnerOnlyPath.folder(root + "/blobs")
+        try OwnerOnlyPath.folder(root + "/uploads")
+    }
+
+    private func blobPath(_ key: BlobKey) -> String { "\(root)/blobs/\(key.space.lowercasedText)/\(key.sha256)" }
+    private func uploadPath(_ id: UploadID) -> String { "\(root)/uploads/\(id.text)" }
+
+    func size(of key: BlobKey) async throws -> Int64? {
+        Self.fileSize(blobPath(key))
+    }
+
+    func upload(_ id: UploadID) async throws -> UploadProgress? {
+        guard let length = try declaredLength(id) else { return nil }
+        return UploadProgress(length: length, received: Self.fileSize(uploadPath(id)) ?? 0)
+    }
+
+    func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
+    where Body.Element == ByteBuffer {
+        guard writing.withLock({ $0.insert(id.text).inserted }) else { throw BlobStoreError.busy }
+        defer { _ = writing.withLock { $0.remove(id.text) } }
+        if let declared = try declaredLength(id) {
+            guard declared == length else { throw BlobStoreError.lengthMismatch(declared: declared) }
+        } else {
+            try OwnerOnlyFile.write(Data(String(length).utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
+        }
+        let path = uploadPath(id)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        var received = Int64(lseek(descriptor, 0, SEEK_END))
+        guard received == offset else { throw BlobStoreError.offsetMismatch(current: received) }
+        // Whatever arrives is kept and made durable, even when the body breaks off: that is where a resumed upload starts.
+        defer { fsync(descriptor) }
+        for try await buffer in body {
+            let room = length - received
+            let count = min(Int64(buffer.readableBytes), room)
+            try buffer.withUnsafeReadableBytes { bytes in
+                try Self.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(count))))
+            }
+            received += count
+            if count < buffer.readableBytes { throw BlobStoreError.beyondLength }
+        }
+        return received
+    }
+
+    func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
+        guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
+        let path = uploadPath(id)
+        var hasher = ContentHasher()
+        for try await chunk in FileChunks(path: path, offset: 0) {
+            chunk.withUnsafeReadableBytes { hasher.update($0) }
+        }
+        let hash = hasher.finalize()
+        if let expected, expected != hash {
+            try await discard(id)
+            throw BlobStoreError.hashMismatch
+        }
+        let key = BlobKey(space: space, sha256: hash)
+        try OwnerOnlyPath.folder("\(root)/blobs/\(space.lowercasedText)")
+        if Self.fileSize(blobPath(key)) == nil {
+            guard rename(path, blobPath(key)) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        }
+        try await discard(id)
+        return key
+    }
+
+    func discard(_ id: UploadID) async throws {
+        unlink(uploadPath(id))
+        unlink(uploadPath(id) + ".length")
+    }
+
+    func read(_ key: BlobKey, from offset: Int64) async throws -> any AsyncSequence<ByteBuffer, any Error> & Sendable {
+        FileChunks(path: blobPath(key), offset: offset)
+    }
+
+    func delete(_ key: BlobKey) async throws {
+        unlink(blobPath(key))
+    }
+
+    func blobs(storedBefore cutoff: Date) async throws -> [BlobKey] {
+        let manager = FileManager.default
+        var keys: [BlobKey] = []
+        for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] {
+            guard let space = UUID(uuidString: folder) else { continue }
+            for name in (try? manager.contentsOfDirectory(atPath: "\(root)/blobs/\(folder)")) ?? [] where BlobReference.isValidHash(name) {
+                let modified = Self.modificationDate("\(root)/blobs/\(folder)/\(name)")
+                if let modified, modified < cutoff { keys.append(BlobKey(space: space, sha256: name)) }
+            }
+        }
+        return keys
+    }
+
+    func discardUploads(writtenBefore cutoff: Date) async throws -> Int {
+        var count = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: root + "/uploads")) ?? [] where !name.hasSuffix(".length") {
+            guard let id = UploadID(parsing: name), let modified = Self.modificationDate(uploadPath(id)), modified < cutoff else { continue }
+            try await discard(id)
+            count += 1
+        }
+        return count
+    }
+
+    private func declaredLength(_ id: UploadID) throws -> Int64? {
+        guard let data = FileManager.default.contents(atPath: uploadPath(id) + ".length") else { return nil }
+        return Int64(String(decoding: data, as: UTF8.self))
+    }
+
+    static func fileSize(_ path: String) -> Int64? {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
+    }
+
+    private static func modificationDate(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        var written = 0
+        while written < bytes.count {
+            let result = write(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            written += result
+        }
+    }
+}
+
+/// A file's bytes from an offset, one chunk per `next()`: the reader pulls, so a slow client holds one chunk.
+struct FileChunks: AsyncSequence, Sendable {
+    let path: String
+    let offset: Int64
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let path: String
+        var offset: Int64
+        var descriptor: Int32?
+        var finished = false
+
+        mutating func next() async throws -> ByteBuffer? {
+            if finished { return nil }
+            if descriptor == nil {
+                let opened = open(path, O_RDONLY)
+                guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ENOENT) }
+                descriptor = opened
+            }
+            var buffer = ByteBufferAllocator().buffer(capacity: FileBlobStore.chunkSize)
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileBlobStore.chunkSize) { bytes in
+                Swift.max(0, pread(descriptor!, bytes.baseAddress!, FileBlobStore.chunkSize, off_t(offset)))
+            }
+            if count == 0 {
+                close(descriptor!)
+                finished = true
+                return nil
+            }
+            offset += Int64(count)
+            return buffer
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(path: path, offset: offset) }
+}

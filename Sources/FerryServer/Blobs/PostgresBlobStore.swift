@@ -1,0 +1,209 @@
+import FerryCore
+import FerrySecurity
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// Blobs in PostgreSQL, so every instance of a scaled-out server reads what any of them received.
+///
+/// Bytes are kept in parts of ``partSize`` (`ferry_blob_parts`, `ferry_blob_upload_parts`): each part of an upload is
+/// written with the upload's new offset in one transaction, guarded by the old one, so a body that breaks off keeps
+/// every whole part and two instances writing one upload cannot interleave. Completing copies the parts inside the
+/// database; reading fetches one part per step.
+struct PostgresBlobStore: BlobStore {
+    let client: PostgresClient
+    let logger: Logger
+    /// The size of a stored part.
+    static let partSize = 1 << 20
+
+    func size(of key: BlobKey) async throws -> Int64? {
+        let rows = try await client.query(
+            "SELECT size FROM ferry_blobs WHERE space_id = \(key.space) AND sha256 = \(key.sha256)", logger: logger
+        )
+        for try await size in rows.decode(Int64.self) { return size }
+        return nil
+    }
+
+    func upload(_ id: UploadID) async throws -> UploadProgress? {
+        let rows = try await client.query("SELECT length, received FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+        for try await (length, received) in rows.decode((Int64, Int64).self) {
+            return UploadProgress(length: length, received: received)
+        }
+        return nil
+    }
+
+    func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
+    where Body.Element == ByteBuffer {
+        try await client.query(
+            """
+            INSERT INTO ferry_blob_uploads (id, length, received, updated_at) VALUES (\(id.text), \(length), 0, now())
+            ON CONFLICT (id) DO NOTHING
+            """,
+            logger: logger
+        )
+        guard let progress = try await upload(id) else { throw BlobStoreError.uploadNotFound }
+        guard progress.length == length else { throw BlobStoreError.lengthMismatch(declared: progress.length) }
+        guard progress.received == offset else { throw BlobStoreError.offsetMismatch(current: progress.received) }
+        var received = offset
+        var part = ByteBufferAllocator().buffer(capacity: Self.partSize)
+        func flush() async throws {
+            guard part.readableBytes > 0 else { return }
+            received = try await store(part, of: id, at: received)
+            part.clear()
+        }
+        do {
+            for try await buffer in body {
+                var buffer = buffer
+                while buffer.readableBytes > 0 {
+                    let room = Int(length - received) - part.readableBytes
+                    if room == 0 {
+                        try await flush()
+                        throw BlobStoreError.beyondLength
+                    }
+                    var slice = buffer.readSlice(length: min(Self.partSize - part.readableBytes, buffer.readableBytes, room))!
+                    part.writeBuffer(&slice)
+                    if part.readableBytes == Self.partSize { try await flush() }
+                }
+            }
+        } catch let error as BlobStoreError {
+            throw error
+        } catch {
+            // The body broke off: keep what arrived whole, so the upload resumes after it.
+            try? await flush()
+            throw error
+        }
+        try await flush()
+        return received
+    }
+
+    /// Writes one part and moves the upload's offset past it, only if no other writer moved it meanwhile.
+    private func store(_ part: ByteBuffer, of id: UploadID, at offset: Int64) async throws -> Int64 {
+        let end = offset + Int64(part.readableBytes)
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                "UPDATE ferry_blob_uploads SET received = \(end), updated_at = now() WHERE id = \(id.text) AND received = \(offset) RETURNING received",
+                logger: logger
+            )
+            var moved = false
+            for try await _ in rows.decode(Int64.self) { moved = true }
+            guard moved else { throw BlobStoreError.busy }
+            try await connection.query(
+                "INSERT INTO ferry_blob_upload_parts (upload_id, part_offset, data) VALUES (\(id.text), \(offset), \(part))", logger: logger
+            )
+            return end
+        }
+    }
+
+    func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
+        guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
+        var hasher = ContentHasher()
+        var position: Int64 = 0
+        while position < progress.length {
+            let rows = try await client.query(
+                "SELECT data FROM ferry_blob_upload_parts WHERE upload_id = \(id.text) AND part_offset = \(position)", logger: logger
+            )
+            var found = false
+            for try await data in rows.decode(ByteBuffer.self) {
+                data.withUnsafeReadableBytes { hasher.update($0) }
+                position += Int64(data.readableBytes)
+                found = true
+            }
+            guard found else { throw BlobStoreError.uploadNotFound }
+        }
+        let hash = hasher.finalize()
+        if let expected, expected != hash {
+            try await discard(id)
+            throw BlobStoreError.hashMismatch
+        }
+        let logger = self.logger
+        try await client.withTransaction(logger: logger) { connection in
+            let inserted = try await connection.query(
+                """
+                INSERT INTO ferry_blobs (space_id, sha256, size, created_at) VALUES (\(space), \(hash), \(progress.length), now())
+                ON CONFLICT DO NOTHING RETURNING size
+                """,
+                logger: logger
+            )
+            var isNew = false
+            for try await _ in inserted.decode(Int64.self) { isNew = true }
+            if isNew {
+                try await connection.query(
+                    """
+                    INSERT INTO ferry_blob_parts (space_id, sha256, part_offset, data)
+                    SELECT \(space), \(hash), part_offset, data FROM ferry_blob_upload_parts WHERE upload_id = \(id.text)
+                    """,
+                    logger: logger
+                )
+            }
+            try await connection.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+        }
+        return BlobKey(space: space, sha256: hash)
+    }
+
+    func discard(_ id: UploadID) async throws {
+        try await client.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+    }
+
+    func read(_ key: BlobKey, from offset: Int64) async throws -> any AsyncSequence<ByteBuffer, any Error> & Sendable {
+        PartChunks(store: self, key: key, offset: offset)
+    }
+
+    /// The part holding byte `position` of a blob, sliced from there, or `nil` past the end.
+    fileprivate func part(_ key: BlobKey, at position: Int64) async throws -> ByteBuffer? {
+        let rows = try await client.query(
+            """
+            SELECT part_offset, data FROM ferry_blob_parts
+            WHERE space_id = \(key.space) AND sha256 = \(key.sha256) AND part_offset <= \(position)
+            ORDER BY part_offset DESC LIMIT 1
+            """,
+            logger: logger
+        )
+        for try await (start, data) in rows.decode((Int64, ByteBuffer).self) {
+            let skip = Int(position - start)
+            guard skip < data.readableBytes else { return nil }
+            return data.getSlice(at: data.readerIndex + skip, length: data.readableBytes - skip)
+        }
+        return nil
+    }
+
+    func delete(_ key: BlobKey) async throws {
+        try await client.query("DELETE FROM ferry_blobs WHERE space_id = \(key.space) AND sha256 = \(key.sha256)", logger: logger)
+    }
+
+    func blobs(storedBefore cutoff: Date) async throws -> [BlobKey] {
+        var keys: [BlobKey] = []
+        let rows = try await client.query("SELECT space_id, sha256 FROM ferry_blobs WHERE created_at < \(cutoff)", logger: logger)
+        for try await (space, hash) in rows.decode((UUID, String).self) { keys.append(BlobKey(space: space, sha256: hash)) }
+        return keys
+    }
+
+    func discardUploads(writtenBefore cutoff: Date) async throws -> Int {
+        let rows = try await client.query("DELETE FROM ferry_blob_uploads WHERE updated_at < \(cutoff) RETURNING id", logger: logger)
+        var count = 0
+        for try await _ in rows.decode(String.self) { count += 1 }
+        return count
+    }
+}
+
+/// A blob's bytes from an offset, one stored part per `next()`, each fetched when the reader asks for it.
+private struct PartChunks: AsyncSequence, Sendable {
+    let store: PostgresBlobStore
+    let key: BlobKey
+    let offset: Int64
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let store: PostgresBlobStore
+        let key: BlobKey
+        var position: Int64
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let chunk = try await store.part(key, at: position) else { return nil }
+            position += Int64(chunk.readableBytes)
+            return chunk
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(store: store, key: key, position: offset) }
+}

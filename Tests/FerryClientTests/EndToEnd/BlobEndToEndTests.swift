@@ -1,0 +1,183 @@
+import FerryClient
+import FerryCore
+import FerrySecurity
+import FerryServer
+import FerryTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// Seed 004's sermon audio, end to end: a file attached on one device, uploaded before its record, downloaded by the
+/// other, on both engines; interrupted uploads resume from the bytes the server confirmed.
+@Suite("Blobs, end to end")
+struct BlobEndToEndTests {
+    typealias Device = SyncEndToEndTests.Device
+
+    @Test("a sermon recorded offline with notes and its audio reaches the other device with the same hash", arguments: TestEngine.available)
+    func sermonAudio(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "audio-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
+            let recording = try Self.file(megabytes: 24)
+            defer { try? FileManager.default.removeItem(at: recording) }
+
+            // Recorded offline: the file goes into the cache and its upload is queued with the record's write.
+            let audio = try phone.store.attachFile(at: recording, contentType: "audio/mp4")
+            let sermon = try phone.store.put(collection: "sermons", fields: [
+                "title": "Grace", "date": "2026-11-22T10:00:00Z", "audio": audio.json,
+            ])
+            for (index, text) in ["opening", "the point"].enumerated() {
+                try phone.store.put(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string(text), "timestamp": .number(Double(index * 60))])
+            }
+            #expect(try phone.store.blobTransfers().map(\.direction) == [.upload])
+
+            let (pushed, pulled) = try await Self.running(phone.engine, pad.engine) { (try await phone.engine.sync(), try await pad.engine.sync()) }
+            #expect(pushed.blobsUploaded == 1 && pushed.blobBytesSent == audio.size)
+            #expect(pushed.pushed == 3 && pushed.rejected == 0)
+            #expect(try phone.store.blobTransfers().isEmpty)
+
+            #expect(pulled.blobsDownloaded == 1 && pulled.blobBytesReceived == audio.size)
+            #expect(try pad.store.list(collection: "notes").count == 2)
+            let file = try await Self.running(pad.engine) { try await pad.engine.file(collection: "sermons", id: sermon.id, field: "audio") }
+            #expect(try Self.hash(file) == audio.sha256)
+            #expect(try pad.store.get(collection: "sermons", id: sermon.id)?.fields["audio"] == audio.json)
+        }
+    }
+
+    @Test("on-first-access blobs wait for the app to ask; the cache evicts what the server holds, least recently used first", arguments: TestEngine.available)
+    func downloadPolicy(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "policy-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
+            var ids: [UUID] = []
+            for index in 0..<3 {
+                let recording = try Self.file(megabytes: 1, seed: UInt8(index))
+                defer { try? FileManager.default.removeItem(at: recording) }
+                let audio = try phone.store.attachFile(at: recording)
+                ids.append(try phone.store.put(collection: "sermons", fields: ["title": .string("S\(index)"), "date": "2026-11-22T10:00:00Z", "audio": audio.json]).id)
+            }
+            #expect(try await Self.running(phone.engine) { try await phone.engine.sync() }.blobsUploaded == 3)
+
+            var configuration = SyncEngine.Configuration()
+            configuration.periodicInterval = nil
+            configuration.realtime = false
+            configuration.blobDownloads = BlobDownloadPolicy(default: .onFirstAccess)
+            let lazy = SyncEngine(store: pad.store, remote: SyncClient(auth: pad.auth), configuration: configuration)
+            try await Self.running(lazy) {
+            let report = try await lazy.sync()
+            #expect(report.blobsDownloaded == 0 && report.pulled == 3)
+            #expect(try pad.store.blobTransfers().filter { $0.direction == .download }.count == 3, "queued, waiting for access")
+            for id in ids {
+                _ = try await lazy.file(collection: "sermons", id: id, field: "audio")
+            }
+            #expect(try pad.store.blobCacheSize() == 3 << 20)
+            _ = try await lazy.file(collection: "sermons", id: ids[0], field: "audio")  // the most recently used now
+            #expect(try pad.store.evictBlobs(toFit: 1 << 20) == 2)
+            let kept = try #require(try pad.store.get(collection: "sermons", id: ids[0])?.fields["audio"])
+            #expect(try pad.store.cachedFile(for: BlobReference(json: kept)) != nil)
+            #expect(try phone.store.evictBlobs(toFit: 0) == 3, "the writer may drop its copies too once the server holds them")
+            _ = try await lazy.file(collection: "sermons", id: ids[1], field: "audio")  // downloads again
+            }
+        }
+    }
+
+    @Test("an upload cut off partway resumes from the server's offset: the bytes sent stay within 1.2× the file", arguments: TestEngine.available)
+    func interruptedUpload(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "resume-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let recording = try Self.file(megabytes: 20)
+            defer { try? FileManager.default.removeItem(at: recording) }
+            let audio = try phone.store.attachFile(at: recording)
+            try phone.store.put(collection: "sermons", fields: ["title": "Cut", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+
+            let flaky = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 3)
+            var configuration = SyncEngine.Configuration()
+            configuration.periodicInterval = nil
+            configuration.realtime = false
+            let failing = SyncEngine(store: phone.store, remote: flaky, configuration: configuration)
+            await #expect(throws: (any Error).self) { try await Self.running(failing) { try await failing.sync() } }
+            #expect(try phone.store.pendingCount() == 1, "the record waits for its file")
+            #expect(try phone.store.blobTransfers().first?.confirmed == 3 * 4 << 20)
+
+            let resumed = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: nil)
+            let second = SyncEngine(store: phone.store, remote: resumed, configuration: configuration)
+            let report = try await Self.running(second) { try await second.sync() }
+            #expect(report.blobsUploaded == 1 && report.pushed == 1 && report.rejected == 0)
+            let total = flaky.bytes + resumed.bytes
+            #expect(total <= audio.size * 6 / 5, "sent \(total) bytes for a file of \(audio.size)")
+        }
+    }
+
+    /// Runs `engines` (a sync needs its engine running) around `body`.
+    static func running<Result>(_ engines: SyncEngine..., body: () async throws -> Result) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for engine in engines { group.addTask { try await engine.run() } }
+            defer { group.cancelAll() }
+            return try await body()
+        }
+    }
+
+    /// A file of `megabytes` MiB of varied bytes.
+    static func file(megabytes: Int, seed: UInt8 = 0) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appending(path: "ferry-blob-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: url.path(), contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var generator = SplitMix64(seed: UInt64(seed) + 1)
+        for _ in 0..<megabytes {
+            var chunk = Data(count: 1 << 20)
+            chunk.withUnsafeMutableBytes { bytes in
+                let words = bytes.bindMemory(to: UInt64.self)
+                for index in words.indices { words[index] = generator.next() }
+            }
+            try handle.write(contentsOf: chunk)
+        }
+        return url
+    }
+
+    static func hash(_ url: URL) throws -> String {
+        var hasher = ContentHasher()
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
+        return hasher.finalize()
+    }
+}
+
+/// The real client, counting the blob bytes it sends, and failing like a dropped network after `failAfterChunks`.
+final class CountingRemote: SyncRemote, BlobRemote, Sendable {
+    let base: SyncClient
+    let failAfterChunks: Int?
+    private let sent = Mutex<(bytes: Int64, chunks: Int)>((0, 0))
+
+    init(base: SyncClient, failAfterChunks: Int?) {
+        self.base = base
+        self.failAfterChunks = failAfterChunks
+    }
+
+    var bytes: Int64 { sent.withLock { $0.bytes } }
+
+    func uploadBlob(space: UUID, blob: BlobReference, offset: Int64, bytes: Data) async throws -> Int64 {
+        let chunks = sent.withLock { state -> Int in
+            state.bytes += Int64(bytes.count)
+            if !bytes.isEmpty { state.chunks += 1 }
+            return state.chunks
+        }
+        if let failAfterChunks, chunks > failAfterChunks {
+            throw AuthError(code: .networkUnavailable, message: "The network went away.")
+        }
+        return try await base.uploadBlob(space: space, blob: blob, offset: offset, bytes: bytes)
+    }
+
+    func downloadBlob(space: UUID, blob: BlobReference, offset: Int64, length: Int) async throws -> Data {
+        try await base.downloadBlob(space: space, blob: blob, offset: offset, length: length)
+    }
+
+    func push(_ request: PushRequest) async throws -> PushResponse { try await base.push(request) }
+    func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
+    func schema() async throws -> Schema { try await base.schema() }
+    func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary { try await base.createSpace(request) }
+}
