@@ -1,0 +1,128 @@
+import FerryCore
+import FerrySecurity
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Seed 004 with the real programs: `ferry serve`, and two `ferry` profiles recording and listening to a sermon.
+@Suite("ferry put FIELD=@PATH, blob get, blob status")
+struct BlobCommandTests {
+    @Test("a sermon recorded offline with notes and 100 MiB of audio: the sync killed halfway resumes (≤ 1.2× the bytes), the other device gets the same hash, and the server's memory stays far below the file's size",
+          arguments: TestEngine.available)
+    func sermonAudio(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(engine) { database in
+            let schema = database.folder + "/tabletnotes.yaml"
+            try ExampleSchemas.text("tabletnotes.yaml").write(toFile: schema, atomically: true, encoding: .utf8)
+            let port = try freePort()
+            var serve = ["serve", "--port", "\(port)", "--data-dir", database.folder, "--schema", schema]
+            if case .postgres(let url) = database.location {
+                serve += ["--database", "postgres://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"]
+            }
+            let server = try await CrashHarness.launch(serve)
+            defer { server.killIfRunning() }
+            let anonKey = try String(contentsOfFile: database.folder + "/keys/anon-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let home = database.folder + "/home"
+            let phone = DataCommandTests.Device(server: URL(string: "http://127.0.0.1:\(port)")!, apiKey: anonKey, home: home, profile: "phone")
+            let pad = DataCommandTests.Device(server: phone.server, apiKey: anonKey, home: home, profile: "pad")
+            let email = "sermon-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
+            #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
+            _ = try await phone.ok(["sync"])  // learns the schema; what follows is written offline
+
+            let audio = database.folder + "/sermon.m4a"
+            try Self.writeFile(audio, megabytes: 100)
+            let expected = try Self.hash(audio)
+            let baseline = try Self.peakMemory(server.processIdentifier)
+            let sermon = try await phone.ok(["put", "sermons", "title=Grace", "date=2026-11-22T10:00:00Z", "audio=@\(audio)"])
+            for text in ["opening", "the point"] {
+                _ = try await phone.ok(["put", "notes", "sermon_id=\(sermon)", "text=\(text)"])
+            }
+            let queued = try await phone.json(["blob", "status"])
+            let transfers = queued["transfers"] as? [[String: Any]] ?? []
+            #expect(transfers.count == 1 && transfers.first?["direction"] as? String == "upload" && transfers.first?["size"] as? Int == 100 << 20)
+
+            // Killed with SIGKILL once about half the file is confirmed (a progress line per 4 MiB chunk).
+            let environment = ["FERRY_SERVER": phone.server.absoluteString, "FERRY_API_KEY": anonKey, "FERRY_HOME": home, "FERRY_PROFILE": "phone"]
+            let interrupted = try FerryProcess(["sync", "--progress"], environment: environment)
+            for _ in 0..<12 { _ = await interrupted.waitForLine(startingWith: "progress:") }
+            interrupted.signal(SIGKILL)
+            _ = await interrupted.waitForExit()
+            let confirmed = try await phone.json(["blob", "status"])["transfers"] as? [[String: Any]] ?? []
+            let halfway = confirmed.first?["confirmed"] as? Int ?? 0
+            #expect(halfway > 0 && halfway < 100 << 20, "confirmed \(halfway) bytes before the kill")
+            #expect(try await pad.json(["sync"])["pulled"] as? Int == 0, "nothing of the sermon is pushed before its audio")
+
+            let finished = try await phone.json(["sync"])
+            #expect(finished["blobs_uploaded"] as? Int == 1 && finished["pushed"] as? Int == 3 && finished["rejected"] as? Int == 0)
+            let received = try await Self.metric("ferry_blob_bytes_received_total", port: port)
+            #expect(received >= Double(100 << 20) && received <= Double(100 << 20) * 1.2, "the server received \(received) bytes for 100 MiB")
+
+            let pulled = try await pad.json(["sync"])
+            #expect(pulled["blobs_downloaded"] as? Int == 1 && pulled["pulled"] as? Int == 3)
+            #expect(try await pad.ok(["ls", "notes"]).split(separator: "\n").count == 2)
+            let copy = database.folder + "/copy.m4a"
+            _ = try await pad.ok(["blob", "get", "sermons", sermon, "audio", "-o", copy])
+            #expect(try Self.hash(copy) == expected)
+            let growth = try Self.peakMemory(server.processIdentifier) - baseline
+            #expect(growth < 40 << 20, "the server's peak memory grew by \(growth >> 20) MiB for a 100 MiB file")
+        }
+    }
+
+    @Test("put FIELD=@PATH refuses a missing file, and blob get a field that holds no file")
+    func refusals() async throws {
+        try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
+            defer { try? FileManager.default.removeItem(atPath: home) }
+            let (phone, _, _) = try await DataCommandTests.Device.pair(server, home: home, name: "blobs")
+            _ = try await phone.ok(["sync"])
+            let missing = try await phone.run(["put", "sermons", "title=x", "date=2026-11-22T10:00:00Z", "audio=@/nonexistent/file.m4a"])
+            #expect(missing.status == 66 && missing.stderr.contains("cannot read the file"))
+            let sermon = try await phone.ok(["put", "sermons", "title=@not a file", "date=2026-11-22T10:00:00Z"])
+            #expect(try await phone.ok(["get", "sermons", sermon]).contains("@not a file"), "@ means a file only in a blob field")
+            let noFile = try await phone.run(["blob", "get", "sermons", sermon, "audio", "-o", home + "/out"])
+            #expect(noFile.status == 65 && noFile.stderr.contains("holds no file"))
+            #expect(try await phone.ok(["blob", "status"]).contains("No files waiting."))
+        }
+    }
+
+    static func writeFile(_ path: String, megabytes: Int) throws {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        var generator = SplitMix64(seed: 4)
+        for _ in 0..<megabytes {
+            var chunk = Data(count: 1 << 20)
+            chunk.withUnsafeMutableBytes { bytes in
+                let words = bytes.bindMemory(to: UInt64.self)
+                for index in words.indices { words[index] = generator.next() }
+            }
+            try handle.write(contentsOf: chunk)
+        }
+    }
+
+    static func hash(_ path: String) throws -> String {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        var hasher = ContentHasher()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
+        return hasher.finalize()
+    }
+
+    /// The process's peak resident memory (`VmHWM`), in bytes.
+    static func peakMemory(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) * 1024
+    }
+
+    /// A counter of the server's `/metrics` (served to loopback peers).
+    static func metric(_ name: String, port: Int) async throws -> Double {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        let line = try #require(String(decoding: data, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") })
+        return try #require(Double(line.split(separator: " ")[1]))
+    }
+}
