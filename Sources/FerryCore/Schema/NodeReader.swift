@@ -62,7 +62,7 @@ struct NodeReader {
 
     mutating func readDocument(_ root: Node) throws(SchemaError) -> SchemaDocument {
         var document = SchemaDocument(file: file, collections: [], profileFields: nil, requiredProfileFields: nil)
-        for (key, value) in try mapping(root, "", allowed: ["version", "collections", "profile"]) {
+        for (key, value) in try mapping(root, "", allowed: ["version", "collections", "profile", "buckets"]) {
             switch key {
             case "version":
                 guard value.int == 1 else { throw error(value, "version", "only schema version 1 exists") }
@@ -70,11 +70,34 @@ struct NodeReader {
                 for (name, body) in try mapping(value, "collections") {
                     document.collections.append(try readCollection(name, body, "collections.\(name)"))
                 }
+            case "buckets":
+                for (name, body) in try mapping(value, "buckets") {
+                    document.buckets.append(.init(value: try readBucket(name, body, "buckets.\(name)"), file: file, line: body.mark?.line, path: "buckets.\(name)"))
+                }
             default:
                 try readProfile(value, "profile", into: &document)
             }
         }
         return document
+    }
+
+    /// `name: {public: false, file_size_limit: 104857600, allowed_mime_types: [audio/*]}` (an empty body is a private bucket).
+    private func readBucket(_ name: String, _ node: Node, _ path: String) throws(SchemaError) -> BucketDefinition {
+        if let problem = BucketDefinition.problem(with: name) { throw error(node, path, problem) }
+        var bucket = BucketDefinition(name: name)
+        if node.scalar?.string == "" || node.scalar?.string == "~" || node.null != nil { return bucket }
+        for (key, value) in try mapping(node, path, allowed: ["public", "file_size_limit", "allowed_mime_types"]) {
+            switch key {
+            case "public":
+                bucket.isPublic = try bool(value, join(path, key))
+            case "file_size_limit":
+                guard let limit = value.int, limit > 0 else { throw error(value, join(path, key), "expected a positive number of bytes") }
+                bucket.fileSizeLimit = Int64(limit)
+            default:
+                bucket.allowedMimeTypes = try strings(value, join(path, key))
+            }
+        }
+        return bucket
     }
 
     private func readCollection(

@@ -10,11 +10,29 @@ public struct Schema: Sendable, Hashable, Codable {
     public var collections: [CollectionDefinition]
     /// The profile fields a user must fill before the app leaves onboarding.
     public var requiredProfileFields: [String]
+    /// The Storage buckets (`/storage/v1`), by name order.
+    public var buckets: [BucketDefinition]
 
     /// Creates a schema from already-validated collections.
-    public init(collections: [CollectionDefinition], requiredProfileFields: [String] = []) {
+    public init(collections: [CollectionDefinition], requiredProfileFields: [String] = [], buckets: [BucketDefinition] = []) {
         self.collections = collections
         self.requiredProfileFields = requiredProfileFields
+        self.buckets = buckets
+    }
+
+    enum CodingKeys: String, CodingKey { case collections, requiredProfileFields, buckets }
+
+    /// Reads a schema; one saved before buckets existed has none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        collections = try container.decode([CollectionDefinition].self, forKey: .collections)
+        requiredProfileFields = try container.decode([String].self, forKey: .requiredProfileFields)
+        buckets = try container.decodeIfPresent([BucketDefinition].self, forKey: .buckets) ?? []
+    }
+
+    /// The bucket with the given name, if any.
+    public func bucket(named name: String) -> BucketDefinition? {
+        buckets.first { $0.name == name }
     }
 
     /// A schema with only the system collections and no profile fields.

@@ -15,6 +15,7 @@ struct SchemaDocument {
     var collections: [Located<CollectionDefinition>]
     var profileFields: Located<[FieldDefinition]>?
     var requiredProfileFields: Located<[String]>?
+    var buckets: [Located<BucketDefinition>] = []
 
     /// Merges documents into one schema and checks what only the whole can tell:
     /// duplicates across files, parents that exist, no cycles.
@@ -23,8 +24,15 @@ struct SchemaDocument {
         var order: [String] = []
         var profileFields: Located<[FieldDefinition]>?
         var requiredProfileFields: Located<[String]>?
+        var buckets: [String: Located<BucketDefinition>] = [:]
 
         for document in documents {
+            for bucket in document.buckets {
+                if let earlier = buckets[bucket.value.name] {
+                    throw bucket.error("bucket '\(bucket.value.name)' is already declared in \(earlier.file)")
+                }
+                buckets[bucket.value.name] = bucket
+            }
             for collection in document.collections {
                 let name = collection.value.name
                 if let earlier = byName[name] {
@@ -67,7 +75,10 @@ struct SchemaDocument {
             }
         }
         let ordered = parentsFirst(order.compactMap { byName[$0]?.value })
-        return Schema(collections: [profile] + ordered, requiredProfileFields: required)
+        return Schema(
+            collections: [profile] + ordered, requiredProfileFields: required,
+            buckets: buckets.values.map(\.value).sorted { $0.name < $1.name }
+        )
     }
 
     /// Orders collections so each parent comes before its children, otherwise keeping file order.

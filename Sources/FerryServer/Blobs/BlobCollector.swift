@@ -3,13 +3,15 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Deletes blobs that no live record has named for the retention period, and uploads that stopped long ago.
+/// Deletes blobs that no live record or Storage object has named for the retention period, and uploads that stopped
+/// long ago.
 ///
 /// A blob is a candidate once it has been stored longer than the retention; it goes if no live record references it
 /// then. The retention covers a device that uploaded a file and went offline before pushing the record naming it.
 struct BlobCollector: Service {
     let store: any BlobStore
     let records: any RecordStorage
+    let objects: any ObjectCatalog
     let schema: Schema
     let limits: BlobLimits
     let logger: Logger
@@ -30,7 +32,7 @@ struct BlobCollector: Service {
             let candidates = try await store.blobs(storedBefore: now.addingTimeInterval(-Self.seconds(limits.retention)))
             var deleted = 0
             if !candidates.isEmpty {
-                let referenced = try await records.referencedBlobs(schema: schema)
+                let referenced = try await records.referencedBlobs(schema: schema).union(try await objects.objectBlobs())
                 for key in candidates where !referenced.contains(key) {
                     try await store.delete(key)
                     deleted += 1

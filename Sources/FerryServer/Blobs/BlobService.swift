@@ -91,6 +91,11 @@ struct BlobService: Sendable {
         return missing
     }
 
+    /// The role of `user` in `space`, or `nil` when they are not a member.
+    func role(of user: UUID, in space: UUID) async throws -> SpaceRole? {
+        try await spaces.spaces(userID: user).first(where: { $0.id == space })?.role
+    }
+
     /// The caller's role in `space`, or 404 when they are not a member.
     func role(_ caller: SyncCaller, in space: UUID) async throws -> SpaceRole {
         guard let role = try await spaces.spaces(userID: caller.userID).first(where: { $0.id == space })?.role else {

@@ -73,6 +73,9 @@ protocol BlobStore: Sendable {
     ///   ``BlobStoreError/beyondLength``, ``BlobStoreError/busy``, or the body's own error after keeping what came.
     func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
     where Body.Element == ByteBuffer
+    /// Fixes an upload's length at the bytes it received (an upload whose length was not known when it began, such as
+    /// a multipart body, opens with its limit as length); returns that length.
+    func seal(_ id: UploadID) async throws -> Int64
     /// Hashes a complete upload and stores it as a blob of `space`, checking the hash against `expected` when given
     /// (a mismatch discards the upload). Returns the blob's key; completing an upload whose blob exists just closes it.
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey

@@ -63,6 +63,13 @@ final class FileBlobStore: BlobStore {
         return received
     }
 
+    func seal(_ id: UploadID) async throws -> Int64 {
+        guard try declaredLength(id) != nil else { throw BlobStoreError.uploadNotFound }
+        let received = Self.fileSize(uploadPath(id)) ?? 0
+        try OwnerOnlyFile.write(Data(String(received).utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
+        return received
+    }
+
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
         guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
         let path = uploadPath(id)

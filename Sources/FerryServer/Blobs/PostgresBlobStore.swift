@@ -96,6 +96,12 @@ struct PostgresBlobStore: BlobStore {
         }
     }
 
+    func seal(_ id: UploadID) async throws -> Int64 {
+        let rows = try await client.query("UPDATE ferry_blob_uploads SET length = received WHERE id = \(id.text) RETURNING length", logger: logger)
+        for try await length in rows.decode(Int64.self) { return length }
+        throw BlobStoreError.uploadNotFound
+    }
+
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
         guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
         var hasher = ContentHasher()

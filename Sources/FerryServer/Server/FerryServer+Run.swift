@@ -19,9 +19,12 @@ extension FerryServer {
         // Browsers running supabase-js send a preflight before every cross-origin call.
         router.add(middleware: CORSMiddleware(
             allowOrigin: .originBased,
-            allowHeaders: [.accept, .authorization, .contentType, .origin, .apiKey, .clientInfo, .supabaseAPIVersion, .requestID],
+            allowHeaders: [
+                .accept, .authorization, .contentType, .origin, .apiKey, .clientInfo, .supabaseAPIVersion, .requestID, .uploadOffset,
+                .uploadLength, .tusResumable, HTTPField.Name("Upload-Metadata")!, HTTPField.Name("x-upsert")!, .cacheControl,
+            ],
             allowMethods: [.get, .post, .put, .patch, .delete, .head, .options],
-            exposedHeaders: ["X-Request-Id", "Retry-After", "X-Supabase-Api-Version"],
+            exposedHeaders: ["X-Request-Id", "Retry-After", "X-Supabase-Api-Version", "Upload-Offset", "Upload-Length", "Tus-Resumable", "Location"],
             maxAge: .hours(1)
         ))
         router.add(middleware: MetricsMiddleware(registry: registry))
@@ -40,6 +43,16 @@ extension FerryServer {
         DeviceRoutes(devices: devices, secrets: secrets).register(on: authenticated)
         ProfileRoutes(auth: auth).register(on: authenticated)
         BlobRoutes(blobs: blobs).register(on: authenticated)
+        // Supabase Storage: errors in Storage's shape; signed URLs and public buckets need no session.
+        let storageRoutes = StorageRoutes(storage: objects)
+        let storageGroup = router.group("storage/v1").add(middleware: StorageErrorMiddleware())
+        storageRoutes.register(open: storageGroup)
+        let storageAuthenticated = storageGroup
+            .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
+            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices))
+            .group(context: AuthenticatedContext.self)
+        storageRoutes.register(authenticated: storageAuthenticated)
+        ResumableUploadRoutes(storage: objects).register(on: storageAuthenticated)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         StreamRoutes(
             gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey),

@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySecurity
 import Foundation
 import Hummingbird
 import Logging
@@ -43,6 +44,7 @@ public final class FerryServer: Sendable {
     let secrets: SecretsService
     let spaces: SpaceService
     let blobs: BlobService
+    let objects: ObjectStorageService
     let blobCollector: BlobCollector
     /// This instance's open streams.
     let hub: RealtimeHub
@@ -54,10 +56,11 @@ public final class FerryServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
-        sync: SyncService, blobs: BlobService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
+        sync: SyncService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
         appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
         self.blobs = blobs
+        self.objects = objects
         self.blobCollector = blobCollector
         self.registry = registry
         self.keys = keys
@@ -138,10 +141,16 @@ public final class FerryServer: Sendable {
         var sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger, events: feed)
         sync.blobs = blobs
         let collector = TombstoneCollector(storage: records, schema: schema, retention: configuration.sync.tombstoneRetention, logger: logger)
-        let blobCollector = BlobCollector(store: blobStore, records: records, schema: schema, limits: configuration.blobs, logger: logger)
+        let blobCollector = BlobCollector(
+            store: blobStore, records: records, objects: records, schema: schema, limits: configuration.blobs, logger: logger
+        )
+        let objects = ObjectStorageService(
+            catalog: records, blobs: blobs, schema: schema, signer: URLTokenSigner(secret: keys.secret, purpose: "storage signed URLs"),
+            logger: logger
+        )
         return FerryServer(
             configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync, blobs: blobs,
-            blobCollector: blobCollector, hub: hub, registry: registry, appliedSchemaChanges: changes,
+            objects: objects, blobCollector: blobCollector, hub: hub, registry: registry, appliedSchemaChanges: changes,
             services: poolServices + [collector, blobCollector], logger: logger
         )
     }
@@ -149,7 +158,7 @@ public final class FerryServer: Sendable {
     /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.
     private static func openStorage(
         _ configuration: ServerConfiguration, hub: RealtimeHub, logger: Logger
-    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage, any RealtimeFeed, any BlobStore, [any Service]) {
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage & ObjectCatalog, any RealtimeFeed, any BlobStore, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
             let storage = try SQLiteStorage(path: path)

@@ -430,5 +430,6 @@ extension Migration {
                 "ALTER TABLE ferry_blob_upload_parts ALTER COLUMN data SET STORAGE EXTERNAL",
             ]
         ),
+        .objects,
     ]
 }

@@ -10,22 +10,27 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as APIError {
-            return try error.response(from: request, context: context)
-        } catch let error as HTTPError {
-            return try Self.translate(error, request).response(from: request, context: context)
-        } catch where StorageAvailability.isInvalidData(error) {
-            return try APIError(.badRequest, .validationFailed, "A value in the request cannot be stored (invalid text or number).")
-                .response(from: request, context: context)
-        } catch where StorageAvailability.isUnavailable(error) {
-            context.logger.warning("database unavailable", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
-            return try APIError(
-                .serviceUnavailable, .unavailable, "The database is not answering; retry shortly.", headers: [.retryAfter: "5"]
-            ).response(from: request, context: context)
         } catch {
+            return try Self.apiError(for: error, request, context).response(from: request, context: context)
+        }
+    }
+
+    /// The API error any thrown error stands for, logging those the server did not expect: the one rule behind this
+    /// middleware and Storage's (``StorageErrorMiddleware``), which renders it in another shape.
+    static func apiError(for error: any Error, _ request: Request, _ context: Context) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as HTTPError:
+            return translate(error, request)
+        case _ where StorageAvailability.isInvalidData(error):
+            return APIError(.badRequest, .validationFailed, "A value in the request cannot be stored (invalid text or number).")
+        case _ where StorageAvailability.isUnavailable(error):
+            context.logger.warning("database unavailable", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
+            return APIError(.serviceUnavailable, .unavailable, "The database is not answering; retry shortly.", headers: [.retryAfter: "5"])
+        default:
             context.logger.error("unexpected failure", metadata: ["ferry.error": "\(StorageAvailability.summary(error))"])
-            return try APIError(.internalServerError, .internalError, "The server failed; quote the X-Request-Id header when reporting it.")
-                .response(from: request, context: context)
+            return APIError(.internalServerError, .internalError, "The server failed; quote the X-Request-Id header when reporting it.")
         }
     }
 

@@ -3,7 +3,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import Prometheus
 
 /// `/sync/v1/spaces/{space}/blobs/{sha256}`: a space's files, addressed by the SHA-256 of their bytes.
 ///
@@ -34,24 +33,10 @@ struct BlobRoutes {
             let key = try Self.key(context)
             let range = try ByteRange(header: request.headers[.range])
             let (size, bytes) = try await context.withinDeadline { try await blobs.download(context.caller, key, from: range?.start ?? 0) }
-            let end = min(range?.end.map { $0 + 1 } ?? size, size)
-            let start = range?.start ?? 0
-            var headers: HTTPFields = [
-                .contentType: "application/octet-stream", .contentLength: "\(max(0, end - start))", .eTag: "\"\(key.sha256)\"",
-                .acceptRanges: "bytes", .cacheControl: "private, max-age=31536000, immutable",
-            ]
-            if range != nil { headers[.contentRange] = "bytes \(start)-\(max(start, end) - 1)/\(size)" }
-            let sent = blobs.metrics.sent
-            return Response(status: range == nil ? .ok : .partialContent, headers: headers, body: ResponseBody { writer in
-                var remaining = end - start
-                for try await var buffer in bytes where remaining > 0 {
-                    if buffer.readableBytes > remaining { buffer = buffer.getSlice(at: buffer.readerIndex, length: Int(remaining))! }
-                    remaining -= Int64(buffer.readableBytes)
-                    sent.increment(by: Int64(buffer.readableBytes))
-                    try await writer.write(buffer)
-                }
-                try await writer.finish(nil)
-            })
+            return BlobResponse.make(
+                size: size, range: range, bytes: bytes, contentType: "application/octet-stream", eTag: key.sha256,
+                cacheControl: "private, max-age=31536000, immutable", sent: blobs.metrics.sent
+            )
         }
         group.patch(path) { request, context in
             let key = try Self.key(context)
