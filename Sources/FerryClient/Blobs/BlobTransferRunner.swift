@@ -158,7 +158,7 @@ struct BlobTransferRunner: Sendable {
             try store.confirmTransfer(transfer, at: 0)
             throw SyncError(code: .blobUnavailable, message: "The downloaded bytes of \(transfer.blob) do not match its hash; downloading again.", isRetryable: true)
         }
-        try store.moveIntoCache(partial, transfer.blob)
+        try store.moveIntoCache(partial, transfer.blob, sealed: try store.encryptedSpaces()[transfer.space] != nil)
     }
 
     private static func seconds(_ duration: Duration) -> Double {

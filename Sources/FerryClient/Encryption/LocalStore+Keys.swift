@@ -80,6 +80,14 @@ extension LocalStore {
             """, arguments: [Self.text(space)]) ?? false
     }
 
+    /// Whether `space` is end-to-end encrypted as far as this device knows (a key version, or queued as encrypted).
+    func isKnownEncrypted(_ db: Database, _ space: UUID) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM ferry_space_keys WHERE space = ?1)
+                OR EXISTS (SELECT 1 FROM ferry_pending_spaces WHERE id = ?1 AND encrypted = 1)
+            """, arguments: [Self.text(space)]) ?? false
+    }
+
     /// Spaces that pulls have reported or that this device created: those whose encryption it knows.
     func knownSpaces() throws -> Set<UUID> {
         try read { db in

@@ -50,6 +50,27 @@ extension LocalStore {
         return reference
     }
 
+    /// Encrypts the file at `url` under `key`, a key of the end-to-end encrypted `space`, into the blob cache (chunk by
+    /// chunk, ``FerrySecurity/BlobCipher``) and returns the reference to the ciphertext: its hash says nothing of the
+    /// plaintext, and its content type is `application/octet-stream`. ``SyncEngine/attachFile(at:contentType:space:)``
+    /// calls it with the space's current key.
+    func attachEncryptedFile(at url: URL, key: SpaceKey, space: UUID) throws -> BlobReference {
+        let temporary = blobDirectory.appending(path: "attach-\(UUID().uuidString).partial")
+        let reference = try Self.storeFailure("encrypt \(url.lastPathComponent) into the blob cache") {
+            try BlobCipher.encrypt(url, to: temporary, key: key, space: space)
+            let size = (try FileManager.default.attributesOfItem(atPath: temporary.path())[.size] as? NSNumber)?.int64Value ?? 0
+            return BlobReference(sha256: try Self.hashFile(temporary), size: size)
+        }
+        try Self.storeFailure("keep the attached file") {
+            try moveIntoCache(temporary, reference, sealed: true)
+            // This device's own reads need no decryption.
+            try? FileManager.default.createDirectory(at: plainDirectory, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(at: plainURL(reference.sha256))
+            try FileManager.default.copyItem(at: url, to: plainURL(reference.sha256))
+        }
+        return reference
+    }
+
     /// The cached file of `reference`, or `nil` when this device does not hold it (yet). Counts as an access for
     /// the cache's least-recently-used eviction.
     public func cachedFile(for reference: BlobReference) throws -> URL? {
@@ -74,10 +95,13 @@ extension LocalStore {
     }
 
     func cacheURL(_ hash: String) -> URL { blobDirectory.appending(path: hash) }
+    /// Decrypted copies of encrypted spaces' blobs, by the ciphertext's hash.
+    var plainDirectory: URL { blobDirectory.appending(path: "plain") }
+    func plainURL(_ hash: String) -> URL { plainDirectory.appending(path: hash) }
     func partialURL(_ transfer: BlobTransfer) -> URL { blobDirectory.appending(path: "\(transfer.blob.sha256).partial") }
 
     /// Moves a checked file into the cache under its hash and indexes it.
-    func moveIntoCache(_ file: URL, _ reference: BlobReference) throws {
+    func moveIntoCache(_ file: URL, _ reference: BlobReference, sealed: Bool = false) throws {
         let target = cacheURL(reference.sha256)
         if FileManager.default.fileExists(atPath: target.path()) {
             try? FileManager.default.removeItem(at: file)
@@ -86,19 +110,29 @@ extension LocalStore {
         }
         try write { db in
             try db.execute(
-                sql: "INSERT INTO ferry_blob_cache (sha256, size, last_access_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO UPDATE SET last_access_at = excluded.last_access_at",
-                arguments: [reference.sha256, reference.size, Timestamp.format(now())]
+                sql: """
+                    INSERT INTO ferry_blob_cache (sha256, size, sealed, last_access_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (sha256) DO UPDATE SET last_access_at = excluded.last_access_at
+                    """,
+                arguments: [reference.sha256, reference.size, sealed, Timestamp.format(now())]
             )
         }
     }
 
     /// Queues the upload of every blob a local write names whose file is in the cache, in the write's transaction:
     /// a record is never pushed before its files (``SyncPass`` holds the outbox at the first entry whose upload waits).
+    /// - Throws: ``StoreError`` `encryption_required` for a file attached in clear to a record of an encrypted space.
     func queueUploads(_ db: Database, space: UUID, collection: CollectionDefinition, fields: [String: JSONValue]) throws {
         for field in collection.blobFields {
             guard let value = fields[field.name], !value.isNull, let reference = try? BlobReference(json: value) else { continue }
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM ferry_blob_cache WHERE sha256 = ?)", arguments: [reference.sha256]) == true
+            guard let sealed = try Bool.fetchOne(db, sql: "SELECT sealed FROM ferry_blob_cache WHERE sha256 = ?", arguments: [reference.sha256])
             else { continue }
+            if !sealed, try isKnownEncrypted(db, space) {
+                throw StoreError(
+                    code: .encryptionRequired,
+                    message: "\(collection.name).\(field.name) names a file attached in clear, and space \(Self.text(space)) is end-to-end encrypted: attach it with SyncEngine.attachFile(at:contentType:space:)."
+                )
+            }
             try insertTransfer(db, space: space, reference: reference, direction: .upload, collection: collection.name, field: field.name)
         }
     }
@@ -196,6 +230,7 @@ extension LocalStore {
         for (hash, _) in victims {
             try write { db in try db.execute(sql: "DELETE FROM ferry_blob_cache WHERE sha256 = ?", arguments: [hash]) }
             try? FileManager.default.removeItem(at: cacheURL(hash))
+            try? FileManager.default.removeItem(at: plainURL(hash))
         }
         return victims.count
     }

@@ -48,6 +48,8 @@ extension ErrorCode {
     public static let syncCancelled: ErrorCode = "sync_cancelled"
     /// The server answered a push without acknowledging any mutation, so the outbox cannot advance.
     public static let pushNotAcknowledged: ErrorCode = "push_not_acknowledged"
+    /// The space is end-to-end encrypted and this device holds no key for it (yet).
+    public static let spaceLocked: ErrorCode = "space_locked"
     /// A blob's file is not on this device and could not be downloaded (or its cached copy is damaged).
     public static let blobUnavailable: ErrorCode = "blob_unavailable"
 }

@@ -124,7 +124,9 @@ struct ObjectStorageService: Sendable {
     /// Deletes the named objects `user` may write; returns those deleted.
     func remove(by user: UUID, bucket: String, names: [String]) async throws -> [StoredObject] {
         _ = try self.bucket(bucket)
-        guard names.count <= 1000 else { throw APIError(.badRequest, .badRequest, "Remove at most 1000 objects per request.") }
+        guard names.count <= 1000, names.allSatisfy({ $0.count <= Self.maximumPathBytes }) else {
+            throw APIError(.badRequest, .badRequest, "Remove at most 1000 objects per request, each path at most \(Self.maximumPathBytes) characters.")
+        }
         var allowed: [String] = []
         var roles: [UUID: SpaceRole?] = [:]
         for name in names {

@@ -33,14 +33,16 @@ struct BlobGetCommand: AsyncParsableCommand {
         guard let value = record.fields[field], let blob = try? BlobReference(json: value) else {
             throw CommandFailure(message: "\(collection).\(field) of \(RecordText.id(recordID)) holds no file", status: 65)
         }
-        var source = try store.cachedFile(for: blob)
+        let isEncrypted = try store.encryptedSpaces()[record.space] != nil
+        var source = isEncrypted ? nil : try store.cachedFile(for: blob)
         if source == nil {
-            _ = try profile.signedInUserID()
             let client = SyncClient(auth: profile.makeAuthClient())
             var configuration = SyncEngine.Configuration()
             configuration.periodicInterval = nil
             configuration.realtime = false
-            let engine = SyncEngine(store: store, remote: client, configuration: configuration)
+            let engine = SyncEngine(
+                store: store, remote: client, encryption: isEncrypted ? try profile.encryption(client) : nil, configuration: configuration
+            )
             source = try await engine.file(collection: collection, id: recordID, field: field)
         }
         guard let source else { return }

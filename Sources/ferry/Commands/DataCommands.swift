@@ -21,9 +21,12 @@ struct PutCommand: AsyncParsableCommand {
     @Argument(help: "FIELD=VALUE pairs.") var assignments: [String] = []
 
     func run() async throws {
-        let store = try ClientProfile(options).openStore()
+        let profile = try ClientProfile(options)
+        let store = try profile.openStore()
         var fields = try RecordText.parseAssignments(assignments)
         let definition = try store.collection(named: collection)
+        let recordID = try id.map { try RecordText.uuid($0, what: "--id") }
+        let explicitSpace = try space.map { try RecordText.uuid($0, what: "--space") }
         for assignment in assignments {
             guard let equals = assignment.firstIndex(of: "="), assignment[assignment.index(after: equals)...].hasPrefix("@") else { continue }
             let name = String(assignment[..<equals])
@@ -33,12 +36,17 @@ struct PutCommand: AsyncParsableCommand {
                 throw CommandFailure(message: "cannot read the file '\(path)' for \(name)", status: 66)
             }
             let url = URL(fileURLWithPath: path)
-            fields[name] = try store.attachFile(at: url, contentType: ContentType.guess(url.pathExtension)).json
+            let target = try explicitSpace ?? recordID.flatMap { try store.get(collection: collection, id: $0)?.space } ?? store.defaultSpace
+            if let target, try store.encryptedSpaces()[target] != nil || store.pendingSpaces().contains(where: { $0.id == target }) {
+                // Encrypted on this device under the space's key: no network needed, only this profile's device key.
+                let client = SyncClient(auth: profile.makeAuthClient())
+                let engine = SyncEngine(store: store, remote: client, encryption: try profile.encryption(client))
+                fields[name] = try await engine.attachFile(at: url, contentType: ContentType.guess(url.pathExtension), space: target).json
+            } else {
+                fields[name] = try store.attachFile(at: url, contentType: ContentType.guess(url.pathExtension)).json
+            }
         }
-        let record = try store.put(
-            collection: collection, id: try id.map { try RecordText.uuid($0, what: "--id") },
-            space: try space.map { try RecordText.uuid($0, what: "--space") }, fields: fields
-        )
+        let record = try store.put(collection: collection, id: recordID, space: explicitSpace, fields: fields)
         Output.emit(json: options.json, human: RecordText.id(record.id), RecordText.object(record))
     }
 }

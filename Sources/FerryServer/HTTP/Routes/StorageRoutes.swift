@@ -46,11 +46,11 @@ struct StorageRoutes {
         }
         group.post("object/sign/:bucket") { request, context in
             var request = request
-            let body = try await request.decodeJSON(SignRequest.self)
+            let body = try await request.decodeJSON(SignRequest.self, limit: Self.listBodyLimit)
             let bucket = try context.parameters.require("bucket")
             let seconds = try body.seconds()
-            guard let paths = body.paths, paths.count <= 1000 else {
-                throw APIError(.badRequest, .badRequest, "paths must list the objects to sign, at most 1000.")
+            guard let paths = body.paths, paths.count <= 1000, paths.allSatisfy({ $0.count <= ObjectStorageService.maximumPathBytes }) else {
+                throw APIError(.badRequest, .badRequest, "paths must list the objects to sign: at most 1000, each at most \(ObjectStorageService.maximumPathBytes) characters.")
             }
             var items: [JSONValue] = []
             for path in paths {
@@ -93,7 +93,7 @@ struct StorageRoutes {
         }
         group.delete("object/:bucket") { request, context in
             var request = request
-            let body = try await request.decodeJSON(RemoveRequest.self)
+            let body = try await request.decodeJSON(RemoveRequest.self, limit: Self.listBodyLimit)
             let bucket = try context.parameters.require("bucket")
             let removed = try await context.withinDeadline { try await storage.remove(by: context.caller.userID, bucket: bucket, names: body.prefixes) }
             return JSONResponse(JSONValue.array(removed.map(Self.infoJSON)))
@@ -195,6 +195,9 @@ struct StorageRoutes {
     static func isUpsert(_ request: Request) -> Bool {
         request.headers[HTTPField.Name("x-upsert")!]?.lowercased() == "true"
     }
+
+    /// The body of a request that lists up to 1000 paths of up to 1024 bytes.
+    static let listBodyLimit = 1_100_000
 
     static let bucketsAreDeclared = APIError(
         .forbidden, .bucketsAreDeclared, "Buckets are declared in the server's schema file (buckets: {name: {public: false}}), not created or changed through the API."
