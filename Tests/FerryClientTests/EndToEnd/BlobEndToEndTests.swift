@@ -120,31 +120,11 @@ struct BlobEndToEndTests {
         }
     }
 
-    /// A file of `megabytes` MiB of varied bytes.
     static func file(megabytes: Int, seed: UInt8 = 0) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "ferry-blob-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: url.path(), contents: nil)
-        let handle = try FileHandle(forWritingTo: url)
-        defer { try? handle.close() }
-        var generator = SplitMix64(seed: UInt64(seed) + 1)
-        for _ in 0..<megabytes {
-            var chunk = Data(count: 1 << 20)
-            chunk.withUnsafeMutableBytes { bytes in
-                let words = bytes.bindMemory(to: UInt64.self)
-                for index in words.indices { words[index] = generator.next() }
-            }
-            try handle.write(contentsOf: chunk)
-        }
-        return url
+        try TestFiles.temporary(megabytes: megabytes, seed: UInt64(seed) + 1)
     }
 
-    static func hash(_ url: URL) throws -> String {
-        var hasher = ContentHasher()
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
-        return hasher.finalize()
-    }
+    static func hash(_ url: URL) throws -> String { try TestFiles.sha256(url) }
 }
 
 /// The real client, counting the blob bytes it sends, and failing like a dropped network after `failAfterChunks`.

@@ -10,33 +10,15 @@ struct SupabaseClientCompatibilityTests {
     static let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Compatibility/supabase_py_check.py").path()
 
-    static var isSupabasePyInstalled: Bool {
-        let probe = try? ChildProcess(
-            "python3", arguments: ["-c", "import supabase_auth"], environment: ProcessInfo.processInfo.environment,
-            standardOutput: .null, standardError: .null
-        )
-        return probe?.waitUntilExit() == 0
-    }
-
     @Test("supabase-py signs up, signs in, refreshes, updates and signs out unchanged", arguments: TestEngine.available)
     func supabasePy(_ engine: TestEngine) async throws {
-        guard Self.isSupabasePyInstalled else {
+        guard PythonCheck.canImport("supabase_auth") else {
             print("⚠︎ Skipping the supabase-py check: python3 cannot import supabase_auth (scripts/test.sh installs it from PyPI).")
             return
         }
         try await LiveServer.with(engine, configure: { $0.useFastPasswordHashing() }) { server in
-            let process = try ChildProcess(
-                "python3", arguments: [Self.script, server.baseURL.absoluteString, server.server.keys.anonKey],
-                environment: ProcessInfo.processInfo.environment, standardError: .inherit
-            )
-            // Read on a thread of its own: the pipe must drain while the script runs.
-            let text = await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(returning: String(decoding: process.standardOutput!.readDataToEndOfFile(), as: UTF8.self))
-                }
-            }
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(text)")
+            let (status, text) = try await PythonCheck.run(Self.script, arguments: [server.baseURL.absoluteString, server.server.keys.anonKey])
+            #expect(status == 0, "\(text)")
             #expect(text.contains("ok sign_out clears the session"), "\(text)")
         }
     }

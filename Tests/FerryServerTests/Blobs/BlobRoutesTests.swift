@@ -101,11 +101,7 @@ struct BlobRoutesTests {
         }
     }
 
-    static func hash(_ data: Data) -> String {
-        var hasher = ContentHasher()
-        hasher.update(data)
-        return hasher.finalize()
-    }
+    static func hash(_ data: Data) -> String { TestFiles.sha256(data) }
 
     static func path(_ space: UUID, _ hash: String) -> String {
         "/sync/v1/spaces/\(space.uuidString.lowercased())/blobs/\(hash)"

@@ -10,33 +10,16 @@ struct StorageCompatibilityTests {
     static let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Compatibility/storage3_check.py").path()
 
-    static var isStorage3Installed: Bool {
-        let probe = try? ChildProcess(
-            "python3", arguments: ["-c", "import storage3, supabase_auth"], environment: ProcessInfo.processInfo.environment,
-            standardOutput: .null, standardError: .null
-        )
-        return probe?.waitUntilExit() == 0
-    }
-
     @Test("storage3 uploads, downloads, signs, lists and removes in a schema bucket; another account is refused; a TUS upload in two halves completes",
           arguments: TestEngine.available)
     func storage3(_ engine: TestEngine) async throws {
-        guard Self.isStorage3Installed else {
+        guard PythonCheck.canImport("storage3, supabase_auth") else {
             print("⚠︎ Skipping the storage3 check: python3 cannot import storage3 (scripts/test.sh installs it from PyPI).")
             return
         }
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let process = try ChildProcess(
-                "python3", arguments: [Self.script, server.baseURL.absoluteString, server.server.keys.anonKey],
-                environment: ProcessInfo.processInfo.environment, standardError: .inherit
-            )
-            let text = await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(returning: String(decoding: process.standardOutput!.readDataToEndOfFile(), as: UTF8.self))
-                }
-            }
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(text)")
+            let (status, text) = try await PythonCheck.run(Self.script, arguments: [server.baseURL.absoluteString, server.server.keys.anonKey])
+            #expect(status == 0, "\(text)")
             #expect(text.contains("ok storage3"), "\(text)")
         }
     }
