@@ -72,7 +72,14 @@ struct BlobTransferRunner: Sendable {
         } catch let error as AuthError where error.isOffline || error.isSessionGone {
             throw error
         } catch let error as AuthError {
-            let permanent = [413, 422].contains(error.status ?? 0) || error.code == .blobTooLarge || error.code == .blobHashMismatch
+            // The server refused the request itself (too large, not a member or a viewer any more, malformed): trying
+            // again cannot help. Bytes that did not hash to the address may be another member's, who shares the
+            // upload: start over from 0 a few times first.
+            let status = error.status ?? 0
+            let mismatch = error.code == .blobHashMismatch
+            if mismatch { try store.confirmTransfer(transfer, at: 0) }
+            let permanent = mismatch ? transfer.attempts + 1 >= Self.hashMismatchAttempts
+                : (400..<500).contains(status) && ![408, 409, 425, 429].contains(status)
             let delay = backoff.delay(afterAttempt: transfer.attempts + 1, random: Double.random(in: 0..<1))
             try store.failTransfer(
                 transfer, error: "\(error.code): \(error.message)", retryAt: permanent ? nil : store.now().addingTimeInterval(Self.seconds(delay)),
@@ -84,6 +91,9 @@ struct BlobTransferRunner: Sendable {
             return false
         } catch let error as CancellationError {
             throw error
+        } catch let error as SyncError where !error.isRetryable {
+            try store.failTransfer(transfer, error: "\(error.code): \(error.message)", retryAt: nil, permanently: true)
+            return false
         } catch {
             try store.failTransfer(
                 transfer, error: "\(error)", retryAt: store.now().addingTimeInterval(Self.seconds(backoff.delay(afterAttempt: transfer.attempts + 1, random: 0.5))),
@@ -160,6 +170,9 @@ struct BlobTransferRunner: Sendable {
         }
         try store.moveIntoCache(partial, transfer.blob, sealed: try store.encryptedSpaces()[transfer.space] != nil)
     }
+
+    /// How many times an upload whose bytes did not match their hash starts over before it fails for good.
+    static let hashMismatchAttempts = 3
 
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

@@ -45,7 +45,7 @@ extension LocalStore {
         let type = contentType.flatMap { BlobReference.isValidContentType($0) ? $0 : nil } ?? BlobReference.defaultContentType
         let reference = BlobReference(sha256: hash, size: size, contentType: type)
         try Self.storeFailure("keep the attached file") {
-            try moveIntoCache(temporary, reference)
+            try moveIntoCache(temporary, reference, pinned: true)
         }
         return reference
     }
@@ -62,7 +62,7 @@ extension LocalStore {
             return BlobReference(sha256: try Self.hashFile(temporary), size: size)
         }
         try Self.storeFailure("keep the attached file") {
-            try moveIntoCache(temporary, reference, sealed: true)
+            try moveIntoCache(temporary, reference, sealed: true, pinned: true)
             // This device's own reads need no decryption.
             try? FileManager.default.createDirectory(at: plainDirectory, withIntermediateDirectories: true)
             try? FileManager.default.removeItem(at: plainURL(reference.sha256))
@@ -101,7 +101,8 @@ extension LocalStore {
     func partialURL(_ transfer: BlobTransfer) -> URL { blobDirectory.appending(path: "\(transfer.blob.sha256).partial") }
 
     /// Moves a checked file into the cache under its hash and indexes it.
-    func moveIntoCache(_ file: URL, _ reference: BlobReference, sealed: Bool = false) throws {
+    /// - Parameter pinned: an attached file, kept from eviction until its upload finishes.
+    func moveIntoCache(_ file: URL, _ reference: BlobReference, sealed: Bool = false, pinned: Bool = false) throws {
         let target = cacheURL(reference.sha256)
         if FileManager.default.fileExists(atPath: target.path()) {
             try? FileManager.default.removeItem(at: file)
@@ -111,10 +112,10 @@ extension LocalStore {
         try write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO ferry_blob_cache (sha256, size, sealed, last_access_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (sha256) DO UPDATE SET last_access_at = excluded.last_access_at
+                    INSERT INTO ferry_blob_cache (sha256, size, sealed, pinned, last_access_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (sha256) DO UPDATE SET last_access_at = excluded.last_access_at, pinned = MAX(pinned, excluded.pinned)
                     """,
-                arguments: [reference.sha256, reference.size, sealed, Timestamp.format(now())]
+                arguments: [reference.sha256, reference.size, sealed, pinned, Timestamp.format(now())]
             )
         }
     }
@@ -169,9 +170,12 @@ extension LocalStore {
         }
     }
 
-    /// Removes a finished transfer.
+    /// Removes a finished transfer; a finished upload's file may be evicted from then on (the server holds it).
     func finishTransfer(_ transfer: BlobTransfer) throws {
         try write { db in
+            if transfer.direction == .upload {
+                try db.execute(sql: "UPDATE ferry_blob_cache SET pinned = 0 WHERE sha256 = ?", arguments: [transfer.blob.sha256])
+            }
             try db.execute(
                 sql: "DELETE FROM ferry_blob_transfers WHERE space = ? AND sha256 = ? AND direction = ?",
                 arguments: [Self.text(transfer.space), transfer.blob.sha256, transfer.direction.rawValue]
@@ -208,7 +212,7 @@ extension LocalStore {
     }
 
     /// Deletes least-recently-used cached files the server holds until the cache is at most `limit` bytes. Files
-    /// waiting for upload are never evicted.
+    /// attached on this device are never evicted before their upload finishes.
     @discardableResult
     public func evictBlobs(toFit limit: Int64) throws -> Int {
         let victims: [(String, Int64)] = try read { db in
@@ -217,7 +221,7 @@ extension LocalStore {
             var chosen: [(String, Int64)] = []
             let rows = try Row.fetchAll(db, sql: """
                 SELECT sha256, size FROM ferry_blob_cache
-                WHERE sha256 NOT IN (SELECT sha256 FROM ferry_blob_transfers WHERE direction = 'upload' AND failed = 0)
+                WHERE pinned = 0 AND sha256 NOT IN (SELECT sha256 FROM ferry_blob_transfers WHERE direction = 'upload' AND failed = 0)
                 ORDER BY last_access_at
                 """)
             for row in rows where total > limit {

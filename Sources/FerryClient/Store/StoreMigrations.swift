@@ -28,6 +28,7 @@ enum StoreMigrations {
           sha256 TEXT PRIMARY KEY NOT NULL,
           size INTEGER NOT NULL,
           sealed INTEGER NOT NULL DEFAULT 0,
+          pinned INTEGER NOT NULL DEFAULT 0,
           last_access_at TEXT NOT NULL
         ) STRICT;
         CREATE TABLE ferry_blob_transfers (

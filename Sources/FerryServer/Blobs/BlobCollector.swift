@@ -38,7 +38,9 @@ struct BlobCollector: Service {
                     deleted += 1
                 }
             }
-            let uploads = try await store.discardUploads(writtenBefore: now.addingTimeInterval(-Self.seconds(limits.uploadRetention)))
+            let uploadCutoff = now.addingTimeInterval(-Self.seconds(limits.uploadRetention))
+            for id in try await objects.deleteResumableUploads(createdBefore: uploadCutoff) { try? await store.discard(id) }
+            let uploads = try await store.discardUploads(writtenBefore: uploadCutoff)
             if deleted + uploads > 0 {
                 logger.info("collected blobs", metadata: ["ferry.blob.deleted": "\(deleted)", "ferry.blob.uploads_discarded": "\(uploads)"])
             }

@@ -78,11 +78,14 @@ protocol BlobStore: Sendable {
     func seal(_ id: UploadID) async throws -> Int64
     /// Hashes a complete upload and stores it as a blob of `space`, checking the hash against `expected` when given
     /// (a mismatch discards the upload). Returns the blob's key; completing an upload whose blob exists just closes it.
+    /// No append to the upload runs meanwhile: the bytes hashed are the bytes stored.
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey
     /// Drops an upload and its bytes.
     func discard(_ id: UploadID) async throws
     /// A blob's bytes from `offset` on, read as they are sent.
     func read(_ key: BlobKey, from offset: Int64) async throws -> any AsyncSequence<ByteBuffer, any Error> & Sendable
+    /// Marks a blob as used now, so collection, which deletes only blobs stored before the retention, keeps it.
+    func touch(_ key: BlobKey) async throws
     /// Deletes a blob (nothing when it is gone already).
     func delete(_ key: BlobKey) async throws
     /// The blobs stored before `cutoff`: candidates for collection.

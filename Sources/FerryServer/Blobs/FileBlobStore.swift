@@ -34,10 +34,20 @@ final class FileBlobStore: BlobStore {
         return UploadProgress(length: length, received: Self.fileSize(uploadPath(id)) ?? 0)
     }
 
-    func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
-    where Body.Element == ByteBuffer {
+    /// Runs `body` while no other request writes, completes or discards upload `id` (``BlobStoreError/busy`` otherwise).
+    private func exclusively<Result>(_ id: UploadID, _ body: () async throws -> Result) async throws -> Result {
         guard writing.withLock({ $0.insert(id.text).inserted }) else { throw BlobStoreError.busy }
         defer { _ = writing.withLock { $0.remove(id.text) } }
+        return try await body()
+    }
+
+    func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
+    where Body.Element == ByteBuffer {
+        try await exclusively(id) { try await appendExclusively(id, length: length, at: offset, body: body) }
+    }
+
+    private func appendExclusively<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
+    where Body.Element == ByteBuffer {
         if let declared = try declaredLength(id) {
             guard declared == length else { throw BlobStoreError.lengthMismatch(declared: declared) }
         } else {
@@ -64,13 +74,19 @@ final class FileBlobStore: BlobStore {
     }
 
     func seal(_ id: UploadID) async throws -> Int64 {
-        guard try declaredLength(id) != nil else { throw BlobStoreError.uploadNotFound }
-        let received = Self.fileSize(uploadPath(id)) ?? 0
-        try OwnerOnlyFile.write(Data(String(received).utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
-        return received
+        try await exclusively(id) {
+            guard try declaredLength(id) != nil else { throw BlobStoreError.uploadNotFound }
+            let received = Self.fileSize(uploadPath(id)) ?? 0
+            try OwnerOnlyFile.write(Data(String(received).utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
+            return received
+        }
     }
 
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
+        try await exclusively(id) { try await completeExclusively(id, space: space, expected: expected) }
+    }
+
+    private func completeExclusively(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
         guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
         let path = uploadPath(id)
         var hasher = ContentHasher()
@@ -79,21 +95,31 @@ final class FileBlobStore: BlobStore {
         }
         let hash = hasher.finalize()
         if let expected, expected != hash {
-            try await discard(id)
+            removeUpload(id)
             throw BlobStoreError.hashMismatch
         }
         let key = BlobKey(space: space, sha256: hash)
         try OwnerOnlyPath.folder("\(root)/blobs/\(space.lowercasedText)")
         if Self.fileSize(blobPath(key)) == nil {
             guard rename(path, blobPath(key)) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        } else {
+            try await touch(key)
         }
-        try await discard(id)
+        removeUpload(id)
         return key
     }
 
     func discard(_ id: UploadID) async throws {
+        try await exclusively(id) { removeUpload(id) }
+    }
+
+    private func removeUpload(_ id: UploadID) {
         unlink(uploadPath(id))
         unlink(uploadPath(id) + ".length")
+    }
+
+    func touch(_ key: BlobKey) async throws {
+        _ = utime(blobPath(key), nil)
     }
 
     func read(_ key: BlobKey, from offset: Int64) async throws -> any AsyncSequence<ByteBuffer, any Error> & Sendable {
@@ -120,8 +146,10 @@ final class FileBlobStore: BlobStore {
     func discardUploads(writtenBefore cutoff: Date) async throws -> Int {
         var count = 0
         for name in (try? FileManager.default.contentsOfDirectory(atPath: root + "/uploads")) ?? [] where !name.hasSuffix(".length") {
-            guard let id = UploadID(parsing: name), let modified = Self.modificationDate(uploadPath(id)), modified < cutoff else { continue }
-            try await discard(id)
+            guard let id = UploadID(parsing: name), let modified = Self.modificationDate(uploadPath(id) + ".length"), modified < cutoff,
+                  (Self.modificationDate(uploadPath(id)) ?? modified) < cutoff
+            else { continue }
+            try? await discard(id)
             count += 1
         }
         return count
@@ -158,10 +186,17 @@ struct FileChunks: AsyncSequence, Sendable {
     let path: String
     let offset: Int64
 
+    /// An open file, closed when the last reader lets go of it (a client that disconnects mid-download included).
+    final class Descriptor {
+        let value: Int32
+        init(_ value: Int32) { self.value = value }
+        deinit { close(value) }
+    }
+
     struct AsyncIterator: AsyncIteratorProtocol {
         let path: String
         var offset: Int64
-        var descriptor: Int32?
+        var descriptor: Descriptor?
         var finished = false
 
         mutating func next() async throws -> ByteBuffer? {
@@ -169,14 +204,15 @@ struct FileChunks: AsyncSequence, Sendable {
             if descriptor == nil {
                 let opened = open(path, O_RDONLY)
                 guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ENOENT) }
-                descriptor = opened
+                descriptor = Descriptor(opened)
             }
+            let file = descriptor!.value
             var buffer = ByteBufferAllocator().buffer(capacity: FileBlobStore.chunkSize)
             let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileBlobStore.chunkSize) { bytes in
-                Swift.max(0, pread(descriptor!, bytes.baseAddress!, FileBlobStore.chunkSize, off_t(offset)))
+                Swift.max(0, pread(file, bytes.baseAddress!, FileBlobStore.chunkSize, off_t(offset)))
             }
             if count == 0 {
-                close(descriptor!)
+                descriptor = nil
                 finished = true
                 return nil
             }

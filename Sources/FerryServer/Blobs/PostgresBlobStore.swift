@@ -103,37 +103,43 @@ struct PostgresBlobStore: BlobStore {
     }
 
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
-        guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
-        var hasher = ContentHasher()
-        var position: Int64 = 0
-        while position < progress.length {
-            let rows = try await client.query(
-                "SELECT data FROM ferry_blob_upload_parts WHERE upload_id = \(id.text) AND part_offset = \(position)", logger: logger
-            )
-            var found = false
-            for try await data in rows.decode(ByteBuffer.self) {
-                data.withUnsafeReadableBytes { hasher.update($0) }
-                position += Int64(data.readableBytes)
-                found = true
-            }
-            guard found else { throw BlobStoreError.uploadNotFound }
-        }
-        let hash = hasher.finalize()
-        if let expected, expected != hash {
-            try await discard(id)
-            throw BlobStoreError.hashMismatch
-        }
         let logger = self.logger
-        try await client.withTransaction(logger: logger) { connection in
+        // One transaction holding the upload's row: an append waits for it, then finds the upload gone (busy).
+        let outcome: Result<BlobKey, BlobStoreError> = try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                "SELECT length, received FROM ferry_blob_uploads WHERE id = \(id.text) FOR UPDATE", logger: logger
+            )
+            var progress: UploadProgress?
+            for try await (length, received) in rows.decode((Int64, Int64).self) { progress = UploadProgress(length: length, received: received) }
+            guard let progress, progress.isComplete else { return .failure(.uploadNotFound) }
+            var hasher = ContentHasher()
+            var position: Int64 = 0
+            while position < progress.length {
+                let part = try await connection.query(
+                    "SELECT data FROM ferry_blob_upload_parts WHERE upload_id = \(id.text) AND part_offset = \(position)", logger: logger
+                )
+                var found = false
+                for try await data in part.decode(ByteBuffer.self) {
+                    data.withUnsafeReadableBytes { hasher.update($0) }
+                    position += Int64(data.readableBytes)
+                    found = true
+                }
+                guard found else { return .failure(.uploadNotFound) }
+            }
+            let hash = hasher.finalize()
+            if let expected, expected != hash {
+                try await connection.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+                return .failure(.hashMismatch)
+            }
             let inserted = try await connection.query(
                 """
                 INSERT INTO ferry_blobs (space_id, sha256, size, created_at) VALUES (\(space), \(hash), \(progress.length), now())
-                ON CONFLICT DO NOTHING RETURNING size
+                ON CONFLICT (space_id, sha256) DO UPDATE SET created_at = now() RETURNING (xmax = 0)
                 """,
                 logger: logger
             )
             var isNew = false
-            for try await _ in inserted.decode(Int64.self) { isNew = true }
+            for try await fresh in inserted.decode(Bool.self) { isNew = fresh }
             if isNew {
                 try await connection.query(
                     """
@@ -144,8 +150,9 @@ struct PostgresBlobStore: BlobStore {
                 )
             }
             try await connection.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+            return .success(BlobKey(space: space, sha256: hash))
         }
-        return BlobKey(space: space, sha256: hash)
+        return try outcome.get()
     }
 
     func discard(_ id: UploadID) async throws {
@@ -172,6 +179,10 @@ struct PostgresBlobStore: BlobStore {
             return data.getSlice(at: data.readerIndex + skip, length: data.readableBytes - skip)
         }
         return nil
+    }
+
+    func touch(_ key: BlobKey) async throws {
+        try await client.query("UPDATE ferry_blobs SET created_at = now() WHERE space_id = \(key.space) AND sha256 = \(key.sha256)", logger: logger)
     }
 
     func delete(_ key: BlobKey) async throws {

@@ -15,7 +15,7 @@ enum BlobResponse {
         eTag: String, cacheControl: String, sent: Counter, extraHeaders: HTTPFields = [:]
     ) -> Response {
         let start = range?.start ?? 0
-        let end = min(range?.end.map { $0 + 1 } ?? size, size)
+        let end = (range?.end.map { min($0, size - 1) } ?? (size - 1)) + 1
         var headers = extraHeaders
         headers[.contentType] = contentType
         headers[.contentLength] = "\(max(0, end - start))"
@@ -25,7 +25,8 @@ enum BlobResponse {
         if range != nil { headers[.contentRange] = "bytes \(start)-\(max(start, end) - 1)/\(size)" }
         return Response(status: range == nil ? .ok : .partialContent, headers: headers, body: ResponseBody { writer in
             var remaining = end - start
-            for try await var buffer in bytes where remaining > 0 {
+            for try await var buffer in bytes {
+                if remaining <= 0 { break }
                 if buffer.readableBytes > remaining { buffer = buffer.getSlice(at: buffer.readerIndex, length: Int(remaining))! }
                 remaining -= Int64(buffer.readableBytes)
                 sent.increment(by: Int64(buffer.readableBytes))

@@ -45,6 +45,8 @@ protocol ObjectCatalog: Sendable {
     func saveResumableUpload(_ upload: ResumableUpload) async throws
     func resumableUpload(id: UploadID) async throws -> ResumableUpload?
     func deleteResumableUpload(id: UploadID) async throws
+    /// Drops TUS uploads created before `cutoff`; returns their ids (their bytes go with them).
+    func deleteResumableUploads(createdBefore cutoff: Date) async throws -> [UploadID]
     /// The blobs objects point at: blob collection keeps them.
     func objectBlobs() async throws -> Set<BlobKey>
 }

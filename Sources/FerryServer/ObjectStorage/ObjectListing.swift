@@ -35,11 +35,17 @@ struct ObjectListing: Sendable {
         if let first = folder.split(separator: "/").first {
             guard let space = UUID(uuidString: String(first)), try await storage.blobs.role(of: user, in: space) != nil else { return [] }
         }
-        let member = Set(try await storage.blobs.spaces.spaces(userID: user).map(\.id))
         var files: [StoredObject] = []
         var folders: Set<String> = []
-        for object in try await storage.catalog.objects(bucket: bucket, prefix: prefix, limit: ObjectStorageService.listingScanLimit)
-        where member.contains(object.space) {
+        if prefix.isEmpty {
+            // The root: the caller's spaces that hold objects, one probe each (never another space's objects).
+            for space in try await storage.blobs.spaces.spaces(userID: user) {
+                if try await !storage.catalog.objects(bucket: bucket, prefix: space.id.lowercased + "/", limit: 1).isEmpty {
+                    folders.insert(space.id.lowercased)
+                }
+            }
+        }
+        for object in try await prefix.isEmpty ? [] : storage.catalog.objects(bucket: bucket, prefix: prefix, limit: ObjectStorageService.listingScanLimit) {
             let rest = object.name.dropFirst(prefix.count)
             if let slash = rest.firstIndex(of: "/") {
                 folders.insert(String(rest[..<slash]))

@@ -77,6 +77,10 @@ struct BlobRoutesTests {
             #expect(try await stranger.request("GET", path).status == 404)
             #expect(try await stranger.request("HEAD", path).status == 404)
             #expect(try await owner.request("GET", path, headers: ["Range": "bytes=99-"]).status == 416)
+            #expect(try await owner.request("GET", path, headers: ["Range": "bytes=\(bytes.count)-"]).status == 416, "a range must start within the blob")
+            let huge = try await owner.request("GET", path, headers: ["Range": "bytes=0-9223372036854775807"])
+            #expect(huge.status == 206 && huge.body == bytes, "an end past the blob (even Int64.max) is cut to the blob")
+            #expect(try await owner.request("GET", path, headers: ["Range": "bytes=5-2"]).status == 416)
         }
     }
 

@@ -67,13 +67,19 @@ struct ResumableUploadRoutes {
                 throw APIError(.badRequest, .badRequest, "Upload-Offset must be where the body starts (HEAD says where the upload stands).")
             }
             let upload = try await Self.upload(context, storage)
+            // Membership is checked again: someone removed from the space, or made a viewer, cannot go on.
+            _ = try await context.withinDeadline {
+                try await storage.checkWritable(by: upload.owner, bucket: try storage.bucket(upload.bucket), name: upload.name)
+            }
             let received: Int64
             do {
                 received = try await storage.blobs.store.append(
                     upload.id, length: upload.length, at: offset, body: CountedBytes(base: request.body, counter: storage.blobs.metrics.received)
                 )
             } catch BlobStoreError.beyondLength {
-                throw APIError(.contentTooLarge, .payloadTooLarge, "The body carries more bytes than Upload-Length leaves.")
+                try? await storage.blobs.store.discard(upload.id)
+                try? await storage.catalog.deleteResumableUpload(id: upload.id)
+                throw APIError(.contentTooLarge, .payloadTooLarge, "The body carries more bytes than Upload-Length leaves, so the upload was discarded.")
             } catch let error as BlobStoreError {
                 throw BlobService.apiError(error)
             }

@@ -155,7 +155,7 @@ struct StorageRoutes {
 
     private static func download(_ object: StoredObject, _ request: Request, _ storage: ObjectStorageService) async throws -> Response {
         let range = try ByteRange(header: request.headers[.range])
-        guard (range?.start ?? 0) <= object.size else {
+        guard (range?.start ?? 0) < object.size || (range?.start ?? 0) == 0 else {
             throw APIError(.rangeNotSatisfiable, .badRequest, "The object has \(object.size) bytes; a range must start within them.", headers: [.contentRange: "bytes */\(object.size)"])
         }
         let bytes = try await storage.blobs.store.read(object.blob, from: range?.start ?? 0)

@@ -38,7 +38,7 @@ extension PostgresStorage: ObjectCatalog {
         try await Self.objects(try await client.query(
             """
             SELECT \(unescaped: Self.objectColumns) FROM ferry_objects
-            WHERE bucket = \(bucket) AND left(name, \(Int32(prefix.count))) = \(prefix) ORDER BY name COLLATE "C" LIMIT \(limit)
+            WHERE bucket = \(bucket) AND left(name, \(Int32(prefix.unicodeScalars.count))) = \(prefix) ORDER BY name COLLATE "C" LIMIT \(limit)
             """,
             logger: logger
         ))
@@ -74,6 +74,13 @@ extension PostgresStorage: ObjectCatalog {
 
     func deleteResumableUpload(id: UploadID) async throws {
         try await client.query("DELETE FROM ferry_object_uploads WHERE id = \(id.text)", logger: logger)
+    }
+
+    func deleteResumableUploads(createdBefore cutoff: Date) async throws -> [UploadID] {
+        let rows = try await client.query("DELETE FROM ferry_object_uploads WHERE created_at < \(cutoff) RETURNING id", logger: logger)
+        var ids: [UploadID] = []
+        for try await id in rows.decode(String.self) { if let id = UploadID(parsing: id) { ids.append(id) } }
+        return ids
     }
 
     func objectBlobs() async throws -> Set<BlobKey> {

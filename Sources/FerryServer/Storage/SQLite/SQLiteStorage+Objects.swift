@@ -49,7 +49,7 @@ extension SQLiteStorage: ObjectCatalog {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM ferry_objects WHERE bucket = ? AND substr(name, 1, ?) = ? ORDER BY name LIMIT ?",
-                arguments: [bucket, prefix.count, prefix, limit]
+                arguments: [bucket, prefix.unicodeScalars.count, prefix, limit]
             ).compactMap(Self.object)
         }
     }
@@ -83,6 +83,14 @@ extension SQLiteStorage: ObjectCatalog {
 
     func deleteResumableUpload(id: UploadID) async throws {
         try await pool.write { db in try db.execute(sql: "DELETE FROM ferry_object_uploads WHERE id = ?", arguments: [id.text]) }
+    }
+
+    func deleteResumableUploads(createdBefore cutoff: Date) async throws -> [UploadID] {
+        try await pool.write { db in
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM ferry_object_uploads WHERE created_at < ?", arguments: [Timestamp.format(cutoff)])
+            try db.execute(sql: "DELETE FROM ferry_object_uploads WHERE created_at < ?", arguments: [Timestamp.format(cutoff)])
+            return ids.compactMap(UploadID.init(parsing:))
+        }
     }
 
     func objectBlobs() async throws -> Set<BlobKey> {
