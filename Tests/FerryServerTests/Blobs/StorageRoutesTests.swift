@@ -1,0 +1,55 @@
+import FerryCore
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// `/storage/v1` beyond what storage3 drives: public buckets, raw bodies, bucket declarations, listing the root.
+@Suite("Storage: public buckets and listings")
+struct StorageRoutesTests {
+    static let schema = """
+        version: 1
+        collections:
+          notes:
+            fields:
+              text: text
+        buckets:
+          covers: { public: true, allowed_mime_types: ["image/*"] }
+          private-audio: {}
+        """
+
+    @Test("a public bucket serves anyone, a private one nobody without a session; the root lists only the caller's spaces", arguments: TestEngine.available)
+    func publicAndPrivate(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
+            let owner = try await SyncDevice.signUp(server, "owner")
+            let other = try await SyncDevice.signUp(server, "other")
+            let user = owner.userID.uuidString.lowercased()
+            let png = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0) })
+
+            let raw = try await owner.request("POST", "/storage/v1/object/covers/\(user)/art/cover.png", headers: ["Content-Type": "image/png"], body: png)
+            #expect(try raw.status == 200 && (raw.json()["Key"] as? String) == "covers/\(user)/art/cover.png", "a raw body uploads")
+            let refused = try await owner.request("POST", "/storage/v1/object/covers/\(user)/notes.txt", headers: ["Content-Type": "text/plain"], body: Data("x".utf8))
+            #expect(refused.status == 415)
+
+            let open = try await HTTPClient.send("GET", server.url("/storage/v1/object/public/covers/\(user)/art/cover.png"))
+            #expect(open.status == 200 && open.body == png && open.header("Content-Type") == "image/png", "anyone reads a public bucket")
+            let ranged = try await HTTPClient.send("GET", server.url("/storage/v1/object/public/covers/\(user)/art/cover.png"), headers: ["Range": "bytes=4990-"])
+            #expect(ranged.status == 206 && ranged.body == png.suffix(10))
+
+            _ = try await owner.request("POST", "/storage/v1/object/private-audio/\(user)/a.m4a", headers: ["Content-Type": "audio/mp4"], body: png)
+            let closed = try await HTTPClient.send("GET", server.url("/storage/v1/object/public/private-audio/\(user)/a.m4a"))
+            #expect(try closed.status == 404 && (closed.json()["statusCode"] as? String) == "404", "a private bucket has no public URLs")
+            let anonymous = try await HTTPClient.send("GET", server.url("/storage/v1/object/private-audio/\(user)/a.m4a"))
+            #expect(anonymous.status == 401)
+
+            let root = try await owner.request("POST", "/storage/v1/object/list/covers", headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+            let names = (try JSONSerialization.jsonObject(with: root.body) as? [[String: Any]])?.map { $0["name"] as? String }
+            #expect(names == [user], "the root lists the caller's spaces that hold objects")
+            let strangers = try await other.request("POST", "/storage/v1/object/list/covers", headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+            #expect((try JSONSerialization.jsonObject(with: strangers.body) as? [Any])?.isEmpty == true, "another account sees none of them")
+
+            #expect(try await owner.request("POST", "/storage/v1/bucket", headers: ["Content-Type": "application/json"], body: Data("{\"name\":\"x\"}".utf8)).status == 403)
+            #expect(try await owner.request("GET", "/storage/v1/bucket/nope").status == 404)
+        }
+    }
+}
