@@ -12,10 +12,14 @@ struct BenchmarkOptions {
     var isRealtime = false
     var devices = 1_000
     var writes = 5
+    /// `--blobs`: the blob benchmark, with a file of `megabytes` MiB.
+    var isBlobs = false
+    var megabytes = 256
 
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
                ferry-benchmark --realtime [--devices N] [--writes K] [--postgres URL] [--json]
+               ferry-benchmark --blobs [--megabytes M] [--postgres URL] [--json]
         """
 
     static func parse(_ arguments: [String]) -> BenchmarkOptions {
@@ -41,6 +45,8 @@ struct BenchmarkOptions {
             case "--realtime": options.isRealtime = true
             case "--devices": options.devices = number(argument, minimum: 1)
             case "--writes": options.writes = number(argument, minimum: 1)
+            case "--blobs": options.isBlobs = true
+            case "--megabytes": options.megabytes = number(argument, minimum: 1)
             case "-h", "--help":
                 print(usage)
                 exit(0)

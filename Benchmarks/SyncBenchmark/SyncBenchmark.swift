@@ -43,6 +43,13 @@ struct SyncBenchmark {
         } else {
             engine = .sqlite
         }
+        if options.isBlobs {
+            progress("ferry-benchmark --blobs: \(options.megabytes) MiB, server on \(engine)")
+            let results = try await BlobBenchmark.run(options, engine: engine)
+            print(results.table)
+            if options.isJSON { print(results.json) }
+            return
+        }
         if options.isRealtime {
             progress("ferry-benchmark --realtime: \(options.devices) devices, server on \(engine)")
             let results = try await RealtimeBenchmark.run(options, engine: engine)

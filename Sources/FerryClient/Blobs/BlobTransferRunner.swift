@@ -145,8 +145,15 @@ struct BlobTransferRunner: Sendable {
         }
         let handle = try FileHandle(forWritingTo: partial)
         defer { try? handle.close() }
-        // What the partial file holds is where the download resumes: it was written before it was confirmed.
+        // What the partial file holds is where the download resumes: it was written before it was confirmed. The hash
+        // runs as the bytes arrive (after the held prefix is read once), so the file is not read again at the end.
         var offset = Int64(try handle.seekToEnd())
+        var hasher = ContentHasher()
+        if offset > 0 {
+            let prefix = try FileHandle(forReadingFrom: partial)
+            defer { try? prefix.close() }
+            while let chunk = try prefix.read(upToCount: LocalStore.blobChunkSize), !chunk.isEmpty { hasher.update(chunk) }
+        }
         status.current = transfer.blob
         while offset < transfer.blob.size {
             try Task.checkCancellation()
@@ -156,6 +163,7 @@ struct BlobTransferRunner: Sendable {
                 throw SyncError(code: .blobUnavailable, message: "The server sent \(chunk.count) bytes for a range of \(length).", isRetryable: true)
             }
             try handle.write(contentsOf: chunk)
+            hasher.update(chunk)
             offset += Int64(chunk.count)
             status.bytes += Int64(chunk.count)
             status.currentDone = offset
@@ -163,7 +171,7 @@ struct BlobTransferRunner: Sendable {
             await progress(status)
         }
         try handle.synchronize()
-        guard try LocalStore.hashFile(partial) == transfer.blob.sha256 else {
+        guard hasher.finalize() == transfer.blob.sha256 else {
             try? FileManager.default.removeItem(at: partial)
             try store.confirmTransfer(transfer, at: 0)
             throw SyncError(code: .blobUnavailable, message: "The downloaded bytes of \(transfer.blob) do not match its hash; downloading again.", isRetryable: true)

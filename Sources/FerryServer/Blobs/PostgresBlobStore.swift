@@ -7,10 +7,10 @@ import PostgresNIO
 
 /// Blobs in PostgreSQL, so every instance of a scaled-out server reads what any of them received.
 ///
-/// Bytes are kept in parts of ``partSize`` (`ferry_blob_parts`, `ferry_blob_upload_parts`): each part of an upload is
-/// written with the upload's new offset in one transaction, guarded by the old one, so a body that breaks off keeps
-/// every whole part and two instances writing one upload cannot interleave. Completing copies the parts inside the
-/// database; reading fetches one part per step.
+/// Bytes are kept in parts of ``partSize`` in `ferry_blob_parts`, under a content id: an upload's while it runs, which
+/// its blob takes over when it completes, so every byte is written once. Each part of an upload is written with the
+/// upload's new offset in one transaction, guarded by the old one, so a body that breaks off keeps every whole part and
+/// two instances writing one upload cannot interleave. Reading fetches one part per step.
 struct PostgresBlobStore: BlobStore {
     let client: PostgresClient
     let logger: Logger
@@ -37,7 +37,7 @@ struct PostgresBlobStore: BlobStore {
     where Body.Element == ByteBuffer {
         try await client.query(
             """
-            INSERT INTO ferry_blob_uploads (id, length, received, updated_at) VALUES (\(id.text), \(length), 0, now())
+            INSERT INTO ferry_blob_uploads (id, content_id, length, received, updated_at) VALUES (\(id.text), \(UUID()), \(length), 0, now())
             ON CONFLICT (id) DO NOTHING
             """,
             logger: logger
@@ -83,14 +83,14 @@ struct PostgresBlobStore: BlobStore {
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
-                "UPDATE ferry_blob_uploads SET received = \(end), updated_at = now() WHERE id = \(id.text) AND received = \(offset) RETURNING received",
+                "UPDATE ferry_blob_uploads SET received = \(end), updated_at = now() WHERE id = \(id.text) AND received = \(offset) RETURNING content_id",
                 logger: logger
             )
-            var moved = false
-            for try await _ in rows.decode(Int64.self) { moved = true }
-            guard moved else { throw BlobStoreError.busy }
+            var content: UUID?
+            for try await id in rows.decode(UUID.self) { content = id }
+            guard let content else { throw BlobStoreError.busy }
             try await connection.query(
-                "INSERT INTO ferry_blob_upload_parts (upload_id, part_offset, data) VALUES (\(id.text), \(offset), \(part))", logger: logger
+                "INSERT INTO ferry_blob_parts (content_id, part_offset, data) VALUES (\(content), \(offset), \(part))", logger: logger
             )
             return end
         }
@@ -107,16 +107,20 @@ struct PostgresBlobStore: BlobStore {
         // One transaction holding the upload's row: an append waits for it, then finds the upload gone (busy).
         let outcome: Result<BlobKey, BlobStoreError> = try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
-                "SELECT length, received FROM ferry_blob_uploads WHERE id = \(id.text) FOR UPDATE", logger: logger
+                "SELECT length, received, content_id FROM ferry_blob_uploads WHERE id = \(id.text) FOR UPDATE", logger: logger
             )
             var progress: UploadProgress?
-            for try await (length, received) in rows.decode((Int64, Int64).self) { progress = UploadProgress(length: length, received: received) }
+            var content = UUID()
+            for try await (length, received, contentID) in rows.decode((Int64, Int64, UUID).self) {
+                progress = UploadProgress(length: length, received: received)
+                content = contentID
+            }
             guard let progress, progress.isComplete else { return .failure(.uploadNotFound) }
             var hasher = ContentHasher()
             var position: Int64 = 0
             while position < progress.length {
                 let part = try await connection.query(
-                    "SELECT data FROM ferry_blob_upload_parts WHERE upload_id = \(id.text) AND part_offset = \(position)", logger: logger
+                    "SELECT data FROM ferry_blob_parts WHERE content_id = \(content) AND part_offset = \(position)", logger: logger
                 )
                 var found = false
                 for try await data in part.decode(ByteBuffer.self) {
@@ -128,35 +132,43 @@ struct PostgresBlobStore: BlobStore {
             }
             let hash = hasher.finalize()
             if let expected, expected != hash {
-                try await connection.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+                try await Self.dropUpload(id, content, connection, logger)
                 return .failure(.hashMismatch)
             }
+            // The blob takes the upload's parts over; when the space holds it already, they are dropped instead.
             let inserted = try await connection.query(
                 """
-                INSERT INTO ferry_blobs (space_id, sha256, size, created_at) VALUES (\(space), \(hash), \(progress.length), now())
-                ON CONFLICT (space_id, sha256) DO UPDATE SET created_at = now() RETURNING (xmax = 0)
+                INSERT INTO ferry_blobs (space_id, sha256, size, content_id, created_at) VALUES (\(space), \(hash), \(progress.length), \(content), now())
+                ON CONFLICT (space_id, sha256) DO UPDATE SET created_at = now() RETURNING content_id
                 """,
                 logger: logger
             )
-            var isNew = false
-            for try await fresh in inserted.decode(Bool.self) { isNew = fresh }
-            if isNew {
-                try await connection.query(
-                    """
-                    INSERT INTO ferry_blob_parts (space_id, sha256, part_offset, data)
-                    SELECT \(space), \(hash), part_offset, data FROM ferry_blob_upload_parts WHERE upload_id = \(id.text)
-                    """,
-                    logger: logger
-                )
+            var kept = content
+            for try await contentID in inserted.decode(UUID.self) { kept = contentID }
+            if kept == content {
+                try await connection.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+            } else {
+                try await Self.dropUpload(id, content, connection, logger)
             }
-            try await connection.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
             return .success(BlobKey(space: space, sha256: hash))
         }
         return try outcome.get()
     }
 
     func discard(_ id: UploadID) async throws {
-        try await client.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+        try await client.query(
+            """
+            WITH gone AS (DELETE FROM ferry_blob_uploads WHERE id = \(id.text) RETURNING content_id)
+            DELETE FROM ferry_blob_parts WHERE content_id IN (SELECT content_id FROM gone)
+            """,
+            logger: logger
+        )
+    }
+
+    /// Deletes an upload and its parts within a transaction.
+    private static func dropUpload(_ id: UploadID, _ content: UUID, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("DELETE FROM ferry_blob_uploads WHERE id = \(id.text)", logger: logger)
+        try await connection.query("DELETE FROM ferry_blob_parts WHERE content_id = \(content)", logger: logger)
     }
 
     func read(_ key: BlobKey, from offset: Int64) async throws -> any AsyncSequence<ByteBuffer, any Error> & Sendable {
@@ -167,9 +179,9 @@ struct PostgresBlobStore: BlobStore {
     fileprivate func part(_ key: BlobKey, at position: Int64) async throws -> ByteBuffer? {
         let rows = try await client.query(
             """
-            SELECT part_offset, data FROM ferry_blob_parts
-            WHERE space_id = \(key.space) AND sha256 = \(key.sha256) AND part_offset <= \(position)
-            ORDER BY part_offset DESC LIMIT 1
+            SELECT p.part_offset, p.data FROM ferry_blobs b JOIN ferry_blob_parts p ON p.content_id = b.content_id
+            WHERE b.space_id = \(key.space) AND b.sha256 = \(key.sha256) AND p.part_offset <= \(position)
+            ORDER BY p.part_offset DESC LIMIT 1
             """,
             logger: logger
         )
@@ -186,7 +198,13 @@ struct PostgresBlobStore: BlobStore {
     }
 
     func delete(_ key: BlobKey) async throws {
-        try await client.query("DELETE FROM ferry_blobs WHERE space_id = \(key.space) AND sha256 = \(key.sha256)", logger: logger)
+        try await client.query(
+            """
+            WITH gone AS (DELETE FROM ferry_blobs WHERE space_id = \(key.space) AND sha256 = \(key.sha256) RETURNING content_id)
+            DELETE FROM ferry_blob_parts WHERE content_id IN (SELECT content_id FROM gone)
+            """,
+            logger: logger
+        )
     }
 
     func blobs(storedBefore cutoff: Date) async throws -> [BlobKey] {
@@ -197,9 +215,24 @@ struct PostgresBlobStore: BlobStore {
     }
 
     func discardUploads(writtenBefore cutoff: Date) async throws -> Int {
-        let rows = try await client.query("DELETE FROM ferry_blob_uploads WHERE updated_at < \(cutoff) RETURNING id", logger: logger)
+        let rows = try await client.query(
+            """
+            WITH gone AS (DELETE FROM ferry_blob_uploads WHERE updated_at < \(cutoff) RETURNING content_id),
+            parts AS (DELETE FROM ferry_blob_parts WHERE content_id IN (SELECT content_id FROM gone))
+            SELECT count(*) FROM gone
+            """,
+            logger: logger
+        )
         var count = 0
-        for try await _ in rows.decode(String.self) { count += 1 }
+        for try await gone in rows.decode(Int64.self) { count = Int(gone) }
+        // Parts whose blob went with its space (a cascade this table cannot follow) are swept here too.
+        try await client.query(
+            """
+            DELETE FROM ferry_blob_parts p WHERE NOT EXISTS (SELECT 1 FROM ferry_blobs b WHERE b.content_id = p.content_id)
+              AND NOT EXISTS (SELECT 1 FROM ferry_blob_uploads u WHERE u.content_id = p.content_id)
+            """,
+            logger: logger
+        )
         return count
     }
 }

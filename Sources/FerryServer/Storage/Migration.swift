@@ -387,47 +387,41 @@ extension Migration {
             version: 7,
             name: "blobs",
             // On SQLite the bytes are files under the data folder (FileBlobStore); PostgreSQL keeps them in parts,
-            // so every instance of a scaled-out server shares them.
+            // so every instance of a scaled-out server shares them. Parts belong to a content id, which an upload holds
+            // while it runs and its blob takes over when it completes: every byte is written once.
             sqlite: [],
             postgres: [
+                """
+                CREATE TABLE ferry_blob_parts (
+                  content_id uuid NOT NULL,
+                  part_offset bigint NOT NULL,
+                  data bytea NOT NULL,
+                  PRIMARY KEY (content_id, part_offset)
+                )
+                """,
                 """
                 CREATE TABLE ferry_blobs (
                   space_id uuid NOT NULL REFERENCES ferry_spaces (id) ON DELETE CASCADE,
                   sha256 text NOT NULL,
                   size bigint NOT NULL,
+                  content_id uuid NOT NULL,
                   created_at timestamptz NOT NULL,
                   PRIMARY KEY (space_id, sha256)
                 )
                 """,
-                """
-                CREATE TABLE ferry_blob_parts (
-                  space_id uuid NOT NULL,
-                  sha256 text NOT NULL,
-                  part_offset bigint NOT NULL,
-                  data bytea NOT NULL,
-                  PRIMARY KEY (space_id, sha256, part_offset),
-                  FOREIGN KEY (space_id, sha256) REFERENCES ferry_blobs (space_id, sha256) ON DELETE CASCADE
-                )
-                """,
+                "CREATE INDEX ferry_blobs_content ON ferry_blobs (content_id)",
                 """
                 CREATE TABLE ferry_blob_uploads (
                   id text PRIMARY KEY,
+                  content_id uuid NOT NULL,
                   length bigint NOT NULL,
                   received bigint NOT NULL,
                   updated_at timestamptz NOT NULL
                 )
                 """,
-                """
-                CREATE TABLE ferry_blob_upload_parts (
-                  upload_id text NOT NULL REFERENCES ferry_blob_uploads (id) ON DELETE CASCADE,
-                  part_offset bigint NOT NULL,
-                  data bytea NOT NULL,
-                  PRIMARY KEY (upload_id, part_offset)
-                )
-                """,
+                "CREATE INDEX ferry_blob_uploads_content ON ferry_blob_uploads (content_id)",
                 // Parts are written once and read back whole: no point compressing audio and video again.
                 "ALTER TABLE ferry_blob_parts ALTER COLUMN data SET STORAGE EXTERNAL",
-                "ALTER TABLE ferry_blob_upload_parts ALTER COLUMN data SET STORAGE EXTERNAL",
             ]
         ),
         .objects,
