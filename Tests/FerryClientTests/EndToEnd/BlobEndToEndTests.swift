@@ -83,6 +83,37 @@ struct BlobEndToEndTests {
         }
     }
 
+    @Test("not-on-expensive-network blobs wait while the network is expensive, and a per-field override beats the collection's", arguments: TestEngine.available)
+    func expensiveNetwork(_ engine: TestEngine) async throws {
+        var policy = BlobDownloadPolicy(default: .eager)
+        policy["sermons"] = .onFirstAccess
+        policy["sermons.audio"] = .notOnExpensiveNetwork
+        #expect(policy.mode(collection: "sermons", field: "audio") == .notOnExpensiveNetwork)
+        #expect(policy.mode(collection: "sermons", field: "other") == .onFirstAccess)
+        #expect(policy.mode(collection: "notes", field: "audio") == .eager)
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = "cellular-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
+            let recording = try Self.file(megabytes: 1)
+            defer { try? FileManager.default.removeItem(at: recording) }
+            let audio = try phone.store.attachFile(at: recording)
+            try phone.store.put(collection: "sermons", fields: ["title": "Roaming", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+            #expect(try await Self.running(phone.engine) { try await phone.engine.sync() }.blobsUploaded == 1)
+
+            var configuration = SyncEngine.Configuration()
+            configuration.periodicInterval = nil
+            configuration.realtime = false
+            configuration.blobDownloads = policy
+            let cellular = SyncEngine(store: pad.store, remote: SyncClient(auth: pad.auth), configuration: configuration)
+            await cellular.networkCostChanged(isExpensive: true)
+            #expect(try await Self.running(cellular) { try await cellular.sync() }.blobsDownloaded == 0, "nothing downloads on an expensive network")
+            await cellular.networkCostChanged(isExpensive: false)
+            #expect(try await Self.running(cellular) { try await cellular.sync() }.blobsDownloaded == 1, "the next sync on Wi-Fi downloads it")
+            #expect(try pad.store.cachedFile(for: audio) != nil)
+        }
+    }
+
     @Test("an upload cut off partway resumes from the server's offset: the bytes sent stay within 1.2× the file", arguments: TestEngine.available)
     func interruptedUpload(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
