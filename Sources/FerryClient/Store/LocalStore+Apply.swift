@@ -52,11 +52,12 @@ extension LocalStore {
             var clock = try loadClock(db)
             var applied = 0
             let stored = try storedIDs(db, of: response.changes)
+            let updatedAt = Timestamp.format(now())
             for change in response.changes {
                 let collection = try self.collection(named: change.collection)
                 for stamp in change.clocks.values { clock.observe(stamp) }
                 let isNew = stored[change.collection]?.contains(change.id) != true
-                if try merge(db, change, into: collection, isNew: isNew) { applied += 1 }
+                if try merge(db, change, into: collection, isNew: isNew, updatedAt: updatedAt) { applied += 1 }
             }
             try saveClock(db, clock)
             for (space, seq) in response.cursors {
@@ -91,7 +92,7 @@ extension LocalStore {
     ///
     /// Rows that exist are read here, one at a time, not with ``storedIDs(_:of:)``: a delete earlier in the page may
     /// have hidden them since.
-    private func merge(_ db: Database, _ change: Change, into collection: CollectionDefinition, isNew: Bool) throws -> Bool {
+    private func merge(_ db: Database, _ change: Change, into collection: CollectionDefinition, isNew: Bool, updatedAt: String) throws -> Bool {
         guard !isNew, let existing = try loadRecord(db, collection, id: change.id) else {
             var fields: [String: JSONValue] = [:]
             for field in collection.fields {
@@ -102,7 +103,7 @@ extension LocalStore {
                 collection: collection.name, id: change.id, space: change.space, fields: fields, clocks: change.clocks,
                 isDeleted: change.deleted, seq: change.seq
             )
-            try saveRecord(db, record, in: collection)
+            try saveRecord(db, record, in: collection, updatedAt: updatedAt)
             if !change.deleted { try queueDownloads(db, space: change.space, collection: collection, fields: fields) }
             return true
         }
@@ -126,7 +127,7 @@ extension LocalStore {
             updated.clocks = state.clocks
             updated.isDeleted = isDeleted
             updated.seq = seq
-            try saveRecord(db, updated, in: collection)
+            try saveRecord(db, updated, in: collection, updatedAt: updatedAt)
             if !isDeleted { try queueDownloads(db, space: existing.space, collection: collection, fields: change.fields) }
             if isDeleted && !existing.isDeleted {
                 try hideChildren(db, of: change.id, in: collection)

@@ -41,14 +41,29 @@ extension LocalStore {
         try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ferry_outbox") ?? 0 }
     }
 
+    /// The pull cursors to send with a push of `batch` (``PushRequest/cursors``): this store's cursor of each space
+    /// the batch writes to, 0 for a space it has not pulled.
+    public func cursors(for batch: [Mutation]) throws -> [UUID: Int64] {
+        let held = try cursors()
+        return Dictionary(batch.map { ($0.space, held[$0.space] ?? 0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// Applies the server's answer to a push of `batch`, in one transaction: applied and duplicate entries
     /// leave the outbox, rejected ones move to ``rejections()``, and entries without a result stay. An entry refused
     /// only for want of an encrypted space's key goes back to the end of the outbox instead (``Acknowledgement/deferred``).
+    ///
+    /// The reply's ``PushResponse/cursors`` move this store's cursors past the push, each only from the value
+    /// `sentCursors` says the push was sent with (a cursor that moved since is left alone).
     @discardableResult
-    public func acknowledge(_ response: PushResponse, for batch: [Mutation]) throws -> Acknowledgement {
+    public func acknowledge(_ response: PushResponse, for batch: [Mutation], sentCursors: [UUID: Int64] = [:]) throws -> Acknowledgement {
         let byID = Dictionary(batch.map { ($0.mutationId, $0) }, uniquingKeysWith: { first, _ in first })
         return try write { db in
             var acknowledgement = Acknowledgement(acknowledged: 0, rejected: 0)
+            for (space, seq) in response.cursors {
+                guard let sent = sentCursors[space], seq > sent else { continue }
+                let held = try Int64.fetchOne(db, sql: "SELECT seq FROM ferry_cursors WHERE space = ?", arguments: [Self.text(space)]) ?? 0
+                if held == sent { try setCursor(db, space: space, seq: seq) }
+            }
             for result in response.results {
                 guard let mutation = byID[result.mutationId] else { continue }
                 try db.cachedStatement(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?").execute(arguments: [result.mutationId])

@@ -47,20 +47,22 @@ extension LocalStore {
         )
     }
 
-    /// Inserts or replaces the row of `record`.
-    func saveRecord(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition) throws {
+    /// Inserts or replaces the row of `record`, stamped `updatedAt` (``Timestamp`` text; now when `nil`: a page of
+    /// pulled rows formats the time once, not per row).
+    func saveRecord(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition, updatedAt: String? = nil) throws {
         var values: [DatabaseValue] = [
             Self.text(record.id).databaseValue,
             Self.text(record.space).databaseValue,
             record.seq.databaseValue,
             ClockMap.text(record.clocks).databaseValue,
             (record.isDeleted ? 1 : 0).databaseValue,
-            Timestamp.format(now()).databaseValue,
+            (updatedAt ?? Timestamp.format(now())).databaseValue,
         ]
+        values.reserveCapacity(values.count + collection.fields.count)
         for field in collection.fields {
             values.append(try Self.databaseValue(record.fields[field.name] ?? .null, for: field, in: collection))
         }
-        try db.cachedStatement(sql: upsertSQL(collection)).execute(arguments: StatementArguments(values))
+        try db.cachedStatement(sql: upsertSQL(collection)).execute(arguments: StatementArguments(columns: values))
     }
 
     /// Compact JSON of a record's fields, keys sorted.

@@ -114,9 +114,10 @@ struct SyncPass: Sendable {
             }
             guard let last = batch.last else { break }
             let response: PushResponse
+            let cursors = try store.cursors(for: batch)
             do {
                 report.requests += 1
-                response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: outgoing))
+                response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: outgoing, cursors: cursors))
             } catch let error as AuthError where error.code == .mutationIDStale && !renumbered {
                 // This store reuses ids the server processed for other writes (it was reset or restored): number
                 // the waiting writes after the server's last one and send them again, once per sync.
@@ -146,7 +147,7 @@ struct SyncPass: Sendable {
             }
             // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
             let sent = batch
-            let acknowledgement = try await store.offCooperativePool { try $0.acknowledge(response, for: sent) }
+            let acknowledgement = try await store.offCooperativePool { try $0.acknowledge(response, for: sent, sentCursors: cursors) }
             if acknowledgement.acknowledged + acknowledgement.rejected + acknowledgement.deferred == 0 {
                 throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(batch.count) pushed changes; they stay in the outbox.", isRetryable: true)
             }
@@ -183,20 +184,43 @@ struct SyncPass: Sendable {
     /// Pull: until the server has no more; a space the server resets is pulled again from 0 in the same sync.
     /// Encrypted spaces whose key this device lacks are left out (their cursors stay, so nothing is skipped);
     /// a key that arrives mid-sync (another device sealed it) is fetched once and the space pulled after all.
+    ///
+    /// While a page is applied, the next one is already requested with the cursors that page leads to, so the server
+    /// reads and sends it while this device writes (on a first sync the two took turns). The prefetched reply is used
+    /// only if the request the store's state makes after the apply is the same one; otherwise it is dropped.
     func pullAll(_ report: inout SyncReport, keys: KeyUpkeep?, pulled: (Int) async -> Void) async throws {
         var resetSpaces = Set<UUID>()
         var refreshedSchema = false
         var unreadable = Set<UUID>()
         var fetchedKeys = false
         var count = 0
+        var prefetch: (request: PullRequest, reply: Task<PullResponse, any Error>)?
+        defer { prefetch?.reply.cancel() }
         while true {
             try Task.checkCancellation()
             let locked = try store.lockedSpaces().union(unreadable)
-            var response = try await remote.pull(PullRequest(cursors: try store.cursors(), limit: pullLimit, exclude: locked))
-            report.requests += 1
+            let request = PullRequest(cursors: try store.cursors(), limit: pullLimit, exclude: locked)
+            var response: PullResponse
+            if let prefetched = prefetch, prefetched.request == request {
+                response = try await withTaskCancellationHandler { try await prefetched.reply.value } onCancel: { prefetched.reply.cancel() }
+            } else {
+                prefetch?.reply.cancel()
+                response = try await remote.pull(request)
+                report.requests += 1
+            }
+            prefetch = nil
             try store.recordKeyVersions(response.keyVersions)
             let opened = try open(response, keys: keys)
             response = opened.response
+            if response.hasMore && response.resetRequired.isEmpty && opened.unreadable.isEmpty {
+                let next = PullRequest(
+                    cursors: try store.cursors().merging(response.cursors) { _, new in new }, limit: pullLimit,
+                    exclude: try store.lockedSpaces().union(unreadable)
+                )
+                let remote = self.remote
+                prefetch = (next, Task { try await remote.pull(next) })
+                report.requests += 1
+            }
             if !opened.unreadable.isEmpty {
                 if let keys, !fetchedKeys {
                     // A key may have been sealed to this device since the sync began: fetch once, then pull

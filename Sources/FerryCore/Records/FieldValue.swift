@@ -173,12 +173,27 @@ public enum Timestamp {
         let inDay = total - days * millisecondsPerDay
         let (year, month, day) = civil(daysSince1970: days)
         guard (0...9999).contains(year) else { return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
-        func digits(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        // Written digit by digit into 24 bytes: every row a server or device writes is stamped, and building the text
+        // from interpolated strings was a tenth of a local write.
+        var text = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int64, width: Int, at start: Int) {
+            var value = value
+            for index in stride(from: start + width - 1, through: start, by: -1) {
+                text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
         }
-        return "\(digits(year, 4))-\(digits(month, 2))-\(digits(day, 2))T\(digits(inDay / 3_600_000, 2)):"
-            + "\(digits(inDay / 60_000 % 60, 2)):\(digits(inDay / 1000 % 60, 2)).\(digits(inDay % 1000, 3))Z"
+        put(year, width: 4, at: 0)
+        put(month, width: 2, at: 5)
+        put(day, width: 2, at: 8)
+        put(inDay / 3_600_000, width: 2, at: 11)
+        put(inDay / 60_000 % 60, width: 2, at: 14)
+        put(inDay / 1000 % 60, width: 2, at: 17)
+        put(inDay % 1000, width: 3, at: 20)
+        for (index, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
+            text[index] = UInt8(ascii: separator)
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).

@@ -6,11 +6,32 @@ public struct PushRequest: Sendable, Hashable, Codable {
     public var deviceId: UUID
     /// Mutations in ascending `mutationId` order.
     public var mutations: [Mutation]
+    /// The device's pull cursor of each space it pushes to (0 for a space it has not pulled). Where a cursor is the
+    /// space's last commit and the push writes nothing there but its own records, the reply's
+    /// ``PushResponse/cursors`` moves it past the push, so the device does not pull its own writes back.
+    public var cursors: [UUID: Int64]
 
     /// Creates a push.
-    public init(deviceId: UUID, mutations: [Mutation]) {
+    public init(deviceId: UUID, mutations: [Mutation], cursors: [UUID: Int64] = [:]) {
         self.deviceId = deviceId
         self.mutations = mutations
+        self.cursors = cursors
+    }
+
+    enum CodingKeys: String, CodingKey { case deviceId, mutations, cursors }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        deviceId = try container.decode(UUID.self, forKey: .deviceId)
+        mutations = try container.decode([Mutation].self, forKey: .mutations)
+        cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(deviceId, forKey: .deviceId)
+        try container.encode(mutations, forKey: .mutations)
+        if !cursors.isEmpty { try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors) }
     }
 }
 
@@ -54,10 +75,31 @@ public struct PushResponse: Sendable, Hashable, Codable {
     public var results: [MutationResult]
     /// The highest mutation id the server has processed for this device (acknowledged up to here).
     public var lastMutationId: Int64
+    /// New pull cursors, for the spaces where the request's cursor was the space's last commit and this push wrote
+    /// only the records its mutations name: the device already holds everything up to these commits (its own
+    /// writes), so it stores them in the acknowledgement's transaction instead of pulling its writes back.
+    public var cursors: [UUID: Int64]
 
     /// Creates a reply.
-    public init(results: [MutationResult], lastMutationId: Int64) {
+    public init(results: [MutationResult], lastMutationId: Int64, cursors: [UUID: Int64] = [:]) {
         self.results = results
         self.lastMutationId = lastMutationId
+        self.cursors = cursors
+    }
+
+    enum CodingKeys: String, CodingKey { case results, lastMutationId, cursors }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        results = try container.decode([MutationResult].self, forKey: .results)
+        lastMutationId = try container.decode(Int64.self, forKey: .lastMutationId)
+        cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(results, forKey: .results)
+        try container.encode(lastMutationId, forKey: .lastMutationId)
+        try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
     }
 }

@@ -107,6 +107,10 @@ extension Mutation: JSONTextWritable, JSONTreeReadable {
 extension PushRequest: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
+        if !cursors.isEmpty {
+            object.key("cursors", &bytes)
+            JSONValue.write(cursors, into: &bytes)
+        }
         object.key("deviceId", &bytes)
         JSONValue.write(deviceId, into: &bytes)
         object.key("mutations", &bytes)
@@ -117,6 +121,7 @@ extension PushRequest: JSONTextWritable, JSONTreeReadable {
     public init(json: JSONValue, codingPath: [any CodingKey]) throws {
         let object = try JSONObjectReader(json, codingPath: codingPath)
         let deviceID = try object.uuid("deviceId")
-        self.init(deviceId: deviceID, mutations: try object.items("mutations", as: Mutation.self))
+        let mutations = try object.items("mutations", as: Mutation.self)
+        self.init(deviceId: deviceID, mutations: mutations, cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:])
     }
 }

@@ -13,6 +13,8 @@ struct PushBatch: Sendable {
     var now: Date
     /// The end-to-end encrypted spaces among the caller's: their records' values go to the `_sealed` column.
     var sealedSpaces: Set<UUID> = []
+    /// The device's pull cursors of the spaces it pushes to (``PushRequest/cursors``).
+    var cursors: [UUID: Int64] = [:]
 }
 
 /// A space and the cursor a pull reads it after.
@@ -58,7 +60,25 @@ struct PullPage: Sendable {
 /// A committed push: the reply, and the sequence number each space it wrote rows in reached.
 struct PushOutcome: Sendable {
     var response: PushResponse
+    /// Each written space's last sequence number after the push.
     var committed: [UUID: Int64]
+
+    /// The reply to `batch` once `plan` committed, with `committed` the last sequence number of each space written.
+    ///
+    /// A space's cursor moves past the push (``PushResponse/cursors``) when the device's cursor stood at the space's
+    /// last commit before it (so the device held every row of the space) and the push wrote only the records its
+    /// mutations name: the device then holds every row up to the new last commit, each as the push left it (a merge
+    /// of what it held with its own writes; lowered clocks come back in the results).
+    init(batch: PushBatch, plan: PushPlan, committed: [UUID: Int64]) {
+        var cursors: [UUID: Int64] = [:]
+        let written = Dictionary(grouping: plan.writes, by: \.record.space).mapValues { Int64($0.count) }
+        for space in plan.spacesWithOnlyOwnWrites {
+            guard let last = committed[space], let count = written[space], let cursor = batch.cursors[space] else { continue }
+            if cursor == last - count { cursors[space] = last }
+        }
+        response = PushResponse(results: plan.results, lastMutationId: plan.lastMutationID, cursors: cursors)
+        self.committed = committed
+    }
 }
 
 /// Records: pushes, pulls and tombstone garbage collection.

@@ -22,6 +22,9 @@ struct PushPlan: Sendable {
     /// What the device's progress row remembers after this push: the fingerprints of its most recently processed
     /// mutations (``ProcessedBatch/capacity``), this push's included.
     var processed: ProcessedBatch
+    /// The spaces where every row this push writes is a record one of its applied mutations names (no cascade
+    /// tombstoned a child there): the pushing device holds each of those rows as the push leaves it.
+    var spacesWithOnlyOwnWrites: Set<UUID>
 
     /// A push that reuses an id the server processed for a different write (the device's store was reset or
     /// restored): the whole push is refused, and the device numbers its waiting writes after `lastMutationID`.
@@ -110,6 +113,15 @@ struct PushPlan: Sendable {
         }
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
         self.processed = processed.adding(newlyProcessed)
+        var named = Set<RecordKey>()
+        for index in fresh where refused[index] == nil {
+            if case .success(let valid) = entries[index] { named.insert(valid.key) }
+        }
+        // A cascade may also tombstone a record the push names (created, then its parent deleted, in one push): the
+        // device hid that child without a clock, so it must pull the server's tombstone.
+        let spaces = Set(writes.map(\.record.space))
+        let cascaded = Set(writes.filter { !named.contains($0.key) || planner.cascaded.contains($0.key) }.map(\.record.space))
+        self.spacesWithOnlyOwnWrites = spaces.subtracting(cascaded)
     }
 }
 
@@ -130,6 +142,8 @@ private struct Planner {
     let schema: Schema
     var order: [RecordKey] = []
     var contributors: [RecordKey: [Int]] = [:]
+    /// The rows a delete's cascade changed.
+    var cascaded = Set<RecordKey>()
 
     init(rows: [RecordKey: StoredRecord], storedChildren: [RecordKey: [RecordKey]], childLinks: [String: [(collection: CollectionDefinition, field: String)]], schema: Schema) {
         self.rows = rows
@@ -212,6 +226,7 @@ private struct Planner {
                     guard var child = rows[childKey], child.space == space else { continue }
                     guard child.state.merge(RecordState(clocks: [RecordState.deletedKey: clock], isDeleted: true)) else { continue }
                     mark(childKey, child, contributor: contributor)
+                    cascaded.insert(childKey)
                     pending.append(childKey)
                 }
             }

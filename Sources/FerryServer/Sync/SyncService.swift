@@ -53,6 +53,9 @@ struct SyncService: Sendable {
         if let last = request.mutations.last, last.mutationId > Self.largestMutationID {
             throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids go up to 2^53-1, which JSON carries exactly in every language.")
         }
+        for (space, cursor) in request.cursors where cursor < 0 {
+            throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
+        }
         let summaries = try await storage.spaces(userID: userID)
         let roles = Dictionary(summaries.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
         let time = now()
@@ -67,6 +70,7 @@ struct SyncService: Sendable {
             schema: schema, now: time
         )
         batch.sealedSpaces = Set(encrypted.map(\.id))
+        batch.cursors = request.cursors
         try await refuseMissingBlobs(&batch.entries)
         let response: PushResponse
         do {

@@ -514,7 +514,7 @@ struct ConvergenceRun {
         // concurrent deletes of one parent every child carries the later clock on every device.
         for key in allKeys.sorted() where expected[key]?.isDeleted == true {
             let clocks = try devices.map { try $0.store.get(collection: key.collection, id: key.id, includeDeleted: true)?.clocks[RecordState.deletedKey] }
-            #expect(Set(clocks).count == 1, "\(key): tombstone clocks differ between devices: \(clocks.map { $0?.description ?? "none" }); seed \(seed)")
+            #expect(Set(clocks).count == 1, "\(key): tombstone clocks differ between devices: \(clocks.map { $0?.description ?? "none" }); \(context)")
         }
 
         // No acknowledged write is lost: each accepted field write is in the final row or lost to a later clock.

@@ -41,7 +41,7 @@ struct WireCodingTests {
         let push = PushRequest(deviceId: UUID(), mutations: [
             Mutation(mutationId: 1, space: Self.space, collection: "notes", id: UUID(), op: .upsert, fields: Self.change.fields, clocks: Self.change.clocks),
             Mutation(mutationId: 2, space: Self.space, collection: "notes", id: UUID(), op: .delete, clocks: [RecordState.deletedKey: Self.clock]),
-        ])
+        ], cursors: [Self.space: 7])
         let ours = try JSONValueEncoder().encodeText(push)
         // Codable spells the device id in capitals (Foundation's uuidString); the wire's ids are lowercase.
         let theirs = Self.text(try Self.sortedJSONEncoder().encode(push))
@@ -49,6 +49,13 @@ struct WireCodingTests {
         #expect(Self.text(ours) == theirs, "\(Self.text(ours))\n\(theirs)")
         #expect(try JSONValueDecoder().decode(PushRequest.self, from: ours) == push)
         #expect(try JSONDecoder().decode(PushRequest.self, from: Data(ours)) == push)
+        let older = PushRequest(deviceId: push.deviceId, mutations: push.mutations)
+        #expect(!Self.text(try JSONValueEncoder().encodeText(older)).contains("cursors"), "no cursors, no key: an older server reads it")
+
+        let reply = PushResponse(results: [MutationResult(mutationId: 1, status: .applied)], lastMutationId: 1, cursors: [Self.space: 8])
+        #expect(try JSONValueDecoder().decode(PushResponse.self, from: JSONValueEncoder().encodeText(reply)) == reply)
+        let fromOlderServer = #"{"results":[{"mutationId":1,"status":"applied"}],"lastMutationId":1}"#
+        #expect(try JSONValueDecoder().decode(PushResponse.self, from: Data(fromOlderServer.utf8)).cursors.isEmpty)
     }
 
     @Test("malformed messages fail with DecodingErrors naming where", arguments: [

@@ -97,8 +97,8 @@ struct SyncDevice {
         try await auth.send("GET", path, token: session.accessToken)
     }
 
-    func push(_ mutations: [Mutation]) async throws -> PushResponse {
-        try auth.decode(try await send("POST", "/sync/v1/push", PushRequest(deviceId: deviceID, mutations: mutations)))
+    func push(_ mutations: [Mutation], cursors: [UUID: Int64] = [:]) async throws -> PushResponse {
+        try auth.decode(try await send("POST", "/sync/v1/push", PushRequest(deviceId: deviceID, mutations: mutations, cursors: cursors)))
     }
 
     func pull(_ request: PullRequest) async throws -> PullResponse {

@@ -53,7 +53,7 @@ extension PostgresStorage: RecordStorage {
                 """,
                 logger: logger
             )
-            return PushOutcome(response: PushResponse(results: plan.results, lastMutationId: plan.lastMutationID), committed: committed)
+            return PushOutcome(batch: batch, plan: plan, committed: committed)
         }
     }
 

@@ -28,7 +28,7 @@ extension SQLiteStorage: RecordStorage {
                     Timestamp.format(batch.now),
                 ]
             )
-            return PushOutcome(response: PushResponse(results: plan.results, lastMutationId: plan.lastMutationID), committed: committed)
+            return PushOutcome(batch: batch, plan: plan, committed: committed)
         }
     }
 
