@@ -20,11 +20,10 @@ public enum ClockMap {
     /// `clocks` of pushed and pulled records.
     public static func write(_ clocks: [String: HLC], into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
-        for (index, field) in clocks.keys.sorted().enumerated() {
+        for (index, (field, clock)) in clocks.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             appendQuoted(field, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            let clock = clocks[field]!
             if needsEscapes(clock.node) {
                 appendQuoted(clock.description, to: &bytes)
             } else {
