@@ -114,14 +114,18 @@ struct PushPlan: Sendable {
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
         self.processed = processed.adding(newlyProcessed)
         var named = Set<RecordKey>()
+        var lowered = Set<UUID>()
         for index in fresh where refused[index] == nil {
-            if case .success(let valid) = entries[index] { named.insert(valid.key) }
+            guard case .success(let valid) = entries[index] else { continue }
+            named.insert(valid.key)
+            // A clock the server lowered may lose a merge the device's own clock won: the device pulls the row.
+            if !valid.cappedClocks.isEmpty { lowered.insert(valid.mutation.space) }
         }
         // A cascade may also tombstone a record the push names (created, then its parent deleted, in one push): the
         // device hid that child without a clock, so it must pull the server's tombstone.
         let spaces = Set(writes.map(\.record.space))
         let cascaded = Set(writes.filter { !named.contains($0.key) || planner.cascaded.contains($0.key) }.map(\.record.space))
-        self.spacesWithOnlyOwnWrites = spaces.subtracting(cascaded)
+        self.spacesWithOnlyOwnWrites = spaces.subtracting(cascaded).subtracting(lowered)
     }
 }
 

@@ -67,6 +67,19 @@ struct PushCursorTests {
         }
     }
 
+    @Test("a push whose clocks the server lowered leaves the cursor: the device pulls the row as stored", arguments: TestEngine.available)
+    func loweredClockKeepsCursor(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
+            var phone = try await SyncDevice.signUp(server)
+            let future = Date().addingTimeInterval(365 * 24 * 3600)
+            let ahead = phone.upsert("sermons", ["title": "From the future", "date": "2026-11-21T10:00:00Z"], now: future)
+            let reply = try await phone.push([ahead], cursors: [phone.userID: 0])
+            #expect(reply.results.first?.clocks?["title"] != nil, "the server lowered the clock")
+            #expect(reply.cursors.isEmpty)
+            #expect(try await phone.pullAll().changes.map(\.id) == [ahead.id])
+        }
+    }
+
     @Test("a negative cursor in a push is refused and changes nothing", arguments: TestEngine.available)
     func negativeCursor(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
