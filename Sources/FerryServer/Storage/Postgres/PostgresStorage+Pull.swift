@@ -29,14 +29,27 @@ extension PostgresStorage {
         if cursor > 0, cursor < purged {
             return PullPage(changes: [], cursor: cursor, hasMore: false, resetRequired: true)
         }
+        var bound: Int64?
+        if schema.collections.count > 1 {
+            var binds = PostgresBindings()
+            binds.append(space)
+            binds.append(cursor)
+            binds.append(Int64(limit + 1))
+            binds.append(Int64(limit))
+            let sql = PullBound.sql(schema, .postgres, space: "$1", cursor: "$2", take: "$3", skip: "$4")
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            bound = try await rows.decode(Int64.self).first(where: { _ in true })
+        }
         var changes: [Change] = []
         for collection in schema.collections {
             var binds = PostgresBindings()
             binds.append(space)
             binds.append(cursor)
             binds.append(Int64(limit + 1))
+            if let bound { binds.append(bound) }
             let found = try await Self.fetchRecords(
-                connection, collection, where: "_space = $1 AND _seq > $2 ORDER BY _seq LIMIT $3", binds: binds, logger: logger
+                connection, collection, where: "_space = $1 AND _seq > $2\(PullBound.condition(bounded: bound != nil, upper: "$4")) ORDER BY _seq LIMIT $3",
+                binds: binds, logger: logger
             )
             changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
         }

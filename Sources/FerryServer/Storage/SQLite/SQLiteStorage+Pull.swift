@@ -20,11 +20,20 @@ extension SQLiteStorage {
         if cursor > 0, cursor < purged {
             return PullPage(changes: [], cursor: cursor, hasMore: false, resetRequired: true)
         }
+        var bound: Int64?
+        if schema.collections.count > 1 {
+            let sql = PullBound.sql(schema, .sqlite, space: "?", cursor: "?", take: "?", skip: "?")
+            var arguments: StatementArguments = []
+            for _ in schema.collections { arguments += [space.databaseText, cursor, limit + 1] }
+            bound = try Int64.fetchOne(db, sql: sql, arguments: arguments + [limit])
+        }
         var changes: [Change] = []
         for collection in schema.collections {
+            var arguments: StatementArguments = [space.databaseText, cursor]
+            if let bound { arguments += [bound] }
             let found = try fetchRecords(
-                db, collection, where: "_space = ? AND _seq > ? ORDER BY _seq LIMIT ?",
-                arguments: [space.databaseText, cursor, limit + 1]
+                db, collection, where: "_space = ? AND _seq > ?\(PullBound.condition(bounded: bound != nil, upper: "?")) ORDER BY _seq LIMIT ?",
+                arguments: arguments + [limit + 1]
             )
             changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
         }
