@@ -58,6 +58,7 @@ extension LocalStore {
     public func acknowledge(_ response: PushResponse, for batch: [Mutation], sentCursors: [UUID: Int64] = [:]) throws -> Acknowledgement {
         let byID = Dictionary(batch.map { ($0.mutationId, $0) }, uniquingKeysWith: { first, _ in first })
         return try write { db in
+            try pinClock(db)
             var acknowledgement = Acknowledgement(acknowledged: 0, rejected: 0)
             for (space, seq) in response.cursors {
                 guard let sent = sentCursors[space], seq > sent else { continue }
@@ -155,7 +156,7 @@ extension LocalStore {
                 db, sql: "SELECT mutation_id FROM ferry_outbox WHERE mutation_id < ? AND space IN (\(list)) ORDER BY mutation_id",
                 arguments: [ceiling] + StatementArguments(spaces)
             )
-            try Self.moveToEnd(db, parked)
+            try moveToEnd(db, parked)
             if !parked.isEmpty {
                 logger.info("moved changes of locked encrypted spaces behind the ones this sync sends", metadata: ["ferry.outbox.parked": "\(parked.count)"])
             }
@@ -181,7 +182,7 @@ extension LocalStore {
             }
             guard let lowest, lowest <= lastProcessed else { return 0 }
             let ids = try Int64.fetchAll(db, sql: "SELECT mutation_id FROM ferry_outbox ORDER BY mutation_id")
-            try Self.moveToEnd(db, ids)
+            try moveToEnd(db, ids)
             logger.notice("numbered waiting changes after the server's last processed id", metadata: [
                 "ferry.outbox.renumbered": "\(ids.count)", "ferry.mutation.last_processed": "\(lastProcessed)",
             ])
@@ -190,7 +191,8 @@ extension LocalStore {
     }
 
     /// Moves the outbox entries `ids`, in that order, to the end of the outbox under new ids, content unchanged.
-    private static func moveToEnd(_ db: Database, _ ids: [Int64]) throws {
+    private func moveToEnd(_ db: Database, _ ids: [Int64]) throws {
+        if !ids.isEmpty { try pinClock(db) }
         for id in ids {
             try db.execute(sql: """
                 INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)

@@ -24,7 +24,7 @@ extension LocalStore {
         let normalized = try normalize(fields, for: collection)
         // A record created without an id gets a new random one (122 random bits): nothing to look up.
         let isCreation = id == nil
-        let id = id ?? UUID()
+        let id = id ?? UUID.random()
         return try write { db in
             let existing = isCreation ? nil : try loadRecord(db, collection, id: id)
             // A child lives in its parent's space (the server refuses anything else): a new child without a
@@ -71,9 +71,9 @@ extension LocalStore {
                 return try withSyncState(db, existing)
             }
 
+            // Saved with the outbox entry below (see `loadClock`).
             var clock = try loadClock(db)
             let stamp = clock.tick(now: now())
-            try saveClock(db, clock)
             var clocks = changed.mapValues { _ in stamp }
             if isUndelete { clocks[RecordState.deletedKey] = stamp }
 
@@ -105,9 +105,9 @@ extension LocalStore {
                 throw StoreError.notFound(name, Self.text(id))
             }
             if existing.isDeleted { return }
+            // Saved with the outbox entry below (see `loadClock`).
             var clock = try loadClock(db)
             let stamp = clock.tick(now: now())
-            try saveClock(db, clock)
             try tombstone(db, existing, in: collection, clock: stamp)
             try appendToOutbox(db, Mutation(
                 mutationId: 0, space: existing.space, collection: name, id: id, op: .delete,

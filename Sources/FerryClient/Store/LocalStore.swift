@@ -177,7 +177,7 @@ public final class LocalStore: Sendable {
     // MARK: State
 
     static func state(_ db: Database, _ key: String) throws -> String? {
-        // Cached statements here and on every per-write path: each `put` reads and writes the clock, and preparing a
+        // Cached statements here and on every per-write path: each `put` reads the clock, and preparing a
         // statement (with GRDB's authorizer) cost more than running it.
         try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM ferry_state WHERE key = ?"), arguments: [key])
     }
@@ -186,14 +186,36 @@ public final class LocalStore: Sendable {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO ferry_state (key, value) VALUES (?, ?)").execute(arguments: [key, value])
     }
 
-    /// The persisted clock of this device.
+    /// The persisted clock of this device: the saved reading, or the newest outbox entry's when that is later.
+    ///
+    /// A local write's reading is stored in the outbox entry it appends, so `put` and `remove` need not also save
+    /// it in `ferry_state` (one page fewer written per local transaction). Anything that takes entries out of
+    /// the outbox, or moves old ones to its end, first calls ``pinClock(_:)``.
     func loadClock(_ db: Database) throws -> HybridClock {
-        let latest = try Self.state(db, "clock").flatMap(HLC.init) ?? .zero
-        return HybridClock(node: node, latest: latest)
+        // One statement: the saved reading, then the newest entry's clock map.
+        let texts = try String.fetchAll(db.cachedStatement(sql: """
+            SELECT value FROM ferry_state WHERE key = 'clock'
+            UNION ALL SELECT * FROM (SELECT clocks FROM ferry_outbox ORDER BY mutation_id DESC LIMIT 1)
+            """))
+        var clock = HybridClock(node: node)
+        for text in texts {
+            if let saved = HLC(text) {
+                clock.observe(saved)
+            } else if let stamps = ClockMap.clocks(fromText: text) {
+                for stamp in stamps.values { clock.observe(stamp) }
+            }
+        }
+        return clock
     }
 
     func saveClock(_ db: Database, _ clock: HybridClock) throws {
         try Self.setState(db, "clock", clock.latest.description)
+    }
+
+    /// Saves the clock's latest reading in `ferry_state`, before outbox entries that may carry it are removed or
+    /// reordered.
+    func pinClock(_ db: Database) throws {
+        try saveClock(db, loadClock(db))
     }
 
     /// The latest clock reading this device issued or observed.

@@ -179,4 +179,41 @@ struct LocalStoreWriteTests {
         let reopened = try LocalStore(fileURL: file, schema: new, defaultSpace: space)
         #expect(reopened.deviceId == store.deviceId, "the device id is kept in the file")
     }
+
+    @Test("local clock readings only go up: after an acknowledgement empties the outbox, a renumbering, a wall clock set back, a reopening")
+    func clockNeverGoesBack() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = folder.url.appending(path: "store.sqlite")
+        let wall = TestClock(StoreFixture.start)
+        let space = UUID()
+        let store = try LocalStore(fileURL: file, schema: StoreFixture.schema, defaultSpace: space, now: { wall.now })
+        var readings: [HLC] = []
+        func write(_ store: LocalStore, _ title: String) throws {
+            let record = try store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
+            readings.append(try #require(record.clocks["title"]))
+        }
+        let savedBefore = try store.writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'clock'") }
+        try write(store, "one")
+        try write(store, "two")
+        let saved = try store.writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'clock'") }
+        #expect(saved == savedBefore, "a local write keeps its reading in its outbox entry, not in ferry_state")
+        #expect(try store.latestClock() == readings.last)
+
+        let batch = try store.pendingMutations()
+        try store.acknowledge(PushResponse(results: batch.map { MutationResult(mutationId: $0.mutationId, status: .applied) }, lastMutationId: batch.last!.mutationId), for: batch)
+        #expect(try store.pendingCount() == 0)
+        try write(store, "after the acknowledgement")
+        try write(store, "to renumber")
+        #expect(try store.renumberOutbox(after: 1_000) == 2)
+        wall.advance(by: -3_600)
+        try write(store, "with the wall clock an hour back")
+
+        let reopened = try LocalStore(fileURL: file, schema: StoreFixture.schema, defaultSpace: space, now: { wall.now })
+        try write(reopened, "after reopening")
+        for (earlier, later) in zip(readings, readings.dropFirst()) {
+            #expect((earlier.milliseconds, earlier.counter) < (later.milliseconds, later.counter), "\(earlier) then \(later)")
+        }
+        #expect(readings.count == 6)
+    }
 }

@@ -31,11 +31,11 @@ struct StoreMigrationTests {
         #expect(pending.map(\.mutationId) == [1, 2] && pending.map(\.id) == [Self.sermon, Self.note])
 
         let applied = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
-        #expect(applied == ["v1 ferry tables", "v2 outbox by space", "v3 blobs"])
+        #expect(applied == ["v1 ferry tables", "v2 outbox by space", "v3 blobs", "v4 outbox without the space index"])
         let index = try store.writer.read { db in
             try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'ferry_outbox__space'")
         }
-        #expect(index != nil, "the v2 migration ran on the old store")
+        #expect(index == nil, "v2 made the index on the old store and v4 dropped it")
         _ = try store.put(collection: "sermons", fields: ["title": "After", "date": "2026-11-01T10:00:00Z"])
         #expect(try store.pendingMutations().map(\.mutationId) == [1, 2, 3], "ids continue")
 
@@ -75,7 +75,7 @@ struct StoreMigrationTests {
         _ = try store.put(collection: "notes", id: Self.note, fields: ["sermon_id": .string(Self.sermon.uuidString.lowercased()), "text": "Waiting to sync"])
         try store.writer.write { db in
             try db.execute(sql: "DROP TABLE grdb_migrations")
-            try db.execute(sql: "DROP INDEX ferry_outbox__space")
+            try db.execute(sql: "DROP INDEX IF EXISTS ferry_outbox__space")
         }
         _ = try (store.writer as? DatabasePool)?.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
