@@ -24,7 +24,7 @@ enum RealtimeDevicesRun {
         else { throw BenchmarkError("\(flag) needs --server, --anon-key, --email, --devices, --ids and the password in \(DeviceOnlyRun.passwordVariable)") }
 
         let endpoint = ServerEndpoint(baseURL: server, apiKey: anonKey)
-        let transport = URLSessionTransport(timeout: .seconds(60))
+        let transport = DefaultHTTPTransport(timeout: .seconds(60))
         let first = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), transport: transport, logger: .testing)
         let session = try await first.signIn(email: email, password: password)
         let schema = try await SyncClient(auth: first).schema()

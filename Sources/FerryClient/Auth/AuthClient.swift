@@ -47,13 +47,13 @@ public actor AuthClient {
     /// - Parameters:
     ///   - endpoint: the server and its anon key.
     ///   - store: where the session is kept between launches.
-    ///   - transport: sends the requests; a ``URLSessionTransport`` with a 30 s timeout by default.
+    ///   - transport: sends the requests; a ``DefaultHTTPTransport`` with a 30 s timeout by default.
     ///   - now: the clock that decides whether an access token has expired.
     ///   - logger: receives sign-ins, refreshes and failures; tokens and passwords are never logged.
     public init(
         endpoint: ServerEndpoint,
         store: any SessionStore,
-        transport: any HTTPTransport = URLSessionTransport(),
+        transport: any HTTPTransport = DefaultHTTPTransport(),
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "ferry.auth")
     ) {

@@ -12,13 +12,13 @@ public struct HealthProbe: ConnectivityProbe {
     /// How long to wait for an answer.
     public var timeout: Duration
 
-    private let transport: URLSessionTransport
+    private let transport: DefaultHTTPTransport
 
     /// Creates a probe of `server` that gives up after `timeout` (default 3 s).
     public init(server: URL, timeout: Duration = .seconds(3)) {
         self.server = server
         self.timeout = timeout
-        self.transport = URLSessionTransport(timeout: timeout)
+        self.transport = DefaultHTTPTransport(timeout: timeout)
     }
 
     /// Sends `HEAD /health` and reports reachable only on a 2xx answer within ``timeout``.

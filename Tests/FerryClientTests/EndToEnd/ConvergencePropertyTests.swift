@@ -150,7 +150,7 @@ struct ConvergenceDevice: Sendable {
     /// periodic sync, local writes never push on their own, and a failed sync is not retried in the background.
     /// `timeout` bounds each request.
     static func signIn(_ endpoint: ServerEndpoint, email: String, signUp: Bool, timeout: Duration = .seconds(30)) async throws -> ConvergenceDevice {
-        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), transport: URLSessionTransport(timeout: timeout), logger: .testing)
+        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), transport: DefaultHTTPTransport(timeout: timeout), logger: .testing)
         let password = "correct horse 1"
         let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
         let client = SyncClient(auth: auth)

@@ -18,7 +18,7 @@ struct FaultProxyTests {
             configuration.faultRate = 1
             configuration.maximumDropOffset = 10
             let proxy = try await FaultProxy.start(forwardingTo: server.port, configuration: configuration)
-            let transport = URLSessionTransport(timeout: .seconds(20))
+            let transport = DefaultHTTPTransport(timeout: .seconds(20))
             func post() async -> (ok: Bool, seconds: Double, error: String) {
                 var request = URLRequest(url: proxy.baseURL.appending(path: "sync/v1/pull"))
                 request.httpMethod = "POST"

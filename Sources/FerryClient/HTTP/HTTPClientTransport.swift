@@ -1,0 +1,120 @@
+#if canImport(AsyncHTTPClient)
+import AsyncHTTPClient
+import FerryCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// Sends requests with AsyncHTTPClient (SwiftNIO): the SDK's transport on Linux, where it is ``DefaultHTTPTransport``.
+///
+/// swift-corelibs-foundation's `URLSession` drives libcurl through dispatch sources that wake a manager thread
+/// again and again while a request waits: a sixth of the CPU of a push in `ferry-benchmark`'s profile. It also stops
+/// the process when a connection ends inside a response head, and resends a POST without its body after a
+/// kept-alive connection dies (docs/architecture.md). This transport has neither fault. Its errors are the same
+/// `URLError`s as ``URLSessionTransport``'s (`.timedOut`, `.cannotConnectToHost`, `.networkConnectionLost`, …), so
+/// callers cannot tell the two apart.
+public struct HTTPClientTransport: HTTPTransport {
+    /// How long one request may take, from sending to the last byte of the answer.
+    public let timeout: Duration
+
+    /// Creates a transport whose requests give up after `timeout` (default 30 s, as ``URLSessionTransport``).
+    public init(timeout: Duration = .seconds(30)) {
+        self.timeout = timeout
+    }
+
+    /// Sends `request`, throwing `URLError(.timedOut)` once ``timeout`` has passed without a complete answer.
+    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        try await send(request, timeout: timeout)
+    }
+
+    /// Sends `request`, giving up after `timeout` instead of the transport's own.
+    func send(_ request: URLRequest, timeout: Duration) async throws -> (Data, HTTPURLResponse) {
+        guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw URLError(.unsupportedURL)
+        }
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
+        for (name, value) in request.allHTTPHeaderFields ?? [:] where !Self.setByTheClient.contains(name.lowercased()) {
+            outgoing.headers.add(name: name, value: value)
+        }
+        if let body = request.httpBody {
+            outgoing.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let request = outgoing
+        // Our own timer decides, to the millisecond (as for URLSession); the client's deadline is only a backstop.
+        let backstop = TimeAmount.nanoseconds(Int64(timeout.components.seconds + 1) * 1_000_000_000)
+        return try await withRequestTimeout(timeout) {
+            do {
+                let response = try await Self.client.execute(request, timeout: backstop)
+                let body = try await response.body.collect(upTo: .max)
+                var fields: [String: String] = [:]
+                for (name, value) in response.headers {
+                    fields[name] = fields[name].map { "\($0), \(value)" } ?? value
+                }
+                guard let head = HTTPURLResponse(url: url, statusCode: Int(response.status.code), httpVersion: "HTTP/1.1", headerFields: fields) else {
+                    throw URLError(.badServerResponse)
+                }
+                return (Data(body.readableBytesView), head)
+            } catch {
+                throw Self.urlError(for: error)
+            }
+        }
+    }
+
+    /// Headers the client writes itself from the request (a second copy would make the request malformed).
+    private static let setByTheClient: Set<String> = ["content-length", "host", "transfer-encoding"]
+
+    /// One client for the process, as one `URLSession` per transport was: its connections are kept alive and reused.
+    /// A failed connection fails the request at once (the sync engine has its own back-off), instead of being retried
+    /// until the deadline.
+    private static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }()
+
+    /// The `URLError` that `error` stands for, as `URLSession` would have reported it; cancellation as it is.
+    static func urlError(for error: any Error) -> any Error {
+        switch error {
+        case is CancellationError, is URLError:
+            return error
+        case let error as HTTPClientError:
+            switch error {
+            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .getConnectionFromPoolTimeout: return URLError(.timedOut)
+            case .tlsHandshakeTimeout: return URLError(.secureConnectionFailed)
+            case .cancelled, .requestStreamCancelled: return URLError(.cancelled)
+            case .remoteConnectionClosed: return URLError(.networkConnectionLost)
+            case .invalidURL, .emptyHost, .emptyScheme: return URLError(.badURL)
+            default: return URLError(.badServerResponse)
+            }
+        case let error as NIOConnectionError:
+            if let first = error.connectionErrors.first { return urlError(for: first.error) }
+            return URLError(error.dnsAError != nil || error.dnsAAAAError != nil ? .cannotFindHost : .cannotConnectToHost)
+        case is SocketAddressError:
+            return URLError(.cannotFindHost)
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED, EHOSTUNREACH, EADDRNOTAVAIL: return URLError(.cannotConnectToHost)
+            case ENETUNREACH, ENETDOWN: return URLError(.notConnectedToInternet)
+            case ETIMEDOUT: return URLError(.timedOut)
+            default: return URLError(.networkConnectionLost)
+            }
+        case let error as ChannelError:
+            if case .connectTimeout = error { return URLError(.timedOut) }
+            return URLError(.networkConnectionLost)
+        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
+            return URLError(.secureConnectionFailed)
+        case is HTTPParserError:
+            return URLError(.badServerResponse)
+        default:
+            return URLError(.unknown)
+        }
+    }
+}
+#endif
