@@ -101,11 +101,24 @@ struct SyncPass: Sendable {
         let locked = encrypted.isEmpty ? [] : try store.lockedSpaces()
         var ceiling = try await outboxCeiling(locked)
         var renumbered = false
-        defer { noteWaiting(&report, locked) }
+        // The next batch, read from the outbox while this one is on the wire; used only if the loop then asks for
+        // exactly that range (a renumbering or a smaller batch size asks for another).
+        var prefetch: (range: OutboxRange, batch: Task<[Mutation], any Error>)?
+        defer {
+            prefetch?.batch.cancel()
+            noteWaiting(&report, locked)
+        }
         while true {
             try Task.checkCancellation()
-            let (limit, start, top) = (batchSize, after, ceiling)
-            var batch = try await store.offCooperativePool { try $0.pendingMutations(limit: limit, after: start, through: top) }
+            let range = OutboxRange(after: after, limit: batchSize, ceiling: ceiling)
+            var batch: [Mutation]
+            if let prefetched = prefetch, prefetched.range == range {
+                batch = try await prefetched.batch.value
+            } else {
+                prefetch?.batch.cancel()
+                batch = try await read(range)
+            }
+            prefetch = nil
             let fetched = batch.count
             var outgoing = batch
             if !encrypted.isEmpty {
@@ -113,6 +126,10 @@ struct SyncPass: Sendable {
                 batch = Array(batch.prefix(outgoing.count))
             }
             guard let last = batch.last else { break }
+            if fetched == range.limit {
+                let next = OutboxRange(after: last.mutationId, limit: range.limit, ceiling: range.ceiling)
+                prefetch = (next, Task { try await read(next) })
+            }
             let response: PushResponse
             let cursors = try store.cursors(for: batch)
             do {
@@ -123,7 +140,7 @@ struct SyncPass: Sendable {
                 // the waiting writes after the server's last one and send them again, once per sync.
                 guard let lastProcessed = error.lastMutationId else { throw error }
                 renumbered = true
-                try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
+                _ = try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
                 ceiling = try await outboxCeiling(locked)
                 after = 0
                 continue
@@ -159,6 +176,17 @@ struct SyncPass: Sendable {
             // A key that vanished mid-push (it cannot, short of a damaged store): send nothing past it.
             if batch.count < fetched { break }
         }
+    }
+
+    /// Outbox entries with ids in `(after, ceiling]`, at most `limit` of them.
+    private struct OutboxRange: Equatable {
+        var after: Int64
+        var limit: Int
+        var ceiling: Int64
+    }
+
+    private func read(_ range: OutboxRange) async throws -> [Mutation] {
+        try await store.offCooperativePool { try $0.pendingMutations(limit: range.limit, after: range.after, through: range.ceiling) }
     }
 
     private func noteWaiting(_ report: inout SyncReport, _ locked: Set<UUID>) {

@@ -125,3 +125,60 @@ extension PushRequest: JSONTextWritable, JSONTreeReadable {
         self.init(deviceId: deviceID, mutations: mutations, cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:])
     }
 }
+
+extension MutationResult: JSONTextWritable, JSONTreeReadable {
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var object = JSONObjectWriter(&bytes)
+        if let clocks {
+            object.key("clocks", &bytes)
+            ClockMap.write(clocks, into: &bytes)
+        }
+        if let code {
+            object.key("code", &bytes)
+            JSONValue.write(code, into: &bytes)
+        }
+        if let message {
+            object.key("message", &bytes)
+            JSONValue.write(message, into: &bytes)
+        }
+        object.key("mutationId", &bytes)
+        bytes.append(contentsOf: String(mutationId).utf8)
+        object.key("status", &bytes)
+        JSONValue.write(status.rawValue, into: &bytes)
+        object.end(&bytes)
+    }
+
+    public init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        let object = try JSONObjectReader(json, codingPath: codingPath)
+        let mutationID = try object.int64("mutationId")
+        guard let status = Status(rawValue: try object.string("status")) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: object.path("status"), debugDescription: "Cannot initialize Status from invalid String value."))
+        }
+        self.init(
+            mutationId: mutationID, status: status, code: try object.optionalString("code"),
+            message: try object.optionalString("message"), clocks: try object.clocks("clocks")
+        )
+    }
+}
+
+extension PushResponse: JSONTextWritable, JSONTreeReadable {
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var object = JSONObjectWriter(&bytes)
+        object.key("cursors", &bytes)
+        JSONValue.write(cursors, into: &bytes)
+        object.key("lastMutationId", &bytes)
+        bytes.append(contentsOf: String(lastMutationId).utf8)
+        object.key("results", &bytes)
+        JSONObjectWriter.array(results, &bytes)
+        object.end(&bytes)
+    }
+
+    public init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        let object = try JSONObjectReader(json, codingPath: codingPath)
+        let results = try object.items("results", as: MutationResult.self)
+        self.init(
+            results: results, lastMutationId: try object.int64("lastMutationId"),
+            cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:]
+        )
+    }
+}

@@ -181,6 +181,13 @@ struct JSONObjectReader {
         return text
     }
 
+    /// The string at `key`, or `nil` when absent or `null` (`decodeIfPresent`).
+    func optionalString(_ key: String) throws -> String? {
+        guard let value = optional(key) else { return nil }
+        guard case .string(let text) = value else { throw mismatch(String.self, key) }
+        return text
+    }
+
     func bool(_ key: String) throws -> Bool {
         guard case .bool(let flag) = try required(key) else { throw mismatch(Bool.self, key) }
         return flag

@@ -52,8 +52,21 @@ struct WireCodingTests {
         let older = PushRequest(deviceId: push.deviceId, mutations: push.mutations)
         #expect(!Self.text(try JSONValueEncoder().encodeText(older)).contains("cursors"), "no cursors, no key: an older server reads it")
 
-        let reply = PushResponse(results: [MutationResult(mutationId: 1, status: .applied)], lastMutationId: 1, cursors: [Self.space: 8])
-        #expect(try JSONValueDecoder().decode(PushResponse.self, from: JSONValueEncoder().encodeText(reply)) == reply)
+        let reply = PushResponse(results: [
+            MutationResult(mutationId: 1, status: .applied),
+            MutationResult(mutationId: 2, status: .applied, clocks: ["title": Self.clock]),
+            MutationResult(mutationId: 3, status: .rejected, code: "type_mismatch", message: "notes.rank: \"x\" is not an integer."),
+            MutationResult(mutationId: 4, status: .duplicate),
+        ], lastMutationId: 4, cursors: [Self.space: 8])
+        let replyText = try JSONValueEncoder().encodeText(reply)
+        let replyByJSONEncoder = Self.text(try Self.sortedJSONEncoder().encode(reply))
+            .replacingOccurrences(of: Self.space.uuidString, with: Self.space.uuidString.lowercased())
+        #expect(Self.text(replyText) == replyByJSONEncoder, "\(Self.text(replyText))\n\(replyByJSONEncoder)")
+        #expect(try JSONValueDecoder().decode(PushResponse.self, from: replyText) == reply)
+        #expect(try JSONDecoder().decode(PushResponse.self, from: Data(replyText)) == reply)
+        #expect(throws: DecodingError.self) {
+            try JSONValueDecoder().decode(PushResponse.self, from: Data(#"{"results":[{"mutationId":1,"status":"lost"}],"lastMutationId":1}"#.utf8))
+        }
         let fromOlderServer = #"{"results":[{"mutationId":1,"status":"applied"}],"lastMutationId":1}"#
         #expect(try JSONValueDecoder().decode(PushResponse.self, from: Data(fromOlderServer.utf8)).cursors.isEmpty)
     }
