@@ -64,12 +64,14 @@ public enum ClockMap {
         guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return .unsure }
         if bytes.count == 2 { return .parsed([:]) }
         var clocks: [String: HLC] = [:]
+        var node: String?
         var index = 1
         while true {
             guard let key = quoted(bytes, &index), index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return .unsure }
             index += 1
             guard let value = quoted(bytes, &index), index < bytes.count else { return .unsure }
-            guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: value)) else { return .invalid }
+            guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: value), reusingNode: node) else { return .invalid }
+            node = clock.node
             clocks[String(decoding: key, as: UTF8.self)] = clock
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1

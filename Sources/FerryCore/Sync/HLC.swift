@@ -28,14 +28,20 @@ public struct HLC: Sendable, Hashable, Comparable, Codable, LosslessStringConver
 
     /// Parses the wire form; `nil` when it is malformed.
     public init?(_ description: String) {
+        self.init(description, reusingNode: nil)
+    }
+
+    /// Parses the wire form, taking `reusingNode` as the node when the text names that node (the clocks of one
+    /// record mostly share a writer: one string for all of them, not one allocation each).
+    init?(_ description: String, reusingNode: String?) {
         // Parsed on the UTF-8 bytes: clocks are decoded for every field of every pulled change, and Character's
         // Unicode properties made parsing the largest single cost of an initial sync (`ferry-benchmark` profile).
         var text = description
-        guard let clock = text.withUTF8({ Self.parse($0) }) else { return nil }
+        guard let clock = text.withUTF8({ Self.parse($0, reusingNode: reusingNode) }) else { return nil }
         self = clock
     }
 
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> HLC? {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, reusingNode: String? = nil) -> HLC? {
         let dash = UInt8(ascii: "-")
         guard bytes.count > 22, bytes.count <= 22 + 64, bytes[15] == dash, bytes[21] == dash else { return nil }
         var milliseconds: Int64 = 0
@@ -51,6 +57,9 @@ public struct HLC: Sendable, Hashable, Comparable, Codable, LosslessStringConver
             counter = counter * 10 + Int(digit)
         }
         let node = UnsafeBufferPointer(rebasing: bytes[22...])
+        if var known = reusingNode, known.utf8.count == node.count, known.withUTF8({ $0.elementsEqual(node) }) {
+            return HLC(milliseconds: milliseconds, counter: counter, node: known)
+        }
         guard node.allSatisfy(isNodeByte) else { return nil }
         return HLC(milliseconds: milliseconds, counter: counter, node: String(decoding: node, as: UTF8.self))
     }

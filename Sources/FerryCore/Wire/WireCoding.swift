@@ -234,10 +234,12 @@ struct JSONObjectReader {
         guard let members = try object(key) else { return nil }
         var clocks: [String: HLC] = [:]
         clocks.reserveCapacity(members.count)
+        var node: String?
         for (field, value) in members {
-            guard case .string(let text) = value, let clock = HLC(text) else {
+            guard case .string(let text) = value, let clock = HLC(text, reusingNode: node) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: path(key) + [WireKey(field)], debugDescription: "Not a clock."))
             }
+            node = clock.node
             clocks[field] = clock
         }
         return clocks

@@ -30,6 +30,15 @@ struct ClockMapTests {
         #expect(ClockMap.clocks(fromText: #"{"title":"\u0030\#(String(Self.title.description.dropFirst()))"}"#) == ["title": Self.title])
     }
 
+    @Test("clocks of one writer share its node; a node one byte apart, or not a node, is read as itself")
+    func sharedNodes() {
+        let near = HLC(milliseconds: 1, counter: 2, node: "3f2a9c1e-0000-4000-8000-00000000abce")
+        let clocks = ["a": Self.title, "b": near, "c": Self.title, "d": Self.deleted, "e": Self.deleted]
+        #expect(ClockMap.clocks(fromText: ClockMap.text(clocks)) == clocks)
+        let longer = String(Self.title.description.dropLast(4)) + "abcd!"
+        #expect(ClockMap.clocks(fromText: #"{"a":"\#(Self.title)","b":"\#(longer)"}"#) == nil, "a node is checked even after another")
+    }
+
     @Test("anything but an object of clocks is nil", arguments: [
         "", "{", "}", "[]", "null", #"{"title":1}"#, #"{"title":"not a clock"}"#, #"{"title":"\#(title)""#,
         #"{"title":"\#(title)"}x"#, #"{"title""\#(title)"}"#, #"{"a":"\#(title)","b":"nope"}"#,
