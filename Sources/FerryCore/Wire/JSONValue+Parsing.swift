@@ -49,8 +49,9 @@ extension JSONValue {
     }
 }
 
-/// A recursive-descent parser over UTF-8 bytes (RFC 8259), bounded in depth.
-private struct JSONTextParser {
+/// A recursive-descent parser over UTF-8 bytes (RFC 8259), bounded in depth. `JSONStreamReading.swift` reads the
+/// sync messages with it directly, without a tree.
+struct JSONTextParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
     var position = 0
@@ -70,9 +71,9 @@ private struct JSONTextParser {
         return value
     }
 
-    private func invalid() -> JSONParseError { JSONParseError(reason: .invalid, offset: position) }
+    func invalid() -> JSONParseError { JSONParseError(reason: .invalid, offset: position) }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x09, 0x0A, 0x0D: position += 1
@@ -81,7 +82,7 @@ private struct JSONTextParser {
         }
     }
 
-    private mutating func parseValue() throws -> JSONValue {
+    mutating func parseValue() throws -> JSONValue {
         sinceCheck += 1
         if sinceCheck >= 65_536 {
             sinceCheck = 0
@@ -100,7 +101,7 @@ private struct JSONTextParser {
         }
     }
 
-    private mutating func enter() throws {
+    mutating func enter() throws {
         depth += 1
         guard depth <= maximumDepth else { throw JSONParseError(reason: .tooDeep(limit: maximumDepth), offset: position) }
         position += 1
@@ -162,7 +163,7 @@ private struct JSONTextParser {
         }
     }
 
-    private mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws -> JSONValue {
+    mutating func parseLiteral(_ word: StaticString, _ value: JSONValue) throws -> JSONValue {
         let count = word.utf8CodeUnitCount
         guard position + count <= bytes.count else { throw invalid() }
         let matches = word.withUTF8Buffer { expected in
@@ -174,7 +175,7 @@ private struct JSONTextParser {
     }
 
     /// A number per the JSON grammar (no leading zeros, no `+`, no bare `.`), as a `Double`.
-    private mutating func parseNumber() throws -> Double {
+    mutating func parseNumber() throws -> Double {
         let start = position
         func digits() -> Int {
             let first = position
@@ -200,7 +201,7 @@ private struct JSONTextParser {
     }
 
     /// A string's contents: plain runs are copied as they are, escapes decoded; invalid UTF-8 is refused.
-    private mutating func parseString() throws -> String {
+    mutating func parseString() throws -> String {
         position += 1  // the opening quote
         var runStart = position
         var decoded: [UInt8]?

@@ -20,8 +20,16 @@ public struct JSONValueDecoder: Sendable {
     }
 
     /// Parses UTF-8 JSON text (``JSONValue/init(parsing:maximumDepth:)``) and decodes a `Value` from it.
+    ///
+    /// The sync messages (pushes, pulls) are read straight from the text when it is what they expect, without the
+    /// tree; any other text takes the tree path, which reports the error (`JSONStreamReading.swift`).
     public func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value {
-        try decode(type, from: JSONValue(parsing: bytes))
+        if let streamable = type as? any JSONStreamReadable.Type,
+           let read = try? bytes.withContiguousStorageIfAvailable({ try JSONTextParser.read(streamable, from: $0) }),
+           let value = read as? Value {
+            return value
+        }
+        return try decode(type, from: JSONValue(parsing: bytes))
     }
 }
 

@@ -27,7 +27,7 @@ extension Request {
         }
         do {
             return try await withTimeout(RequestDeadline.duration) {
-                try JSONValueDecoder().decode(Body.self, from: JSONValue(parsing: buffer.readableBytesView))
+                try JSONValueDecoder().decode(Body.self, from: buffer.readableBytesView)
             }
         } catch let error as JSONParseError {
             throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: \(error).")

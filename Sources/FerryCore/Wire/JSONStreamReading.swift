@@ -1,0 +1,266 @@
+import Foundation
+
+/// A sync message read straight from JSON text, without a tree: pushes and pulls carry thousands of records, and the
+/// tree (a dictionary per object, hashed once to build and again to read) was the largest cost left in decoding
+/// them (`ferry-benchmark` profiles, docs/benchmarks.md).
+///
+/// Only for text that reads cleanly: on any surprise ``JSONValueDecoder`` reads the text again through
+/// ``JSONTreeReadable``, so the errors (a `JSONParseError`, or a `DecodingError` and its coding path) are exactly that
+/// path's, and an unexpected shape costs a second parse rather than a different answer.
+protocol JSONStreamReadable {
+    init(stream parser: inout JSONTextParser) throws
+}
+
+/// Anything but the shape a stream reader expects; the tree path then reports the real error.
+struct StreamMismatch: Error {}
+
+extension JSONTextParser {
+    /// `Value` read from the whole of `buffer`.
+    static func read<Value: JSONStreamReadable>(_ type: Value.Type, from buffer: UnsafeBufferPointer<UInt8>) throws -> Value {
+        var parser = JSONTextParser(bytes: buffer, maximumDepth: JSONValue.defaultMaximumDepth)
+        let value = try Value(stream: &parser)
+        parser.skipWhitespace()
+        guard parser.position == parser.bytes.count else { throw StreamMismatch() }
+        return value
+    }
+
+    /// The next byte after whitespace, not consumed.
+    mutating func peek() throws -> UInt8 {
+        skipWhitespace()
+        guard position < bytes.count else { throw StreamMismatch() }
+        return bytes[position]
+    }
+
+    /// Reads an object, handing each key to `member`, which reads its value. A repeated key is handed over again
+    /// (the last one wins, as in the tree).
+    mutating func readObject(_ member: (inout JSONTextParser, String) throws -> Void) throws {
+        guard try peek() == UInt8(ascii: "{") else { throw StreamMismatch() }
+        try enter()
+        if try peek() == UInt8(ascii: "}") {
+            position += 1
+            depth -= 1
+            return
+        }
+        while true {
+            guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
+            let key = try parseString()
+            guard try peek() == UInt8(ascii: ":") else { throw StreamMismatch() }
+            position += 1
+            try member(&self, key)
+            switch try peek() {
+            case UInt8(ascii: ","):
+                position += 1
+            case UInt8(ascii: "}"):
+                position += 1
+                depth -= 1
+                return
+            default:
+                throw StreamMismatch()
+            }
+        }
+    }
+
+    /// Reads an array, calling `item` to read each element.
+    mutating func readArray(_ item: (inout JSONTextParser) throws -> Void) throws {
+        guard try peek() == UInt8(ascii: "[") else { throw StreamMismatch() }
+        try enter()
+        if try peek() == UInt8(ascii: "]") {
+            position += 1
+            depth -= 1
+            return
+        }
+        while true {
+            try item(&self)
+            switch try peek() {
+            case UInt8(ascii: ","):
+                position += 1
+            case UInt8(ascii: "]"):
+                position += 1
+                depth -= 1
+                return
+            default:
+                throw StreamMismatch()
+            }
+        }
+    }
+
+    /// Whether the next value is `null`, which is then consumed.
+    mutating func readNull() throws -> Bool {
+        guard try peek() == UInt8(ascii: "n") else { return false }
+        _ = try parseLiteral("null", .null)
+        return true
+    }
+
+    /// A value of a key no reader knows, checked as JSON all the same.
+    mutating func skipValue() throws {
+        _ = try parseValue()
+    }
+
+    mutating func readString() throws -> String {
+        guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
+        return try parseString()
+    }
+
+    mutating func readBool() throws -> Bool {
+        switch try peek() {
+        case UInt8(ascii: "t"):
+            _ = try parseLiteral("true", .bool(true))
+            return true
+        case UInt8(ascii: "f"):
+            _ = try parseLiteral("false", .bool(false))
+            return false
+        default:
+            throw StreamMismatch()
+        }
+    }
+
+    /// A whole number within ±(2^53 − 1), as ``JSONValueDecoder`` reads integers.
+    mutating func readInt64() throws -> Int64 {
+        let byte = try peek()
+        guard byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { throw StreamMismatch() }
+        let number = try parseNumber()
+        guard abs(number) <= 9_007_199_254_740_991, let integer = Int64(exactly: number) else { throw StreamMismatch() }
+        return integer
+    }
+
+    mutating func readUUID() throws -> UUID {
+        guard let id = UUID(wireText: try readString()) else { throw StreamMismatch() }
+        return id
+    }
+
+    /// An object of field values; `null` is none.
+    mutating func readFields() throws -> [String: JSONValue] {
+        if try readNull() { return [:] }
+        guard try peek() == UInt8(ascii: "{"), case .object(let members) = try parseValue() else { throw StreamMismatch() }
+        return members
+    }
+
+    /// An object of clocks; `null` is none. A clock without escapes is read from the bytes, with no string built.
+    mutating func readClocks() throws -> [String: HLC] {
+        var clocks: [String: HLC] = [:]
+        if try readNull() { return clocks }
+        var node: String?
+        try readObject { parser, field in
+            let clock = try parser.readClock(reusingNode: node)
+            node = clock.node
+            clocks[field] = clock
+        }
+        return clocks
+    }
+
+    private mutating func readClock(reusingNode node: String?) throws -> HLC {
+        guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
+        var end = position + 1
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") { end += 1 }
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else {
+            guard let clock = HLC(try parseString(), reusingNode: node) else { throw StreamMismatch() }
+            return clock
+        }
+        guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: bytes[(position + 1)..<end]), reusingNode: node) else {
+            throw StreamMismatch()
+        }
+        position = end + 1
+        return clock
+    }
+
+    /// A map keyed by space id (``SpaceKeyed``) of integers; `null` is none.
+    mutating func readSpaceKeyed<Integer: FixedWidthInteger>(_ type: Integer.Type) throws -> [UUID: Integer] {
+        var map: [UUID: Integer] = [:]
+        if try readNull() { return map }
+        try readObject { parser, key in
+            guard let space = UUID(wireText: key), let value = Integer(exactly: try parser.readInt64()) else { throw StreamMismatch() }
+            map[space] = value
+        }
+        return map
+    }
+}
+
+extension Mutation: JSONStreamReadable {
+    init(stream parser: inout JSONTextParser) throws {
+        var (mutationID, space, collection, id, op): (Int64?, UUID?, String?, UUID?, Operation?)
+        var (fields, clocks): ([String: JSONValue], [String: HLC]) = ([:], [:])
+        try parser.readObject { parser, key in
+            switch key {
+            case "mutationId": mutationID = try parser.readInt64()
+            case "space": space = try parser.readUUID()
+            case "collection": collection = try parser.readString()
+            case "id": id = try parser.readUUID()
+            case "op": op = Operation(rawValue: try parser.readString())
+            case "fields": fields = try parser.readFields()
+            case "clocks": clocks = try parser.readClocks()
+            default: try parser.skipValue()
+            }
+        }
+        guard let mutationID, let space, let collection, let id, let op else { throw StreamMismatch() }
+        self.init(mutationId: mutationID, space: space, collection: collection, id: id, op: op, fields: fields, clocks: clocks)
+    }
+}
+
+extension PushRequest: JSONStreamReadable {
+    init(stream parser: inout JSONTextParser) throws {
+        var (deviceID, mutations, cursors): (UUID?, [Mutation]?, [UUID: Int64]) = (nil, nil, [:])
+        try parser.readObject { parser, key in
+            switch key {
+            case "deviceId": deviceID = try parser.readUUID()
+            case "mutations":
+                var items: [Mutation] = []
+                try parser.readArray { parser in items.append(try Mutation(stream: &parser)) }
+                mutations = items
+            case "cursors": cursors = try parser.readSpaceKeyed(Int64.self)
+            default: try parser.skipValue()
+            }
+        }
+        guard let deviceID, let mutations else { throw StreamMismatch() }
+        self.init(deviceId: deviceID, mutations: mutations, cursors: cursors)
+    }
+}
+
+extension Change: JSONStreamReadable {
+    init(stream parser: inout JSONTextParser) throws {
+        var (space, collection, id, seq, deleted): (UUID?, String?, UUID?, Int64?, Bool?)
+        var (fields, clocks): ([String: JSONValue], [String: HLC]) = ([:], [:])
+        try parser.readObject { parser, key in
+            switch key {
+            case "space": space = try parser.readUUID()
+            case "collection": collection = try parser.readString()
+            case "id": id = try parser.readUUID()
+            case "seq": seq = try parser.readInt64()
+            case "fields": fields = try parser.readFields()
+            case "clocks": clocks = try parser.readClocks()
+            case "deleted": deleted = try parser.readBool()
+            default: try parser.skipValue()
+            }
+        }
+        guard let space, let collection, let id, let seq, let deleted else { throw StreamMismatch() }
+        self.init(space: space, collection: collection, id: id, seq: seq, fields: fields, clocks: clocks, deleted: deleted)
+    }
+}
+
+extension PullResponse: JSONStreamReadable {
+    init(stream parser: inout JSONTextParser) throws {
+        var (changes, cursors, hasMore): ([Change]?, [UUID: Int64]?, Bool?)
+        var (resetRequired, keyVersions): ([UUID], [UUID: Int]) = ([], [:])
+        try parser.readObject { parser, key in
+            switch key {
+            case "changes":
+                var items: [Change] = []
+                try parser.readArray { parser in items.append(try Change(stream: &parser)) }
+                changes = items
+            case "cursors":
+                guard try !parser.readNull() else { throw StreamMismatch() }
+                cursors = try parser.readSpaceKeyed(Int64.self)
+            case "hasMore": hasMore = try parser.readBool()
+            case "resetRequired":
+                var spaces: [UUID] = []
+                if try !parser.readNull() {
+                    try parser.readArray { parser in spaces.append(try parser.readUUID()) }
+                }
+                resetRequired = spaces
+            case "keyVersions": keyVersions = try parser.readSpaceKeyed(Int.self)
+            default: try parser.skipValue()
+            }
+        }
+        guard let changes, let cursors, let hasMore else { throw StreamMismatch() }
+        self.init(changes: changes, cursors: cursors, hasMore: hasMore, resetRequired: resetRequired, keyVersions: keyVersions)
+    }
+}

@@ -1,0 +1,62 @@
+@testable import FerryCore
+import Foundation
+import Testing
+
+/// The sync messages read straight from text (`JSONStreamReadable`) read exactly what the tree path reads, and any
+/// text the stream reader does not take still decodes, or fails, as the tree path says.
+@Suite("Wire: stream reading")
+struct JSONStreamReadingTests {
+    static let space = "0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9"
+    static let record = "1b2c3d4e-5f60-4182-93a4-b5c6d7e8f9a0"
+    static let clock = "001763900000123-00007-4f0c2a9e-1111-4222-8333-944445555666"
+
+    /// The same value by both paths; `streamed` says whether the stream reader took the text itself.
+    func bothPaths<Value: JSONStreamReadable & JSONTreeReadable & Equatable>(_ type: Value.Type, _ text: String) throws -> (value: Value, streamed: Bool) {
+        let bytes = Array(text.utf8)
+        let tree = try JSONValueDecoder().decode(type, from: JSONValue(parsing: bytes))
+        let streamed = try? bytes.withUnsafeBufferPointer { try JSONTextParser.read(type, from: $0) }
+        if let streamed { #expect(streamed == tree, "\(text)") }
+        #expect(try JSONValueDecoder().decode(type, from: bytes) == tree)
+        return (tree, streamed != nil)
+    }
+
+    @Test("a push as the SDK writes it is read by the stream reader, with what the tree reads", arguments: [
+        #"{"cursors":{"\#(space)":7},"deviceId":"\#(record)","mutations":[{"clocks":{"a":"\#(clock)","b":"\#(clock)"},"collection":"notes","fields":{"a":"x","b":[1,{"c":null}]},"id":"\#(record)","mutationId":1,"op":"upsert","space":"\#(space)"}]}"#,
+        #" { "mutations" : [ ] , "deviceId" : "\#(record)" } "#,
+        #"{"deviceId":"\#(record)","mutations":[{"mutationId":2,"space":"\#(space)","collection":"n","id":"\#(record)","op":"delete","fields":null,"clocks":null,"later":{"x":[true]}}],"cursors":null}"#,
+        #"{"deviceId":"\#(record)","deviceId":"\#(space)","mutations":[]}"#,
+        #"{"deviceId":"\#(record)","mutations":[{"mutationId":3,"space":"\#(space)","collection":"n\u00e9","id":"\#(record)","op":"upsert","clocks":{"t":"\u0030\#(String(clock.dropFirst()))"}}]}"#,
+    ])
+    func pushes(_ text: String) throws {
+        let (_, streamed) = try bothPaths(PushRequest.self, text)
+        #expect(streamed)
+    }
+
+    @Test("a pull reply is read by the stream reader, with what the tree reads", arguments: [
+        #"{"changes":[{"clocks":{"title":"\#(clock)"},"collection":"notes","deleted":false,"fields":{"title":"T","rank":3.5},"id":"\#(record)","seq":9,"space":"\#(space)"}],"cursors":{"\#(space)":9},"hasMore":true,"keyVersions":{},"resetRequired":[]}"#,
+        #"{"changes":[],"cursors":{},"hasMore":false}"#,
+        #"{"changes":[],"cursors":{"\#(space)":1},"hasMore":false,"resetRequired":["\#(space)"],"keyVersions":{"\#(space)":2},"extra":1}"#,
+    ])
+    func pulls(_ text: String) throws {
+        let (_, streamed) = try bothPaths(PullResponse.self, text)
+        #expect(streamed)
+    }
+
+    @Test("text the stream reader refuses still gets the tree path's answer or error", arguments: [
+        #"{"deviceId":"\#(record)","mutations":[{"mutationId":1.5}]}"#,
+        #"{"deviceId":"\#(record)","mutations":[{"mutationId":1,"space":"\#(space)","collection":"n","id":"\#(record)","op":"merge"}]}"#,
+        #"{"deviceId":"\#(record)","mutations":[{"mutationId":1,"space":"\#(space)","collection":"n","id":"\#(record)","op":"upsert","clocks":{"a":"soon"}}]}"#,
+        #"{"deviceId":"\#(record)","mutations":[]"#,
+        #"{"deviceId":"\#(record)","mutations":[]} x"#,
+        #"{"deviceId":"\#(record)","mutations":[{"mutationId":9007199254740992,"space":"\#(space)","collection":"n","id":"\#(record)","op":"upsert"}]}"#,
+        #"{"deviceId":"\#(record)","mutations":[],"cursors":{"not a space":1}}"#,
+        String(repeating: "[", count: 100),
+    ])
+    func refused(_ text: String) {
+        let bytes = Array(text.utf8)
+        #expect((try? bytes.withUnsafeBufferPointer { try JSONTextParser.read(PushRequest.self, from: $0) }) == nil)
+        let tree = Result { try JSONValueDecoder().decode(PushRequest.self, from: JSONValue(parsing: bytes)) }
+        let both = Result { try JSONValueDecoder().decode(PushRequest.self, from: bytes) }
+        #expect("\(tree)" == "\(both)", "the same error, path included")
+    }
+}
