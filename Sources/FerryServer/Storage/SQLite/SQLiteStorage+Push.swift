@@ -65,17 +65,18 @@ extension SQLiteStorage: RecordStorage {
             nextSeq[space] = last - Int64(writes.count) + 1
             committed[space] = last
         }
+        let updatedAt = Timestamp.format(now)
         for write in plan.writes {
             let seq = nextSeq[write.record.space, default: 0]
             nextSeq[write.record.space] = seq + 1
             let isSealed = sealedSpaces.contains(write.record.space)
             guard !write.collection.uniqueKeys.isEmpty else {
-                try writeRecord(db, write, seq: seq, now: now, isSealed: isSealed)
+                try writeRecord(db, write, seq: seq, updatedAt: updatedAt, isSealed: isSealed)
                 continue
             }
             do {
                 try db.inSavepoint {
-                    try writeRecord(db, write, seq: seq, now: now, isSealed: isSealed)
+                    try writeRecord(db, write, seq: seq, updatedAt: updatedAt, isSealed: isSealed)
                     return .commit
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {

@@ -24,19 +24,22 @@ extension SQLiteStorage {
             .compactMap { storedRecord($0, collection: collection) }
     }
 
-    static func writeRecord(_ db: Database, _ write: PushPlan.Write, seq: Int64, now: Date, isSealed: Bool) throws {
+    /// Upserts the row of `write`, stamped `updatedAt` (``Timestamp`` text, formatted once per push).
+    static func writeRecord(_ db: Database, _ write: PushPlan.Write, seq: Int64, updatedAt: String, isSealed: Bool) throws {
         let collection = write.collection
         let (typed, sealed) = write.record.storageValues(in: collection, isSealed: isSealed)
-        var arguments: StatementArguments = [
-            write.key.id.databaseText, write.record.space.databaseText, seq, ClockCoding.encode(write.record.state.clocks),
-            write.record.state.isDeleted, Timestamp.format(now), sealed,
+        var values: [DatabaseValue] = [
+            write.key.id.databaseText.databaseValue, write.record.space.databaseText.databaseValue, seq.databaseValue,
+            ClockCoding.encode(write.record.state.clocks).databaseValue, write.record.state.isDeleted.databaseValue,
+            updatedAt.databaseValue, sealed.databaseValue,
         ]
+        values.reserveCapacity(values.count + collection.fields.count)
         for field in collection.fields {
-            arguments += [try databaseValue(typed[field.name] ?? .null, type: collection.storedType(of: field))]
+            values.append(try databaseValue(typed[field.name] ?? .null, type: collection.storedType(of: field)))
         }
         // One statement per collection, prepared once per connection: a push writes up to 1000 rows, and
         // preparing (with GRDB's authorizer) cost more than running.
-        try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText)).execute(arguments: arguments)
+        try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText)).execute(arguments: StatementArguments(columns: values))
     }
 
     private static let upsertTexts = StatementTextCache()
