@@ -47,7 +47,7 @@ public struct HTTPClientTransport: HTTPTransport {
         }
         let request = outgoing
         // Our own timer decides, to the millisecond (as for URLSession); the client's deadline is only a backstop.
-        let backstop = TimeAmount.nanoseconds(Int64(timeout.components.seconds + 1) * 1_000_000_000)
+        let backstop = TimeAmount.seconds(min(max(timeout.components.seconds, 0), 86_400) + 1)
         return try await withRequestTimeout(timeout) {
             do {
                 let response = try await Self.client.execute(request, timeout: backstop)
@@ -88,7 +88,9 @@ public struct HTTPClientTransport: HTTPTransport {
             switch error {
             case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .getConnectionFromPoolTimeout: return URLError(.timedOut)
             case .tlsHandshakeTimeout: return URLError(.secureConnectionFailed)
-            case .cancelled, .requestStreamCancelled: return URLError(.cancelled)
+            // Cancelled by our task (the caller, or our timer, which throws `.timedOut` itself); the client cancelling
+            // for its own reasons is a lost connection, to be retried, not a cancellation to be passed over.
+            case .cancelled, .requestStreamCancelled: return URLError(Task.isCancelled ? .cancelled : .networkConnectionLost)
             case .remoteConnectionClosed: return URLError(.networkConnectionLost)
             case .invalidURL, .emptyHost, .emptyScheme: return URLError(.badURL)
             default: return URLError(.badServerResponse)

@@ -76,6 +76,9 @@ extension LocalStore {
             let stamp = clock.tick(now: now())
             var clocks = changed.mapValues { _ in stamp }
             if isUndelete { clocks[RecordState.deletedKey] = stamp }
+            // A new record with no fields has no clock to carry the reading in its entry: save it here, or the
+            // entry (the newest) would hide the readings of the entries before it.
+            if clocks.isEmpty { try saveClock(db, clock) }
 
             var state = existing?.state ?? RecordState()
             state.merge(RecordState(fields: changed, clocks: clocks, isDeleted: false))

@@ -24,10 +24,16 @@ public struct JSONValueDecoder: Sendable {
     /// The sync messages (pushes, pulls) are read straight from the text when it is what they expect, without the
     /// tree; any other text takes the tree path, which reports the error (`JSONStreamReading.swift`).
     public func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value {
-        if let streamable = type as? any JSONStreamReadable.Type,
-           let read = try? bytes.withContiguousStorageIfAvailable({ try JSONTextParser.read(streamable, from: $0) }),
-           let value = read as? Value {
-            return value
+        if let streamable = type as? any JSONStreamReadable.Type {
+            do {
+                if let value = try bytes.withContiguousStorageIfAvailable({ try JSONTextParser.read(streamable, from: $0) }) as? Value {
+                    return value
+                }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // Not what the stream reader expects: the tree path gives the answer or the error.
+            }
         }
         return try decode(type, from: JSONValue(parsing: bytes))
     }
