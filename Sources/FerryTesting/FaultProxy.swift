@@ -49,7 +49,9 @@ public final class FaultProxy: Sendable {
         ///
         /// Off by default: on Linux, `URLSession` (swift-corelibs-foundation) stops the whole process with
         /// "Transfer completed, but there's no response" when a connection ends inside a response head
-        /// (swiftlang/swift-corelibs-foundation#5285), so a test that turns this on crashes instead of failing.
+        /// (swiftlang/swift-corelibs-foundation#5285), so a test of `URLSessionTransport` that turns this on crashes
+        /// instead of failing. `HTTPClientTransport`, the SDK's default on Linux, fails such a request like any
+        /// dropped connection: the fault convergence test turns this on.
         public var cutsResponseHeads = false
         /// Whether faults are on when the proxy starts.
         public var isFaulty = true
