@@ -109,16 +109,23 @@ extension TestDatabase {
 }
 
 extension TestDatabase {
-    /// The texts the query `sql` returns in the first column of each row (names, ids).
-    public func strings(_ sql: String) async throws -> [String] {
+    /// The texts the query `sql` returns in the first column of each row (names, ids), run in one transaction after the
+    /// statements of `setup` (settings, an `EXPLAIN`'s preconditions).
+    public func strings(_ sql: String, after setup: [String] = []) async throws -> [String] {
         switch location {
         case .sqlite(let path):
-            return try await DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: sql) }
+            return try await DatabaseQueue(path: path).write { db in
+                for statement in setup { try db.execute(sql: statement) }
+                return try String.fetchAll(db, sql: sql)
+            }
         case .postgres:
             var values: [String] = []
             try await onConnection { connection, logger in
-                let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-                for try await text in rows.decode(String.self) { values.append(text) }
+                try await connection.withTransaction(logger: logger) { connection in
+                    for statement in setup { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                    let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                    for try await text in rows.decode(String.self) { values.append(text) }
+                }
             }
             return values
         }

@@ -59,7 +59,8 @@ public enum ClockMap {
         case unsure
     }
 
-    /// Reads the exact form ``text(_:)`` writes: `{`, then `"key":"value"` pairs joined by `,`, then `}`.
+    /// Reads the form ``text(_:)`` writes: `{`, then `"key":"value"` pairs joined by `,`, then `}`; also with the spaces
+    /// after `:` and `,` of PostgreSQL's `jsonb` output, which the server's `_clocks` column reads back as.
     private static func parseFlat(_ bytes: UnsafeBufferPointer<UInt8>) -> FastParse {
         guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return .unsure }
         if bytes.count == 2 { return .parsed([:]) }
@@ -69,16 +70,23 @@ public enum ClockMap {
         while true {
             guard let key = quoted(bytes, &index), index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return .unsure }
             index += 1
+            skipSpace(bytes, &index)
             guard let value = quoted(bytes, &index), index < bytes.count else { return .unsure }
             guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: value), reusingNode: node) else { return .invalid }
             node = clock.node
             clocks[String(decoding: key, as: UTF8.self)] = clock
             switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: ","):
+                index += 1
+                skipSpace(bytes, &index)
             case UInt8(ascii: "}"): return index == bytes.count - 1 ? .parsed(clocks) : .unsure
             default: return .unsure
             }
         }
+    }
+
+    private static func skipSpace(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
+        if index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
     }
 
     /// The bytes between a `"` at `index` and the next `"`, moving `index` past it; `nil` for anything else.

@@ -30,6 +30,14 @@ struct ClockMapTests {
         #expect(ClockMap.clocks(fromText: #"{"title":"\u0030\#(String(Self.title.description.dropFirst()))"}"#) == ["title": Self.title])
     }
 
+    @Test("reads PostgreSQL's jsonb output, a space after each colon and comma, as the text it stores")
+    func jsonbOutput() {
+        let text = #"{"_deleted": "\#(Self.deleted)", "body": "\#(Self.title)", "title": "\#(Self.title)"}"#
+        #expect(ClockMap.clocks(fromText: text) == ["title": Self.title, "_deleted": Self.deleted, "body": Self.title])
+        #expect(ClockMap.clocks(fromText: #"{"a": "\#(Self.title)", "b": "nope"}"#) == nil)
+        #expect(ClockMap.clocks(fromText: #"{"a":  "\#(Self.title)" }"#) == ["a": Self.title], "other spacing goes the full parser's way")
+    }
+
     @Test("clocks of one writer share its node; a node one byte apart, or not a node, is read as itself")
     func sharedNodes() {
         let near = HLC(milliseconds: 1, counter: 2, node: "3f2a9c1e-0000-4000-8000-00000000abce")

@@ -4,37 +4,76 @@ import PostgresNIO
 
 /// Reading and writing one collection row generically, whatever its fields.
 extension PostgresStorage {
-    /// Rows of `collection` matching `condition`, read as JSON (`row_to_json`) so any set of columns decodes one way.
+    /// Rows of `collection` matching `condition`, each column read in PostgreSQL's binary form and put in wire form.
+    ///
+    /// Reading the columns themselves, rather than one `row_to_json` text per row, spares parsing every row as JSON:
+    /// that parse was half the server's time in a pull.
     static func fetchRecords(
         _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
         logger: Logger
     ) async throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
-        // The alias starts with `_`, which no field name may: a field named `t` would otherwise shadow the row.
-        let sql = "SELECT row_to_json(_row)::text FROM (SELECT * FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)) _row"
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: selectRecords(collection, where: condition), binds: binds), logger: logger)
         var records: [(id: UUID, seq: Int64, record: StoredRecord)] = []
-        for try await text in rows.decode(String.self) {
-            if let found = storedRecord(jsonText: text, collection: collection) { records.append(found) }
+        for try await row in rows {
+            if let found = try storedRecord(row, collection: collection) { records.append(found) }
         }
         return records
     }
 
-    static func storedRecord(jsonText: String, collection: CollectionDefinition) -> (id: UUID, seq: Int64, record: StoredRecord)? {
-        guard let object = JSONValue(jsonText: jsonText)?.objectValue,
-              let id = object["id"]?.stringValue.flatMap(UUID.init(wireText:)),
-              let space = object["_space"]?.stringValue.flatMap(UUID.init(wireText:)),
-              case .number(let seq)? = object["_seq"]
-        else { return nil }
-        let clocks = (object["_clocks"]?.objectValue ?? [:]).compactMapValues { $0.stringValue.flatMap(HLC.init) }
-        var fields: [String: JSONValue] = [:]
-        for field in collection.fields {
-            let value = object[field.name] ?? .null
-            guard clocks[field.name] != nil || !value.isNull else { continue }
-            fields[field.name] = wireValue(value, type: collection.storedType(of: field))
+    /// The query ``fetchRecords(_:_:where:binds:logger:)`` runs.
+    static func selectRecords(_ collection: CollectionDefinition, where condition: String) -> String {
+        "SELECT \(recordColumns(collection)) FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)"
+    }
+
+    /// The select list ``storedRecord(_:collection:)`` reads: the sync columns, then each field's column, cast where
+    /// PostgreSQL's JSON rendering is the one ``SQLDialect/wireValue(rendered:type:)`` puts in wire form.
+    static func recordColumns(_ collection: CollectionDefinition) -> String {
+        let fields = collection.fields.map { field in
+            let column = SQLDialect.postgres.quote(field.name)
+            return switch collection.storedType(of: field) {
+            case .text, .integer, .real, .bool, .bytes: column
+            case .uuid, .json, .blob: "\(column)::text"
+            case .timestamp: "to_json(\(column)) #>> '{}'"
+            }
         }
-        var state = RecordState(fields: fields, clocks: clocks, isDeleted: object["_deleted"] == .bool(true))
-        state.unseal(object[SQLDialect.sealedColumn], in: collection)
-        return (id, Int64(seq), StoredRecord(space: space, state: state))
+        return (["id", "_space", "_seq", "_clocks::text", "_deleted", "\(SQLDialect.sealedColumn)::text"] + fields).joined(separator: ", ")
+    }
+
+    /// One row of ``recordColumns(_:)``.
+    static func storedRecord(_ row: PostgresRow, collection: CollectionDefinition) throws -> (id: UUID, seq: Int64, record: StoredRecord)? {
+        var cells = row.makeIterator()
+        guard let id = try cells.next()?.decode(UUID?.self), let space = try cells.next()?.decode(UUID?.self),
+              let seq = try cells.next()?.decode(Int64?.self)
+        else { return nil }
+        let clocks = try cells.next()?.decode(String?.self).map(ClockCoding.decode) ?? [:]
+        let isDeleted = try cells.next()?.decode(Bool?.self) ?? false
+        let sealed = try cells.next()?.decode(String?.self)
+        var fields: [String: JSONValue] = [:]
+        fields.reserveCapacity(collection.fields.count)
+        for field in collection.fields {
+            guard let cell = cells.next() else { break }
+            let value = try wireValue(cell, type: collection.storedType(of: field))
+            guard clocks[field.name] != nil || !value.isNull else { continue }
+            fields[field.name] = value
+        }
+        var state = RecordState(fields: fields, clocks: clocks, isDeleted: isDeleted)
+        state.unseal(sealed.flatMap(JSONValue.init(jsonText:)), in: collection)
+        return (id, seq, StoredRecord(space: space, state: state))
+    }
+
+    /// A field's cell, selected as ``recordColumns(_:)`` does, in wire form.
+    private static func wireValue(_ cell: PostgresCell, type: FieldType) throws -> JSONValue {
+        guard cell.bytes != nil else { return .null }
+        let dialect = SQLDialect.postgres
+        return switch type {
+        case .text, .uuid: .string(try cell.decode(String.self))
+        case .integer: .number(Double(try cell.decode(Int64.self)))
+        case .real: .number(try cell.decode(Double.self))
+        case .bool: .bool(try cell.decode(Bool.self))
+        case .bytes: dialect.wireValue(.bytes(Data(try cell.decode(ByteBuffer.self).readableBytesView)), type: type)
+        case .json, .blob: dialect.wireValue(.json(try cell.decode(String.self)), type: type)
+        case .timestamp: dialect.wireValue(rendered: .string(try cell.decode(String.self)), type: type)
+        }
     }
 
     /// Writes rows of one collection with one multi-row upsert.
