@@ -5,23 +5,33 @@ import GRDB
 
 /// Reading and writing one collection row generically, whatever its fields.
 extension SQLiteStorage {
+    /// The columns ``storedRecord(_:collection:)`` reads, in its order: read by position, since a lookup by name
+    /// lowercases and compares every column name (a tenth of a pull's server time).
+    static func recordColumns(_ collection: CollectionDefinition) -> String {
+        (["id", "_space", "_seq", "_clocks", "_deleted", SQLDialect.sealedColumn] + collection.fields.map(\.name))
+            .map { SQLDialect.sqlite.quote($0) }.joined(separator: ", ")
+    }
+
     static func storedRecord(_ row: Row, collection: CollectionDefinition) -> (id: UUID, seq: Int64, record: StoredRecord)? {
-        guard let id = UUID(wireText: row["id"]), let space = UUID(wireText: row["_space"]) else { return nil }
-        let clocks = ClockCoding.decode(row["_clocks"])
+        guard let id = UUID(wireText: row[0]), let space = UUID(wireText: row[1]) else { return nil }
+        let clocks = ClockCoding.decode(row[3])
         var fields: [String: JSONValue] = [:]
-        for field in collection.fields where clocks[field.name] != nil || !(row[field.name] as DatabaseValue).isNull {
-            fields[field.name] = jsonValue(row[field.name] as DatabaseValue, type: collection.storedType(of: field))
+        fields.reserveCapacity(collection.fields.count)
+        for (index, field) in collection.fields.enumerated() {
+            let value = row[6 + index] as DatabaseValue
+            guard clocks[field.name] != nil || !value.isNull else { continue }
+            fields[field.name] = jsonValue(value, type: collection.storedType(of: field))
         }
-        var state = RecordState(fields: fields, clocks: clocks, isDeleted: row["_deleted"])
-        state.unseal((row[SQLDialect.sealedColumn] as String?).flatMap(JSONValue.init(jsonText:)), in: collection)
-        return (id, row["_seq"], StoredRecord(space: space, state: state))
+        var state = RecordState(fields: fields, clocks: clocks, isDeleted: row[4])
+        state.unseal((row[5] as String?).flatMap(JSONValue.init(jsonText:)), in: collection)
+        return (id, row[2], StoredRecord(space: space, state: state))
     }
 
     static func fetchRecords(
         _ db: Database, _ collection: CollectionDefinition, where condition: String, arguments: StatementArguments
     ) throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
-        try Row.fetchAll(db, sql: "SELECT * FROM \(SQLDialect.sqlite.quote(collection.name)) WHERE \(condition)", arguments: arguments)
-            .compactMap { storedRecord($0, collection: collection) }
+        let sql = "SELECT \(recordColumns(collection)) FROM \(SQLDialect.sqlite.quote(collection.name)) WHERE \(condition)"
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { storedRecord($0, collection: collection) }
     }
 
     /// Upserts the row of `write`, stamped `updatedAt` (``Timestamp`` text, formatted once per push).
