@@ -44,6 +44,8 @@ public struct HTTPClientTransport: HTTPTransport {
         }
         if let body = request.httpBody {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
+        } else if let stream = request.httpBodyStream {
+            outgoing.body = .bytes(ByteBuffer(bytes: try Self.readAll(stream)))
         }
         let request = outgoing
         // Our own timer decides, to the millisecond (as for URLSession); the client's deadline is only a backstop.
@@ -63,6 +65,21 @@ public struct HTTPClientTransport: HTTPTransport {
             } catch {
                 throw Self.urlError(for: error)
             }
+        }
+    }
+
+    /// The bytes of a request's body stream, read into memory as `URLSession` sends them (the SDK's own requests carry
+    /// `httpBody`; an app's may carry a stream); `URLError(.requestBodyStreamExhausted)` when the stream fails.
+    static func readAll(_ stream: InputStream) throws -> Data {
+        stream.open()
+        defer { stream.close() }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = stream.read(&chunk, maxLength: chunk.count)
+            if count < 0 { throw URLError(.requestBodyStreamExhausted) }
+            if count == 0 { return data }
+            data.append(contentsOf: chunk[..<count])
         }
     }
 

@@ -57,14 +57,26 @@ struct HTTPTransportTests {
         #expect(ContinuousClock.now - start < .seconds(5), "a refused connection fails at once, not at the deadline")
     }
 
-    @Test("a POST reaches a real server with its method, headers and body, and the answer's status, headers and body come back", arguments: TransportKind.allCases)
-    func roundTrip(_ kind: TransportKind) async throws {
+    enum BodyKind: String, CaseIterable, CustomStringConvertible, Sendable {
+        case data
+        case stream
+
+        var description: String { rawValue }
+    }
+
+    @Test("a POST reaches a real server with its method, headers and body (as data or as a stream), and the answer's status, headers and body come back",
+          arguments: TransportKind.allCases, BodyKind.allCases)
+    func roundTrip(_ kind: TransportKind, _ bodyKind: BodyKind) async throws {
         try await LiveServer.with(.sqlite) { server in
             var request = URLRequest(url: server.baseURL.appending(path: "auth/v1/token").appending(queryItems: [URLQueryItem(name: "grant_type", value: "password")]))
             request.httpMethod = "POST"
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.setValue(server.server.keys.anonKey, forHTTPHeaderField: "apikey")
-            request.httpBody = Data(#"{"email":"nobody@example.com","password":"not the password"}"#.utf8)
+            let sent = Data(#"{"email":"nobody@example.com","password":"not the password"}"#.utf8)
+            switch bodyKind {
+            case .data: request.httpBody = sent
+            case .stream: request.httpBodyStream = InputStream(data: sent)
+            }
             let (data, response) = try await kind.send(request, timeout: .seconds(20))
             #expect(response.statusCode == 400)
             #expect(response.value(forHTTPHeaderField: "content-type")?.hasPrefix("application/json") == true)
