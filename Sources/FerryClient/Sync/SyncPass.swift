@@ -93,6 +93,10 @@ struct SyncPass: Sendable {
     /// unacked ones stay for the next sync, and `after` keeps this one from sending them twice. Records of an
     /// encrypted space are sealed on the way out. Entries of spaces whose key this device lacks wait at the end
     /// of the outbox (``LocalStore/parkLockedEntries(_:)``) and never hold back the others.
+    ///
+    /// Only one push is ever in flight, but a reply's acknowledgement is written while the next batch is on the wire
+    /// (``PendingAcknowledgement``), and always before the one after it. Entries whose acknowledgement is lost to a
+    /// crash are sent again and answered `duplicate`.
     func pushOutbox(_ report: inout SyncReport, keys: KeyUpkeep?, pushed: (Int) async -> Void) async throws {
         var after: Int64 = 0
         var batchSize = pushBatchSize
@@ -104,77 +108,114 @@ struct SyncPass: Sendable {
         // The next batch, read from the outbox while this one is on the wire; used only if the loop then asks for
         // exactly that range (a renumbering or a smaller batch size asks for another).
         var prefetch: (range: OutboxRange, batch: Task<[Mutation], any Error>)?
+        var pending: PendingAcknowledgement?
+        /// Waits for the acknowledgement being written, and counts it.
+        func settle() async throws {
+            guard let acknowledging = pending else { return }
+            pending = nil
+            let acknowledgement = try await acknowledging.task.value
+            if acknowledgement.acknowledged + acknowledgement.rejected + acknowledgement.deferred == 0 {
+                throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(acknowledging.sent) pushed changes; they stay in the outbox.", isRetryable: true)
+            }
+            report.pushed += acknowledging.sent - acknowledgement.deferred
+            report.rejected += acknowledgement.rejected
+            count += acknowledging.sent
+            await pushed(count)
+        }
         defer {
             prefetch?.batch.cancel()
             noteWaiting(&report, locked)
         }
-        while true {
-            try Task.checkCancellation()
-            let range = OutboxRange(after: after, limit: batchSize, ceiling: ceiling)
-            var batch: [Mutation]
-            if let prefetched = prefetch, prefetched.range == range {
-                batch = try await prefetched.batch.value
-            } else {
-                prefetch?.batch.cancel()
-                batch = try await read(range)
-            }
-            prefetch = nil
-            let fetched = batch.count
-            var outgoing = batch
-            if !encrypted.isEmpty {
-                outgoing = try seal(batch, encrypted: encrypted, keys: keys)
-                batch = Array(batch.prefix(outgoing.count))
-            }
-            guard let last = batch.last else { break }
-            if fetched == range.limit {
-                let next = OutboxRange(after: last.mutationId, limit: range.limit, ceiling: range.ceiling)
-                prefetch = (next, Task { try await read(next) })
-            }
-            let response: PushResponse
-            let cursors = try store.cursors(for: batch)
-            do {
-                report.requests += 1
-                response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: outgoing, cursors: cursors))
-            } catch let error as AuthError where error.code == .mutationIDStale && !renumbered {
-                // This store reuses ids the server processed for other writes (it was reset or restored): number
-                // the waiting writes after the server's last one and send them again, once per sync.
-                guard let lastProcessed = error.lastMutationId else { throw error }
-                renumbered = true
-                _ = try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
-                ceiling = try await outboxCeiling(locked)
-                after = 0
-                continue
-            } catch let error as AuthError where error.code == .deviceNotRegistered {
-                // The session is bound to no device yet (PostLoginSync registers it): the writes wait, the pull runs.
-                logger.notice("local changes wait until this device is registered", metadata: ["ferry.error.code": "\(error.code)"])
-                report.waitingForDeviceRegistration = true
-                break
-            } catch let error as AuthError where error.status == 413 || error.code == .batchTooLarge {
-                // Too big for the server: halve the batch; a single mutation too large on its own is refused
-                // here, as the server would, so it cannot block the outbox.
-                if batch.count > 1 {
-                    batchSize = max(1, batch.count / 2)
+        do {
+            while true {
+                try Task.checkCancellation()
+                let range = OutboxRange(after: after, limit: batchSize, ceiling: ceiling)
+                var batch: [Mutation]
+                if let prefetched = prefetch, prefetched.range == range {
+                    batch = try await prefetched.batch.value
                 } else {
-                    try store.rejectLocally(last, code: .recordTooLarge, message: "The change is larger than the server accepts (\(error.message)).")
-                    report.pushed += 1
-                    report.rejected += 1
-                    after = last.mutationId
+                    prefetch?.batch.cancel()
+                    batch = try await read(range)
                 }
-                continue
+                prefetch = nil
+                let fetched = batch.count
+                var outgoing = batch
+                if !encrypted.isEmpty {
+                    outgoing = try seal(batch, encrypted: encrypted, keys: keys)
+                    batch = Array(batch.prefix(outgoing.count))
+                }
+                guard let last = batch.last else { break }
+                if fetched == range.limit {
+                    let next = OutboxRange(after: last.mutationId, limit: range.limit, ceiling: range.ceiling)
+                    prefetch = (next, Task { try await read(next) })
+                }
+                let response: PushResponse
+                let cursors = try (pending?.cursorsAfter ?? [:]).merging(store.cursors(for: batch)) { expected, held in max(expected, held) }
+                    .filter { space, _ in batch.contains { $0.space == space } }
+                do {
+                    report.requests += 1
+                    response = try await remote.push(PushRequest(deviceId: store.deviceId, mutations: outgoing, cursors: cursors))
+                } catch let error as AuthError where error.code == .mutationIDStale && !renumbered {
+                    // This store reuses ids the server processed for other writes (it was reset or restored): number
+                    // the waiting writes after the server's last one and send them again, once per sync.
+                    guard let lastProcessed = error.lastMutationId else { throw error }
+                    try await settle()
+                    renumbered = true
+                    _ = try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
+                    ceiling = try await outboxCeiling(locked)
+                    after = 0
+                    continue
+                } catch let error as AuthError where error.code == .deviceNotRegistered {
+                    // The session is bound to no device yet (PostLoginSync registers it): the writes wait, the pull runs.
+                    logger.notice("local changes wait until this device is registered", metadata: ["ferry.error.code": "\(error.code)"])
+                    report.waitingForDeviceRegistration = true
+                    break
+                } catch let error as AuthError where error.status == 413 || error.code == .batchTooLarge {
+                    // Too big for the server: halve the batch; a single mutation too large on its own is refused
+                    // here, as the server would, so it cannot block the outbox.
+                    if batch.count > 1 {
+                        batchSize = max(1, batch.count / 2)
+                    } else {
+                        try await settle()
+                        try store.rejectLocally(last, code: .recordTooLarge, message: "The change is larger than the server accepts (\(error.message)).")
+                        report.pushed += 1
+                        report.rejected += 1
+                        after = last.mutationId
+                    }
+                    continue
+                }
+                // The previous batch's acknowledgement comes first: entries leave the outbox in order.
+                try await settle()
+                // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
+                let sent = batch
+                let store = self.store
+                pending = PendingAcknowledgement(
+                    task: Task { try await store.offCooperativePool { try $0.acknowledge(response, for: sent, sentCursors: cursors) } },
+                    sent: batch.count, cursorsAfter: PendingAcknowledgement.cursors(after: response, sent: cursors)
+                )
+                after = last.mutationId
+                // A key that vanished mid-push (it cannot, short of a damaged store): send nothing past it.
+                if batch.count < fetched { break }
             }
-            // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
-            let sent = batch
-            let acknowledgement = try await store.offCooperativePool { try $0.acknowledge(response, for: sent, sentCursors: cursors) }
-            if acknowledgement.acknowledged + acknowledgement.rejected + acknowledgement.deferred == 0 {
-                throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(batch.count) pushed changes; they stay in the outbox.", isRetryable: true)
-            }
-            report.pushed += batch.count - acknowledgement.deferred
-            report.rejected += acknowledgement.rejected
-            after = last.mutationId
-            count += batch.count
-            await pushed(count)
-            // A key that vanished mid-push (it cannot, short of a damaged store): send nothing past it.
-            if batch.count < fetched { break }
+            try await settle()
+        } catch {
+            // Whatever failed, the acknowledgement already under way is written before the error goes up.
+            _ = try? await pending?.task.value
+            throw error
+        }
+    }
+
+    /// The acknowledgement of the last reply, being written while the next batch is on the wire.
+    private struct PendingAcknowledgement {
+        var task: Task<LocalStore.Acknowledgement, any Error>
+        /// How many entries the push sent.
+        var sent: Int
+        /// The cursors the acknowledgement moves the store to, which the next push is sent with: its reply can move
+        /// them again only from there (``LocalStore/acknowledge(_:for:sentCursors:)`` checks that the store holds them).
+        var cursorsAfter: [UUID: Int64]
+
+        static func cursors(after response: PushResponse, sent: [UUID: Int64]) -> [UUID: Int64] {
+            sent.merging(response.cursors.filter { space, seq in sent[space].map { seq > $0 } ?? false }) { _, moved in moved }
         }
     }
 
