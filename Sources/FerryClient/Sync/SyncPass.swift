@@ -199,8 +199,8 @@ struct SyncPass: Sendable {
             }
             try await settle()
         } catch {
-            // Whatever failed, the acknowledgement already under way is written before the error goes up.
-            _ = try? await pending?.task.value
+            // Whatever failed, the acknowledgement already under way is written, and counted, before the error goes up.
+            try? await settle()
             throw error
         }
     }

@@ -133,11 +133,13 @@ private struct CanonicalEncoder {
 
 /// The fingerprints of a device's most recently processed mutations, which its server-side progress row remembers
 /// so that replaying any of them answers `duplicate`: one blob of 24-byte entries (an 8-byte big-endian mutation
-/// id, then the 16-byte fingerprint), at most ``capacity`` of them (24 KiB). An older id is refused as
+/// id, then the 16-byte fingerprint), at most ``capacity`` of them (48 KiB). An older id is refused as
 /// `mutation_id_stale`, and the device sends it again under a new id, which merges to the same record.
 struct ProcessedBatch: Sendable, Hashable {
-    /// How many fingerprints are kept: one full push.
-    static let capacity = 1000
+    /// How many fingerprints are kept: two pushes of the default largest size (``SyncLimits/maximumBatchLength``), since
+    /// the SDK writes one reply's acknowledgement while the next push is on the wire, and a crash then leaves both to be
+    /// sent again.
+    static let capacity = 2000
 
     var fingerprints: [Int64: MutationFingerprint] = [:]
 

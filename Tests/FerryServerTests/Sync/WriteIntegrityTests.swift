@@ -43,6 +43,25 @@ struct WriteIntegrityTests {
         }
     }
 
+    @Test("the last two full pushes replay as `duplicate` (the SDK acknowledges one while sending the next); an older one is stale", arguments: TestEngine.available)
+    func replayWindow(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var phone = try await SyncDevice.signUp(server)
+            var pushes: [[Mutation]] = []
+            for push in 0..<3 {
+                let batch = (0..<1000).map { phone.upsert("sermons", Self.sermon("Push \(push) sermon \($0)")) }
+                #expect(try await phone.push(batch).results.allSatisfy { $0.status == .applied })
+                pushes.append(batch)
+            }
+            // A crash after the third reply, before the second's acknowledgement committed: both are sent again.
+            for batch in pushes[1...] {
+                #expect(try await phone.push(batch).results.allSatisfy { $0.status == .duplicate })
+            }
+            let stale = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: pushes[0]))
+            #expect(stale.status == 409 && stale.errorCode == "mutation_id_stale")
+        }
+    }
+
     @Test("a push names only the device its session is bound to; a huge id under another device's name blocks nothing", arguments: TestEngine.available)
     func pushBoundToSessionDevice(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
