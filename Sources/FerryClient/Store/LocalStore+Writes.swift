@@ -22,9 +22,9 @@ extension LocalStore {
     public func put(collection name: String, id: UUID? = nil, space: UUID? = nil, fields: [String: JSONValue]) throws -> LocalRecord {
         let collection = try self.collection(named: name)
         let normalized = try normalize(fields, for: collection)
-        // A record created without an id gets a new random one (122 random bits): nothing to look up.
+        // A record created without an id gets a new one (`UUID.timeOrdered()`, time-ordered): nothing to look up.
         let isCreation = id == nil
-        let id = id ?? UUID.random()
+        let id = id ?? UUID.timeOrdered()
         return try write { db in
             let existing = isCreation ? nil : try loadRecord(db, collection, id: id)
             // A child lives in its parent's space (the server refuses anything else): a new child without a

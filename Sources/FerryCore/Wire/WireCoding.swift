@@ -71,18 +71,6 @@ extension JSONValue {
 }
 
 extension UUID {
-    /// A random (version 4) UUID from the system's secure generator, as `UUID()` makes, without opening and
-    /// reading `/dev/urandom` on each call as Foundation does on Linux (a tenth of a local write's CPU there).
-    public static func random() -> UUID {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = (generator.next() as UInt64, generator.next() as UInt64)
-        return withUnsafeMutableBytes(of: &bytes) { raw in
-            raw[6] = (raw[6] & 0x0F) | 0x40  // version 4
-            raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 4122 variant
-            return UUID(uuid: raw.load(as: uuid_t.self))
-        }
-    }
-
     /// The lowercase text form (`uuidString` lowercased), built without Foundation's `sprintf` and a second pass.
     public var lowercasedText: String {
         var bytes: [UInt8] = []
