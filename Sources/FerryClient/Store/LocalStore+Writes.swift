@@ -74,6 +74,7 @@ extension LocalStore {
             // Saved with the outbox entry below (see `loadClock`).
             var clock = try loadClock(db)
             let stamp = clock.tick(now: now())
+            rememberClock(clock)
             var clocks = changed.mapValues { _ in stamp }
             if isUndelete { clocks[RecordState.deletedKey] = stamp }
             // A new record with no fields has no clock to carry the reading in its entry: save it here, or the
@@ -111,6 +112,7 @@ extension LocalStore {
             // Saved with the outbox entry below (see `loadClock`).
             var clock = try loadClock(db)
             let stamp = clock.tick(now: now())
+            rememberClock(clock)
             try tombstone(db, existing, in: collection, clock: stamp)
             try appendToOutbox(db, Mutation(
                 mutationId: 0, space: existing.space, collection: name, id: id, op: .delete,

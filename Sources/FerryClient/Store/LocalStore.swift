@@ -31,6 +31,8 @@ public final class LocalStore: Sendable {
     private let currentSchema: Mutex<Schema>
     /// Each collection's `INSERT OR REPLACE` text: every saved row needs it.
     private let upserts = StatementTextCache()
+    /// The clock as the writer connection last left it, with that connection's `data_version` then (``loadClock(_:)``).
+    private let writerClock = Mutex<(dataVersion: Int64, clock: HybridClock)?>(nil)
 
     /// The schema the store's tables follow.
     public var schema: Schema { currentSchema.withLock { $0 } }
@@ -186,12 +188,32 @@ public final class LocalStore: Sendable {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO ferry_state (key, value) VALUES (?, ?)").execute(arguments: [key, value])
     }
 
+    /// This device's clock, in a write transaction: the one the last write transaction left, unless another
+    /// connection wrote to the store since.
+    ///
+    /// Every transaction of this store runs on the writer's one connection, whose `PRAGMA data_version` changes only
+    /// when *another* connection commits (another process, or another store opened on the same file). While it
+    /// stays the same, the clock kept in memory is the persisted one, or ahead of it after a rolled-back write, which
+    /// issued nothing that lasted; reading it back from the tables was a twentieth of a local write's CPU.
+    func loadClock(_ db: Database) throws -> HybridClock {
+        let dataVersion = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+        if let known = writerClock.withLock({ $0 }), known.dataVersion == dataVersion { return known.clock }
+        let clock = try persistedClock(db)
+        writerClock.withLock { $0 = (dataVersion, clock) }
+        return clock
+    }
+
+    /// Keeps `clock`, just loaded with ``loadClock(_:)`` in this transaction and then advanced, for the next one.
+    func rememberClock(_ clock: HybridClock) {
+        writerClock.withLock { known in known?.clock.observe(clock.latest) }
+    }
+
     /// The persisted clock of this device: the saved reading, or the newest outbox entry's when that is later.
     ///
     /// A local write's reading is stored in the outbox entry it appends, so `put` and `remove` need not also save
     /// it in `ferry_state` (one page fewer written per local transaction). Anything that takes entries out of
     /// the outbox, or moves old ones to its end, first calls ``pinClock(_:)``.
-    func loadClock(_ db: Database) throws -> HybridClock {
+    private func persistedClock(_ db: Database) throws -> HybridClock {
         // One statement: the saved reading, then the newest entry's clock map.
         let texts = try String.fetchAll(db.cachedStatement(sql: """
             SELECT value FROM ferry_state WHERE key = 'clock'
@@ -208,8 +230,10 @@ public final class LocalStore: Sendable {
         return clock
     }
 
+    /// Saves `clock` in `ferry_state` (in a write transaction begun with ``loadClock(_:)``).
     func saveClock(_ db: Database, _ clock: HybridClock) throws {
         try Self.setState(db, "clock", clock.latest.description)
+        rememberClock(clock)
     }
 
     /// Saves the clock's latest reading in `ferry_state`, before outbox entries that may carry it are removed or
@@ -220,7 +244,7 @@ public final class LocalStore: Sendable {
 
     /// The latest clock reading this device issued or observed.
     public func latestClock() throws -> HLC {
-        try read { db in try loadClock(db).latest }
+        try read { db in try persistedClock(db).latest }
     }
 
     /// The default space the store was created with (the first user's personal space), so an app can refuse

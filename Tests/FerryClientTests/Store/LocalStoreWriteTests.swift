@@ -220,4 +220,36 @@ struct LocalStoreWriteTests {
         }
         #expect(readings.count == 7)
     }
+
+    @Test("two stores open on one file (an app and its extension) never repeat a reading: each sees the other's writes")
+    func clockAcrossConnections() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let file = folder.url.appending(path: "store.sqlite")
+        let wall = TestClock(StoreFixture.start)  // frozen: only the counters order the readings
+        let space = UUID()
+        let schema = try SchemaParser.parse("collections:\n  notes:\n    fields:\n      title: text\n")
+        let app = try LocalStore(fileURL: file, schema: schema, defaultSpace: space, now: { wall.now })
+        let widget = try LocalStore(fileURL: file, schema: schema, defaultSpace: space, now: { wall.now })
+        var readings: [HLC] = []
+        for index in 0..<6 {
+            // app, app, widget, widget, …: each store's second write in a row may use what it remembers.
+            let store = index / 2 % 2 == 0 ? app : widget
+            for _ in 0..<2 {
+                let record = try store.put(collection: "notes", fields: ["title": .string("note \(index)")])
+                readings.append(try #require(record.clocks["title"]))
+            }
+        }
+        // A pulled change seen by one store moves the other's next reading past it too.
+        let remote = HLC(milliseconds: readings.last!.milliseconds, counter: readings.last!.counter + 50, node: UUID().lowercasedText)
+        try widget.apply(PullResponse(
+            changes: [Change(space: space, collection: "notes", id: UUID(), seq: 1, fields: ["title": .string("remote")], clocks: ["title": remote], deleted: false)],
+            cursors: [space: 1], hasMore: false
+        ))
+        readings.append(remote)
+        readings.append(try #require(try app.put(collection: "notes", fields: ["title": .string("after the pull")]).clocks["title"]))
+        for (earlier, later) in zip(readings, readings.dropFirst()) {
+            #expect((earlier.milliseconds, earlier.counter) < (later.milliseconds, later.counter), "\(earlier) then \(later)")
+        }
+    }
 }
