@@ -186,6 +186,14 @@ struct AuthService: Sendable {
     }
 
     func authenticate(authorization: String?) async throws -> Caller {
+        try await authenticate(authorization: authorization) { sessionID in (try await storage.session(id: sessionID), ()) }.caller
+    }
+
+    /// The verified caller, with what `lookUp` read beside its session (one round trip for both): the token is
+    /// verified first, then `lookUp` returns the session it names (`nil`: ended) and anything else.
+    func authenticate<Extra: Sendable>(
+        authorization: String?, lookUp: @Sendable (UUID) async throws -> (session: SessionRecord?, extra: Extra)
+    ) async throws -> (caller: Caller, extra: Extra) {
         guard let authorization, authorization.lowercased().hasPrefix("bearer "),
               case let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces), !token.isEmpty
         else {
@@ -196,10 +204,11 @@ struct AuthService: Sendable {
         else {
             throw APIError(.unauthorized, .badJWT, "invalid JWT: unable to parse or verify signature, or the token is expired")
         }
-        guard let session = try await storage.session(id: sessionID) else {
+        let (session, extra) = try await lookUp(sessionID)
+        guard let session else {
             throw APIError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
         }
-        return Caller(claims: claims, userID: userID, sessionID: sessionID, deviceID: session.deviceID, signedInAt: session.createdAt)
+        return (Caller(claims: claims, userID: userID, sessionID: sessionID, deviceID: session.deviceID, signedInAt: session.createdAt), extra)
     }
 
     /// The caller again, as of now: an open stream checks that its session still exists (signed out → 403

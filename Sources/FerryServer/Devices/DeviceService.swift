@@ -16,11 +16,26 @@ struct DeviceService: Sendable {
     let events: any RealtimeFeed
     var now: @Sendable () -> Date = Date.init
 
+    /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device: the
+    /// session and the device are read in one go (see ``caller(_:)``).
+    func caller(authorization: String?, auth: AuthService) async throws -> SyncCaller {
+        let (caller, device) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
+            let found = try await storage.sessionWithDevice(id: sessionID)
+            return (found?.session, found?.device)
+        }
+        return try await resolve(caller, device: device)
+    }
+
     /// The caller with its bound device. A revoked device is refused (403 `device_revoked`); a bound device's
     /// `lastSeenAt` moves forward, at most once per ``SyncLimits/lastSeenInterval``.
     func caller(_ caller: AuthService.Caller) async throws -> SyncCaller {
+        guard let id = caller.deviceID else { return SyncCaller(account: caller) }
+        return try await resolve(caller, device: try await storage.device(id: id))
+    }
+
+    private func resolve(_ caller: AuthService.Caller, device: DeviceRecord?) async throws -> SyncCaller {
         var resolved = SyncCaller(account: caller)
-        guard let id = caller.deviceID, var device = try await storage.device(id: id), device.userID == caller.userID else {
+        guard let id = caller.deviceID, var device, device.id == id, device.userID == caller.userID else {
             return resolved
         }
         guard device.trust != .revoked else { throw Self.revoked(id) }

@@ -20,7 +20,7 @@ struct StreamGate: RouterMiddleware {
         let authorization = request.headers[.authorization] ?? query.get("access_token").map { "Bearer \($0)" }
         var context = context
         let caller = try await withTimeout(RequestDeadline.duration) { [auth, devices] in
-            try await devices.caller(try await auth.authenticate(authorization: authorization))
+            try await devices.caller(authorization: authorization, auth: auth)
         }
         do {
             try hub.admits(userID: caller.userID)

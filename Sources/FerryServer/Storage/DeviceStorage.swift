@@ -26,6 +26,8 @@ struct SecretsBatch: Sendable {
 protocol DeviceStorage: Sendable {
     /// The device with this id, in any account.
     func device(id: UUID) async throws -> DeviceRecord?
+    /// The session with this id and the device it is bound to, read in one go: every authenticated request needs both.
+    func sessionWithDevice(id: UUID) async throws -> (session: SessionRecord, device: DeviceRecord?)?
     /// The account's devices, oldest first, revoked ones included.
     func devices(userID: UUID) async throws -> [DeviceRecord]
     /// In one transaction with the account's registrations serialised: reads the context, stores what `decide`

@@ -16,7 +16,7 @@ struct SyncAuthenticationMiddleware: RouterMiddleware {
         let authorization = request.headers[.authorization]
         var context = context
         context.caller = try await withTimeout(RequestDeadline.duration) { [auth, devices] in
-            try await devices.caller(try await auth.authenticate(authorization: authorization))
+            try await devices.caller(authorization: authorization, auth: auth)
         }
         return try await next(request, context)
     }

@@ -112,15 +112,45 @@ extension PostgresStorage: DeviceStorage {
     private static func devices(_ rows: PostgresRowSequence) async throws -> [DeviceRecord] {
         var devices: [DeviceRecord] = []
         for try await row in rows {
-            let (id, userID, name, type, hostname, publicKey, pushToken, pushEnvironment, trust, createdAt, lastSeenAt, revokedAt) = try row.decode(
-                (UUID, UUID, String, String, String, String, String?, String?, String, Date, Date, Date?).self
-            )
-            devices.append(DeviceRecord(
-                id: id, userID: userID, name: name, type: DeviceKind(rawValue: type) ?? .other, hostname: hostname, publicKey: publicKey,
-                pushToken: pushToken, pushEnvironment: pushEnvironment.flatMap(PushEnvironment.init(rawValue:)),
-                trust: DeviceTrust(rawValue: trust) ?? .pending, createdAt: createdAt, lastSeenAt: lastSeenAt, revokedAt: revokedAt
-            ))
+            devices.append(device(try row.decode(DeviceColumns.self)))
         }
         return devices
+    }
+
+    /// The columns of ``deviceColumns``, in order.
+    private typealias DeviceColumns = (UUID, UUID, String, String, String, String, String?, String?, String, Date, Date, Date?)
+
+    private static func device(_ columns: DeviceColumns) -> DeviceRecord {
+        let (id, userID, name, type, hostname, publicKey, pushToken, pushEnvironment, trust, createdAt, lastSeenAt, revokedAt) = columns
+        return DeviceRecord(
+            id: id, userID: userID, name: name, type: DeviceKind(rawValue: type) ?? .other, hostname: hostname, publicKey: publicKey,
+            pushToken: pushToken, pushEnvironment: pushEnvironment.flatMap(PushEnvironment.init(rawValue:)),
+            trust: DeviceTrust(rawValue: trust) ?? .pending, createdAt: createdAt, lastSeenAt: lastSeenAt, revokedAt: revokedAt
+        )
+    }
+
+    func sessionWithDevice(id: UUID) async throws -> (session: SessionRecord, device: DeviceRecord?)? {
+        let deviceColumns = Self.deviceColumns.split(separator: ", ").map { "d.\($0)" }.joined(separator: ", ")
+        let rows = try await client.query(
+            """
+            SELECT s.id, s.user_id, s.created_at, s.refreshed_at, s.device_id, \(unescaped: deviceColumns)
+            FROM ferry_sessions s LEFT JOIN ferry_devices d ON d.id = s.device_id WHERE s.id = \(id)
+            """,
+            logger: logger
+        )
+        for try await row in rows {
+            let columns = try row.decode(
+                (UUID, UUID, Date, Date, UUID?, UUID?, UUID?, String?, String?, String?, String?, String?, String?, String?, Date?, Date?, Date?).self
+            )
+            let session = SessionRecord(id: columns.0, userID: columns.1, createdAt: columns.2, refreshedAt: columns.3, deviceID: columns.4)
+            // The joined device's columns, all null for an unbound session.
+            guard let deviceID = columns.5, let userID = columns.6, let name = columns.7, let type = columns.8, let hostname = columns.9,
+                  let publicKey = columns.10, let trust = columns.13, let createdAt = columns.14, let lastSeenAt = columns.15
+            else { return (session, nil) }
+            return (session, Self.device((
+                deviceID, userID, name, type, hostname, publicKey, columns.11, columns.12, trust, createdAt, lastSeenAt, columns.16
+            )))
+        }
+        return nil
     }
 }

@@ -7,6 +7,15 @@ extension SQLiteStorage: DeviceStorage {
         try await pool.read { db in try Self.device(db, id: id) }
     }
 
+    func sessionWithDevice(id: UUID) async throws -> (session: SessionRecord, device: DeviceRecord?)? {
+        try await pool.read { db in
+            guard let session = try Row.fetchOne(db, sql: "SELECT * FROM ferry_sessions WHERE id = ?", arguments: [id.databaseText])
+                .map(SessionRecord.init(row:))
+            else { return nil }
+            return (session, try session.deviceID.flatMap { try Self.device(db, id: $0) })
+        }
+    }
+
     func devices(userID: UUID) async throws -> [DeviceRecord] {
         try await pool.read { db in
             try Row.fetchAll(
