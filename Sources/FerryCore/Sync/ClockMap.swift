@@ -62,25 +62,84 @@ public enum ClockMap {
     /// Reads the form ``text(_:)`` writes: `{`, then `"key":"value"` pairs joined by `,`, then `}`; also with the spaces
     /// after `:` and `,` of PostgreSQL's `jsonb` output, which the server's `_clocks` column reads back as.
     private static func parseFlat(_ bytes: UnsafeBufferPointer<UInt8>) -> FastParse {
-        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return .unsure }
-        if bytes.count == 2 { return .parsed([:]) }
         var clocks: [String: HLC] = [:]
         var node: String?
-        var index = 1
-        while true {
-            guard let key = quoted(bytes, &index), index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return .unsure }
-            index += 1
-            skipSpace(bytes, &index)
-            guard let value = quoted(bytes, &index), index < bytes.count else { return .unsure }
-            guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: value), reusingNode: node) else { return .invalid }
+        let walk = walkFlat(bytes) { key, value in
+            guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: value), reusingNode: node) else { return false }
             node = clock.node
             clocks[String(decoding: key, as: UTF8.self)] = clock
+            return true
+        }
+        return switch walk {
+        case .complete: .parsed(clocks)
+        case .refused: .invalid
+        case .otherForm: .unsure
+        }
+    }
+
+    /// `text` when a pull reply may carry it as it is, without parsing it and writing it again: a JSON object in the
+    /// form ``parseFlat(_:)`` reads whose keys are distinct and whose values are all clocks. `nil` otherwise.
+    public static func wireText(_ text: String) -> String? {
+        var text = text
+        let accepted = text.withUTF8 { bytes in
+            var keys: [Slice<UnsafeBufferPointer<UInt8>>] = []
+            let walk = walkFlat(bytes) { key, value in
+                guard HLC.isWireForm(UnsafeBufferPointer(rebasing: value)), !keys.contains(where: { $0.elementsEqual(key) }) else { return false }
+                keys.append(key)
+                return true
+            }
+            return walk == .complete
+        }
+        return accepted ? text : nil
+    }
+
+    /// Whether `field` has a clock in `text`, which ``wireText(_:)`` accepted (so `"<field>":` can only be a key).
+    public static func hasClock(_ field: String, inWireText text: String) -> Bool {
+        var pattern = "\"\(field)\""
+        var text = text
+        return text.withUTF8 { bytes in
+            pattern.withUTF8 { needle in
+                guard needle.count < bytes.count else { return false }
+                var start = 0
+                while start + needle.count < bytes.count {
+                    if bytes[start] == needle[0], UnsafeBufferPointer(rebasing: bytes[start..<start + needle.count]).elementsEqual(needle),
+                       bytes[start + needle.count] == UInt8(ascii: ":") {
+                        return true
+                    }
+                    start += 1
+                }
+                return false
+            }
+        }
+    }
+
+    private enum Walk {
+        case complete
+        /// `visit` refused a pair.
+        case refused
+        /// Not the flat form: an escape, other whitespace, a value that is not a string.
+        case otherForm
+    }
+
+    /// Hands each key and value of the flat form (see ``parseFlat(_:)``) to `visit`, in order, until it refuses one.
+    private static func walkFlat(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ visit: (Slice<UnsafeBufferPointer<UInt8>>, Slice<UnsafeBufferPointer<UInt8>>) -> Bool
+    ) -> Walk {
+        guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return .otherForm }
+        if bytes.count == 2 { return .complete }
+        var index = 1
+        while true {
+            guard let key = quoted(bytes, &index), index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return .otherForm }
+            index += 1
+            skipSpace(bytes, &index)
+            guard let value = quoted(bytes, &index), index < bytes.count else { return .otherForm }
+            guard visit(key, value) else { return .refused }
             switch bytes[index] {
             case UInt8(ascii: ","):
                 index += 1
                 skipSpace(bytes, &index)
-            case UInt8(ascii: "}"): return index == bytes.count - 1 ? .parsed(clocks) : .unsure
-            default: return .unsure
+            case UInt8(ascii: "}"): return index == bytes.count - 1 ? .complete : .otherForm
+            default: return .otherForm
             }
         }
     }

@@ -42,6 +42,22 @@ public struct HLC: Sendable, Hashable, Comparable, Codable, LosslessStringConver
     }
 
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>, reusingNode: String? = nil) -> HLC? {
+        guard let (milliseconds, counter) = numbers(bytes) else { return nil }
+        let node = UnsafeBufferPointer(rebasing: bytes[22...])
+        if var known = reusingNode, known.utf8.count == node.count, known.withUTF8({ $0.elementsEqual(node) }) {
+            return HLC(milliseconds: milliseconds, counter: counter, node: known)
+        }
+        guard node.allSatisfy(isNodeByte) else { return nil }
+        return HLC(milliseconds: milliseconds, counter: counter, node: String(decoding: node, as: UTF8.self))
+    }
+
+    /// Whether `bytes` are a clock's wire form, checked without making the clock.
+    static func isWireForm(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        numbers(bytes) != nil && bytes[22...].allSatisfy(isNodeByte)
+    }
+
+    /// The milliseconds and counter of a wire form, once its length and dashes are right.
+    private static func numbers(_ bytes: UnsafeBufferPointer<UInt8>) -> (milliseconds: Int64, counter: Int)? {
         let dash = UInt8(ascii: "-")
         guard bytes.count > 22, bytes.count <= 22 + 64, bytes[15] == dash, bytes[21] == dash else { return nil }
         var milliseconds: Int64 = 0
@@ -56,12 +72,7 @@ public struct HLC: Sendable, Hashable, Comparable, Codable, LosslessStringConver
             guard digit < 10 else { return nil }
             counter = counter * 10 + Int(digit)
         }
-        let node = UnsafeBufferPointer(rebasing: bytes[22...])
-        if var known = reusingNode, known.utf8.count == node.count, known.withUTF8({ $0.elementsEqual(node) }) {
-            return HLC(milliseconds: milliseconds, counter: counter, node: known)
-        }
-        guard node.allSatisfy(isNodeByte) else { return nil }
-        return HLC(milliseconds: milliseconds, counter: counter, node: String(decoding: node, as: UTF8.self))
+        return (milliseconds, counter)
     }
 
     /// ASCII letters, digits, `-` and `_`.

@@ -7,7 +7,11 @@ extension Change: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         object.key("clocks", &bytes)
-        ClockMap.write(clocks, into: &bytes)
+        if let clocksText {
+            bytes.append(contentsOf: clocksText.utf8)
+        } else {
+            ClockMap.write(clocks, into: &bytes)
+        }
         object.key("collection", &bytes)
         JSONValue.write(collection, into: &bytes)
         object.key("deleted", &bytes)

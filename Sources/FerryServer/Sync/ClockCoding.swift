@@ -15,6 +15,29 @@ enum ClockCoding {
     }
 }
 
+/// A record's `_clocks` column as a reader needs it: parsed for merging, or kept as text for a pull reply when
+/// ``ClockMap/wireText(_:)`` accepts it (parsed otherwise, which drops what is not a clock).
+struct ClockColumn {
+    /// The clocks, unless kept as text.
+    var parsed: [String: HLC] = [:]
+    /// The column as it is, for the wire.
+    var wireText: String?
+
+    init(_ text: String, forWire: Bool) {
+        if forWire, let wireText = ClockMap.wireText(text) {
+            self.wireText = wireText
+        } else {
+            parsed = ClockCoding.decode(text)
+        }
+    }
+
+    /// Whether `field` has a clock: a field without one and without a value was never written, and is left out.
+    func hasClock(_ field: String) -> Bool {
+        if let wireText { return ClockMap.hasClock(field, inWireText: wireText) }
+        return parsed[field] != nil
+    }
+}
+
 extension HLC {
     /// The clock of a write the server makes itself (`PATCH /sync/v1/profile`): its wall time, node `server`.
     static func server(_ now: Date) -> HLC {

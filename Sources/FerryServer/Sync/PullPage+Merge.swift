@@ -31,7 +31,7 @@ extension PullPage {
 extension Change {
     /// About how many bytes this change takes in a pull reply's JSON, without encoding it.
     var approximateWireBytes: Int {
-        let clocks = self.clocks.reduce(0) { $0 + $1.key.utf8.count + 64 }
+        let clocks = clocksText?.utf8.count ?? self.clocks.reduce(0) { $0 + $1.key.utf8.count + 64 }
         return 200 + clocks + fields.reduce(0) { $0 + $1.key.utf8.count + 4 + $1.value.approximateJSONBytes }
     }
 }
@@ -51,9 +51,16 @@ extension JSONValue {
 
 extension Change {
     init(space: UUID, collection: String, id: UUID, seq: Int64, record: StoredRecord) {
-        self.init(
-            space: space, collection: collection, id: id, seq: seq,
-            fields: record.state.fields, clocks: record.state.clocks, deleted: record.state.isDeleted
-        )
+        if let clocksText = record.clocksText {
+            self.init(
+                space: space, collection: collection, id: id, seq: seq, fields: record.state.fields, clocksText: clocksText,
+                deleted: record.state.isDeleted
+            )
+        } else {
+            self.init(
+                space: space, collection: collection, id: id, seq: seq,
+                fields: record.state.fields, clocks: record.state.clocks, deleted: record.state.isDeleted
+            )
+        }
     }
 }

@@ -13,6 +13,9 @@ struct StoredRecord: Sendable, Hashable {
     var space: UUID
     /// Fields, clocks and the tombstone.
     var state: RecordState
+    /// The `_clocks` column as text ``ClockMap/wireText(_:)`` accepted, when it was read for a pull reply, which copies
+    /// it; `state.clocks` is then left empty. Never set for a record that is merged.
+    var clocksText: String? = nil
 }
 
 extension CollectionDefinition {

@@ -54,4 +54,37 @@ struct ClockMapTests {
     func malformed(_ text: String) {
         #expect(ClockMap.clocks(fromText: text) == nil, "\(text)")
     }
+
+    @Test("the text a pull reply may copy as it is: compact or jsonb-spaced, distinct keys, every value a clock")
+    func wireText() throws {
+        let compact = ClockMap.text(["title": Self.title, "_deleted": Self.deleted, "body": Self.title])
+        #expect(ClockMap.wireText(compact) == compact)
+        let jsonb = #"{"body": "\#(Self.title)", "title": "\#(Self.title)", "_deleted": "\#(Self.deleted)"}"#
+        #expect(ClockMap.wireText(jsonb) == jsonb, "jsonb's key order and spaces are still JSON a device reads")
+        #expect(ClockMap.wireText("{}") == "{}")
+        for refused in [
+            #"{"title":"\#(Self.title)","title":"\#(Self.deleted)"}"#,  // a key twice: readers disagree on which wins
+            #"{"title":"\#(Self.title)","body":"nope"}"#,  // not a clock: the parser drops it
+            #"{"ti\"tle":"\#(Self.title)"}"#, #"{ "title":"\#(Self.title)"}"#, #"{"title":1}"#, "", "[]",
+        ] {
+            #expect(ClockMap.wireText(refused) == nil, "\(refused)")
+        }
+        let change = Change(space: UUID(), collection: "notes", id: UUID(), seq: 3, fields: ["title": "x"], clocksText: jsonb, deleted: false)
+        let parsed = Change(space: change.space, collection: "notes", id: change.id, seq: 3, fields: ["title": "x"], clocks: try #require(ClockMap.clocks(fromText: jsonb)), deleted: false)
+        #expect(change == parsed && change.hashValue == parsed.hashValue && change.clocks.count == 3)
+        let written = try JSONValueEncoder().encodeText(change)
+        #expect(String(decoding: written, as: UTF8.self).contains(#""clocks":\#(jsonb)"#), "written as it is")
+        #expect(try JSONValueDecoder().decode(Change.self, from: Data(written)) == parsed, "and read back as the same change")
+    }
+
+    @Test("a field has a clock in wire text only as a key: a node or a longer key with its name does not count")
+    func hasClock() throws {
+        let node = HLC(milliseconds: 1, counter: 0, node: "done")
+        let text = try #require(ClockMap.wireText(#"{"done_at": "\#(node)", "title":"\#(node)"}"#))
+        #expect(ClockMap.hasClock("title", inWireText: text))
+        #expect(ClockMap.hasClock("done_at", inWireText: text))
+        #expect(!ClockMap.hasClock("done", inWireText: text))
+        #expect(!ClockMap.hasClock("itle", inWireText: text))
+        #expect(!ClockMap.hasClock("body", inWireText: "{}"))
+    }
 }

@@ -59,7 +59,7 @@ extension PostgresStorage {
             binds.append(cursor)
             binds.append(Int64(limit + 1))
             if let bound { binds.append(bound) }
-            let found = try await Self.fetchRecords(connection, collection, where: Self.pageCondition(bounded: bound != nil), binds: binds, logger: logger)
+            let found = try await Self.fetchRecords(connection, collection, where: Self.pageCondition(bounded: bound != nil), binds: binds, logger: logger, forWire: true)
             changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
         }
         return PullPage(sorted: changes, cursor: cursor, limit: limit)

@@ -10,22 +10,22 @@ extension PostgresStorage {
     /// that parse was half the server's time in a pull.
     static func fetchRecords(
         _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
-        logger: Logger
+        logger: Logger, forWire: Bool = false
     ) async throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
         let rows = try await connection.query(PostgresQuery(unsafeSQL: selectRecords(collection, where: condition), binds: binds), logger: logger)
         var records: [(id: UUID, seq: Int64, record: StoredRecord)] = []
         for try await row in rows {
-            if let found = try storedRecord(row, collection: collection) { records.append(found) }
+            if let found = try storedRecord(row, collection: collection, forWire: forWire) { records.append(found) }
         }
         return records
     }
 
-    /// The query ``fetchRecords(_:_:where:binds:logger:)`` runs.
+    /// The query ``fetchRecords(_:_:where:binds:logger:forWire:)`` runs.
     static func selectRecords(_ collection: CollectionDefinition, where condition: String) -> String {
         "SELECT \(recordColumns(collection)) FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)"
     }
 
-    /// The select list ``storedRecord(_:collection:)`` reads: the sync columns, then each field's column, cast where
+    /// The select list ``storedRecord(_:collection:forWire:)`` reads: the sync columns, then each field's column, cast where
     /// PostgreSQL's JSON rendering is the one ``SQLDialect/wireValue(rendered:type:)`` puts in wire form.
     static func recordColumns(_ collection: CollectionDefinition) -> String {
         let fields = collection.fields.map { field in
@@ -40,12 +40,12 @@ extension PostgresStorage {
     }
 
     /// One row of ``recordColumns(_:)``.
-    static func storedRecord(_ row: PostgresRow, collection: CollectionDefinition) throws -> (id: UUID, seq: Int64, record: StoredRecord)? {
+    static func storedRecord(_ row: PostgresRow, collection: CollectionDefinition, forWire: Bool = false) throws -> (id: UUID, seq: Int64, record: StoredRecord)? {
         var cells = row.makeIterator()
         guard let id = try cells.next()?.decode(UUID?.self), let space = try cells.next()?.decode(UUID?.self),
               let seq = try cells.next()?.decode(Int64?.self)
         else { return nil }
-        let clocks = try cells.next()?.decode(String?.self).map(ClockCoding.decode) ?? [:]
+        let clocks = ClockColumn(try cells.next()?.decode(String?.self) ?? "{}", forWire: forWire)
         let isDeleted = try cells.next()?.decode(Bool?.self) ?? false
         let sealed = try cells.next()?.decode(String?.self)
         var fields: [String: JSONValue] = [:]
@@ -53,12 +53,12 @@ extension PostgresStorage {
         for field in collection.fields {
             guard let cell = cells.next() else { break }
             let value = try wireValue(cell, type: collection.storedType(of: field))
-            guard clocks[field.name] != nil || !value.isNull else { continue }
+            guard !value.isNull || clocks.hasClock(field.name) else { continue }
             fields[field.name] = value
         }
-        var state = RecordState(fields: fields, clocks: clocks, isDeleted: isDeleted)
+        var state = RecordState(fields: fields, clocks: clocks.parsed, isDeleted: isDeleted)
         state.unseal(sealed.flatMap(JSONValue.init(jsonText:)), in: collection)
-        return (id, seq, StoredRecord(space: space, state: state))
+        return (id, seq, StoredRecord(space: space, state: state, clocksText: clocks.wireText))
     }
 
     /// A field's cell, selected as ``recordColumns(_:)`` does, in wire form.

@@ -33,7 +33,7 @@ extension SQLiteStorage {
             if let bound { arguments += [bound] }
             let found = try fetchRecords(
                 db, collection, where: "_space = ? AND _seq > ?\(PullBound.condition(bounded: bound != nil, upper: "?")) ORDER BY _seq LIMIT ?",
-                arguments: arguments + [limit + 1]
+                arguments: arguments + [limit + 1], forWire: true
             )
             changes += found.map { Change(space: space, collection: collection.name, id: $0.id, seq: $0.seq, record: $0.record) }
         }

@@ -5,33 +5,34 @@ import GRDB
 
 /// Reading and writing one collection row generically, whatever its fields.
 extension SQLiteStorage {
-    /// The columns ``storedRecord(_:collection:)`` reads, in its order: read by position, since a lookup by name
+    /// The columns ``storedRecord(_:collection:forWire:)`` reads, in its order: read by position, since a lookup by name
     /// lowercases and compares every column name (a tenth of a pull's server time).
     static func recordColumns(_ collection: CollectionDefinition) -> String {
         (["id", "_space", "_seq", "_clocks", "_deleted", SQLDialect.sealedColumn] + collection.fields.map(\.name))
             .map { SQLDialect.sqlite.quote($0) }.joined(separator: ", ")
     }
 
-    static func storedRecord(_ row: Row, collection: CollectionDefinition) -> (id: UUID, seq: Int64, record: StoredRecord)? {
+    /// One row of ``recordColumns(_:)``; `forWire` keeps its clocks as text for a pull reply (``StoredRecord/clocksText``).
+    static func storedRecord(_ row: Row, collection: CollectionDefinition, forWire: Bool = false) -> (id: UUID, seq: Int64, record: StoredRecord)? {
         guard let id = UUID(wireText: row[0]), let space = UUID(wireText: row[1]) else { return nil }
-        let clocks = ClockCoding.decode(row[3])
+        let clocks = ClockColumn(row[3], forWire: forWire)
         var fields: [String: JSONValue] = [:]
         fields.reserveCapacity(collection.fields.count)
         for (index, field) in collection.fields.enumerated() {
             let value = row[6 + index] as DatabaseValue
-            guard clocks[field.name] != nil || !value.isNull else { continue }
+            guard !value.isNull || clocks.hasClock(field.name) else { continue }
             fields[field.name] = jsonValue(value, type: collection.storedType(of: field))
         }
-        var state = RecordState(fields: fields, clocks: clocks, isDeleted: row[4])
+        var state = RecordState(fields: fields, clocks: clocks.parsed, isDeleted: row[4])
         state.unseal((row[5] as String?).flatMap(JSONValue.init(jsonText:)), in: collection)
-        return (id, row[2], StoredRecord(space: space, state: state))
+        return (id, row[2], StoredRecord(space: space, state: state, clocksText: clocks.wireText))
     }
 
     static func fetchRecords(
-        _ db: Database, _ collection: CollectionDefinition, where condition: String, arguments: StatementArguments
+        _ db: Database, _ collection: CollectionDefinition, where condition: String, arguments: StatementArguments, forWire: Bool = false
     ) throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
         let sql = "SELECT \(recordColumns(collection)) FROM \(SQLDialect.sqlite.quote(collection.name)) WHERE \(condition)"
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { storedRecord($0, collection: collection) }
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { storedRecord($0, collection: collection, forWire: forWire) }
     }
 
     /// Upserts the row of `write`, stamped `updatedAt` (``Timestamp`` text, formatted once per push).
