@@ -103,7 +103,8 @@ extension LocalStore {
                 collection: collection.name, id: change.id, space: change.space, fields: fields, clocks: change.clocks,
                 isDeleted: change.deleted, seq: change.seq
             )
-            try saveRecord(db, record, in: collection, updatedAt: updatedAt)
+            // A new row holds exactly the change's clocks: store the text they came as, if the change kept it.
+            try saveRecord(db, record, in: collection, updatedAt: updatedAt, clocksText: change.clocksText)
             if !change.deleted { try queueDownloads(db, space: change.space, collection: collection, fields: fields) }
             return true
         }

@@ -49,12 +49,13 @@ extension LocalStore {
 
     /// Inserts or replaces the row of `record`, stamped `updatedAt` (``Timestamp`` text; now when `nil`: a page of
     /// pulled rows formats the time once, not per row).
-    func saveRecord(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition, updatedAt: String? = nil) throws {
+    /// `clocksText`, when given, is `record.clocks` as JSON text (``Change/clocksText``), stored as it is.
+    func saveRecord(_ db: Database, _ record: LocalRecord, in collection: CollectionDefinition, updatedAt: String? = nil, clocksText: String? = nil) throws {
         var values: [DatabaseValue] = [
             Self.text(record.id).databaseValue,
             Self.text(record.space).databaseValue,
             record.seq.databaseValue,
-            ClockMap.text(record.clocks).databaseValue,
+            (clocksText ?? ClockMap.text(record.clocks)).databaseValue,
             (record.isDeleted ? 1 : 0).databaseValue,
             (updatedAt ?? Timestamp.format(now())).databaseValue,
         ]

@@ -57,10 +57,15 @@ public struct Change: Sendable, Hashable, Codable {
     public var deleted: Bool
 
     private var parsedClocks: [String: HLC]?
-    /// The clocks as JSON text that ``ClockMap/wireText(_:)`` accepted, when the change was made from it: a pull reply
-    /// copies it as it is. A server reads each record's clocks from the database as such text, and parsing it only to
-    /// write it again was a quarter of the server's work in a pull.
+    /// The clocks as JSON text, when the change was made from such text and parsing it again gives ``clocks``: a
+    /// server's pull reply copies the text it read from its database (parsing it only to write it again was a quarter
+    /// of the server's work in a pull), and a device stores a new record's clocks as the text it received.
     public private(set) var clocksText: String?
+
+    /// Keeps `text`, which a reader parsed into this change's clocks, beside them.
+    mutating func keepClocksText(_ text: String?) {
+        clocksText = text
+    }
 
     /// Creates a change.
     public init(space: UUID, collection: String, id: UUID, seq: Int64, fields: [String: JSONValue], clocks: [String: HLC], deleted: Bool) {
@@ -73,7 +78,7 @@ public struct Change: Sendable, Hashable, Codable {
         self.deleted = deleted
     }
 
-    /// Creates a change whose clocks are `clocksText`, which ``ClockMap/wireText(_:)`` returned.
+    /// Creates a change whose clocks are `clocksText`, which ``ClockMap/wireText(_:)`` returned (parsed only if asked for).
     public init(space: UUID, collection: String, id: UUID, seq: Int64, fields: [String: JSONValue], clocksText: String, deleted: Bool) {
         self.space = space
         self.collection = collection

@@ -148,6 +148,24 @@ extension JSONTextParser {
         return clocks
     }
 
+    /// ``readClocks()``, with the clocks' text as it was sent when its keys are distinct (so that parsing that text again
+    /// gives the same clocks): a device stores a new record's clocks as that text, without writing them again.
+    mutating func readClocksKeepingText() throws -> (clocks: [String: HLC], text: String?) {
+        guard try peek() == UInt8(ascii: "{") else { return (try readClocks(), nil) }
+        let start = position
+        var pairs = 0
+        var clocks: [String: HLC] = [:]
+        var node: String?
+        try readObject { parser, field in
+            let clock = try parser.readClock(reusingNode: node)
+            node = clock.node
+            clocks[field] = clock
+            pairs += 1
+        }
+        guard pairs == clocks.count else { return (clocks, nil) }
+        return (clocks, String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self))
+    }
+
     private mutating func readClock(reusingNode node: String?) throws -> HLC {
         guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
         var end = position + 1
@@ -218,7 +236,7 @@ extension PushRequest: JSONStreamReadable {
 extension Change: JSONStreamReadable {
     init(stream parser: inout JSONTextParser) throws {
         var (space, collection, id, seq, deleted): (UUID?, String?, UUID?, Int64?, Bool?)
-        var (fields, clocks): ([String: JSONValue], [String: HLC]) = ([:], [:])
+        var (fields, clocks): ([String: JSONValue], (clocks: [String: HLC], text: String?)) = ([:], ([:], nil))
         try parser.readObject { parser, key in
             switch key {
             case "space": space = try parser.readUUID()
@@ -226,13 +244,14 @@ extension Change: JSONStreamReadable {
             case "id": id = try parser.readUUID()
             case "seq": seq = try parser.readInt64()
             case "fields": fields = try parser.readFields()
-            case "clocks": clocks = try parser.readClocks()
+            case "clocks": clocks = try parser.readClocksKeepingText()
             case "deleted": deleted = try parser.readBool()
             default: try parser.skipValue()
             }
         }
         guard let space, let collection, let id, let seq, let deleted else { throw StreamMismatch() }
-        self.init(space: space, collection: collection, id: id, seq: seq, fields: fields, clocks: clocks, deleted: deleted)
+        self.init(space: space, collection: collection, id: id, seq: seq, fields: fields, clocks: clocks.clocks, deleted: deleted)
+        self.keepClocksText(clocks.text)
     }
 }
 

@@ -2,6 +2,7 @@ import FerryClient
 import FerryCore
 import FerryTesting
 import Foundation
+import GRDB
 import Testing
 
 @Suite("LocalStore: applying pulled changes")
@@ -198,5 +199,29 @@ struct LocalStoreApplyTests {
         #expect(try store.cursors().isEmpty)
         #expect(try store.pendingCount() == 1)
         #expect(try store.list(collection: "sermons").count == 1, "only the row with a pending edit is kept")
+    }
+
+    @Test("a new record keeps its clocks as the text they came in (compact, or PostgreSQL's spaced jsonb); a repeated key is written again")
+    func clocksStoredAsSent() throws {
+        let fixture = try StoreFixture(kind: .file)
+        let clock = fixture.remoteClock(-60)
+        let (spaced, repeated) = (UUID(), UUID())
+        let reply = """
+            {"changes":[
+              {"clocks":{"text": "\(clock)", "sermon_id": "\(clock)"},"collection":"notes","deleted":false,
+               "fields":{"sermon_id":"\(UUID().lowercasedText)","text":"as sent"},"id":"\(spaced.lowercasedText)","seq":1,"space":"\(fixture.space.lowercasedText)"},
+              {"clocks":{"text":"\(fixture.remoteClock(-90))","text":"\(clock)"},"collection":"notes","deleted":false,
+               "fields":{"text":"repeated"},"id":"\(repeated.lowercasedText)","seq":2,"space":"\(fixture.space.lowercasedText)"}
+            ],"cursors":{"\(fixture.space.lowercasedText)":2},"hasMore":false}
+            """
+        let response = try JSONValueDecoder().decode(PullResponse.self, from: Data(reply.utf8))
+        #expect(try fixture.store.apply(response).applied == 2)
+        let stored = try fixture.store.writer.read { db in
+            try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, _clocks FROM notes").map { ($0["id"] as String, $0["_clocks"] as String) })
+        }
+        #expect(stored[spaced.lowercasedText] == #"{"text": "\#(clock)", "sermon_id": "\#(clock)"}"#)
+        #expect(try fixture.store.get(collection: "notes", id: spaced)?.clocks == ["text": clock, "sermon_id": clock])
+        #expect(stored[repeated.lowercasedText] == ClockMap.text(["text": clock]), "the last value wins, as the parser read it, and is written anew")
+        #expect(try fixture.store.get(collection: "notes", id: repeated)?.clocks == ["text": clock])
     }
 }
