@@ -254,41 +254,34 @@ struct SyncPass: Sendable {
     /// Encrypted spaces whose key this device lacks are left out (their cursors stay, so nothing is skipped);
     /// a key that arrives mid-sync (another device sealed it) is fetched once and the space pulled after all.
     ///
-    /// While a page is applied, the next one is already requested with the cursors that page leads to, so the server
-    /// reads and sends it while this device writes (on a first sync the two took turns). The prefetched reply is used
-    /// only if the request the store's state makes after the apply is the same one; otherwise it is dropped.
+    /// While a page is applied, the next ones are already requested (``PullAhead``), so the server reads and sends
+    /// them while this device writes (on a first sync the two took turns). A page requested ahead is used only if the
+    /// request the store's state makes after the apply is the same one; otherwise it is dropped.
     func pullAll(_ report: inout SyncReport, keys: KeyUpkeep?, pulled: (Int) async -> Void) async throws {
         var resetSpaces = Set<UUID>()
         var refreshedSchema = false
         var unreadable = Set<UUID>()
         var fetchedKeys = false
         var count = 0
-        var prefetch: (request: PullRequest, reply: Task<PullResponse, any Error>)?
-        defer { prefetch?.reply.cancel() }
+        let ahead = PullAhead(remote: remote)
+        defer { ahead.close() }
         while true {
             try Task.checkCancellation()
             let locked = try store.lockedSpaces().union(unreadable)
             let request = PullRequest(cursors: try store.cursors(), limit: pullLimit, exclude: locked)
             var response: PullResponse
-            if let prefetched = prefetch, prefetched.request == request {
-                response = try await withTaskCancellationHandler { try await prefetched.reply.value } onCancel: { prefetched.reply.cancel() }
+            if let prefetched = try await ahead.take(request) {
+                response = prefetched
             } else {
-                prefetch?.reply.cancel()
                 response = try await remote.pull(request)
                 report.requests += 1
+                ahead.start(after: request, response)
             }
-            prefetch = nil
             try store.recordKeyVersions(response.keyVersions)
             let opened = try open(response, keys: keys)
             response = opened.response
-            if response.hasMore && response.resetRequired.isEmpty && opened.unreadable.isEmpty {
-                let next = PullRequest(
-                    cursors: try store.cursors().merging(response.cursors) { _, new in new }, limit: pullLimit,
-                    exclude: try store.lockedSpaces().union(unreadable)
-                )
-                let remote = self.remote
-                prefetch = (next, Task { try await remote.pull(next) })
-                report.requests += 1
+            if !(response.resetRequired.isEmpty && opened.unreadable.isEmpty) {
+                ahead.cancel()  // the next request will differ
             }
             if !opened.unreadable.isEmpty {
                 if let keys, !fetchedKeys {
@@ -320,6 +313,7 @@ struct SyncPass: Sendable {
             await pulled(count)
             if !response.hasMore && newResets.isEmpty && opened.unreadable.isEmpty { break }
         }
+        report.requests += ahead.requests
         report.resetSpaces = resetSpaces.count
         report.lockedSpaces = max(report.lockedSpaces, try store.lockedSpaces().union(unreadable).count)
     }
