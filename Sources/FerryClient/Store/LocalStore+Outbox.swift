@@ -16,13 +16,14 @@ extension LocalStore {
         public var deferred = 0
     }
 
-    func appendToOutbox(_ db: Database, _ mutation: Mutation) throws {
+    /// Queues `mutation`; `clocksText` and `createdAt`, when given, are its clocks' text and the time's, already made.
+    func appendToOutbox(_ db: Database, _ mutation: Mutation, clocksText: String? = nil, createdAt: String? = nil) throws {
         try db.cachedStatement(sql: """
             INSERT INTO ferry_outbox (space, collection, record_id, op, fields, clocks, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
             Self.text(mutation.space), mutation.collection, Self.text(mutation.id), mutation.op.rawValue,
-            Self.jsonText(mutation.fields), ClockMap.text(mutation.clocks), Timestamp.format(now()),
+            Self.jsonText(mutation.fields), clocksText ?? ClockMap.text(mutation.clocks), createdAt ?? Timestamp.format(now()),
         ])
     }
 

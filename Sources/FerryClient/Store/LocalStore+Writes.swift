@@ -87,12 +87,15 @@ extension LocalStore {
                 collection: name, id: id, space: recordSpace, fields: state.fields, clocks: state.clocks,
                 isDeleted: state.isDeleted, seq: existing?.seq ?? 0, updatedAt: now(), syncState: .pending
             )
-            try saveRecord(db, record, in: collection)
+            // A new record's clocks are its entry's: their text is made once, as is the time's.
+            let clocksText = state.clocks == clocks ? ClockMap.text(clocks) : nil
+            let time = Timestamp.format(now())
+            try saveRecord(db, record, in: collection, updatedAt: time, clocksText: clocksText)
             if isUndelete { try forgetCascade(db, name, id) }
             try queueUploads(db, space: recordSpace, collection: collection, fields: changed)
             try appendToOutbox(db, Mutation(
                 mutationId: 0, space: recordSpace, collection: name, id: id, op: .upsert, fields: changed, clocks: clocks
-            ))
+            ), clocksText: clocksText, createdAt: time)
             return record
         }
     }
