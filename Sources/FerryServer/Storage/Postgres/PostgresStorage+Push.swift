@@ -79,7 +79,7 @@ extension PostgresStorage: RecordStorage {
     }
 
     /// Writes the plan's rows. Each space's sequence numbers come from one locked update; rows are written with
-    /// multi-row upserts, except rows of collections with unique keys: each of those is written alone behind a
+    /// one upsert per collection, except rows of collections with unique keys: each of those is written alone behind a
     /// savepoint, so a write that breaks a key is rolled back alone and its mutations are rejected.
     private func write(
         _ plan: inout PushPlan, _ connection: PostgresConnection, now: Date, sealedSpaces: Set<UUID>
@@ -115,11 +115,7 @@ extension PostgresStorage: RecordStorage {
         }
         for name in order {
             guard let rows = batches[name], let collection = rows.first?.write.collection else { continue }
-            // PostgreSQL takes at most 65,535 parameters per statement.
-            let perStatement = max(1, 60_000 / (7 + collection.fields.count))
-            for chunk in rows.chunked(into: perStatement) {
-                try await Self.writeRecords(connection, collection, Array(chunk), now: now, sealedSpaces: sealedSpaces, logger: logger)
-            }
+            try await Self.writeRecords(connection, collection, rows, now: now, sealedSpaces: sealedSpaces, logger: logger)
         }
         return committed
     }

@@ -76,38 +76,57 @@ extension PostgresStorage {
         }
     }
 
-    /// Writes rows of one collection with one multi-row upsert.
+    /// Writes rows of one collection with one upsert, whatever their number: each column is one array parameter
+    /// (``PostgresColumnArray``), so the statement's text, parse and plan do not grow with the rows.
     static func writeRecords(
         _ connection: PostgresConnection, _ collection: CollectionDefinition, _ rows: [(write: PushPlan.Write, seq: Int64)], now: Date,
         sealedSpaces: Set<UUID>, logger: Logger
     ) async throws {
         guard !rows.isEmpty else { return }
-        var bindings = PostgresBindings()
-        var tuples: [String] = []
+        let fieldElements = collection.fields.map { PostgresColumnArray.Element(collection.storedType(of: $0)) }
+        var ids = PostgresColumnArray(.uuid, capacity: rows.count)
+        var spaces = PostgresColumnArray(.uuid, capacity: rows.count)
+        var seqs = PostgresColumnArray(.integer, capacity: rows.count)
+        var clocks = PostgresColumnArray(.json, capacity: rows.count * 8)
+        var deleted = PostgresColumnArray(.bool, capacity: rows.count)
+        var sealedValues = PostgresColumnArray(.json, capacity: rows.count)
+        var fields = fieldElements.map { PostgresColumnArray($0, capacity: rows.count * 2) }
         for (write, seq) in rows {
-            var placeholders: [String] = []
-            func next(_ cast: String = "") -> String { "$\(bindings.count)\(cast)" }
-            bindings.append(write.key.id); placeholders.append(next())
-            bindings.append(write.record.space); placeholders.append(next())
-            bindings.append(seq); placeholders.append(next())
-            bindings.append(ClockCoding.encode(write.record.state.clocks)); placeholders.append(next("::jsonb"))
-            bindings.append(write.record.state.isDeleted); placeholders.append(next())
-            bindings.append(now); placeholders.append(next())
+            ids.append(write.key.id)
+            spaces.append(write.record.space)
+            seqs.append(seq)
+            clocks.append(ClockCoding.encode(write.record.state.clocks))
+            deleted.append(write.record.state.isDeleted)
             let (typed, sealed) = write.record.storageValues(in: collection, isSealed: sealedSpaces.contains(write.record.space))
-            if let sealed { bindings.append(sealed) } else { bindings.appendNull() }
-            placeholders.append(next("::jsonb"))
-            for field in collection.fields {
-                placeholders.append(try bind(typed[field.name] ?? .null, type: collection.storedType(of: field), into: &bindings))
+            sealedValues.append(sealed)
+            for (index, field) in collection.fields.enumerated() {
+                try fields[index].append(SQLDialect.postgres.columnValue(typed[field.name] ?? .null, type: collection.storedType(of: field)))
             }
-            tuples.append("(" + placeholders.joined(separator: ", ") + ")")
         }
-        let quoted = (["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", SQLDialect.sealedColumn] + collection.fields.map(\.name)).map { SQLDialect.postgres.quote($0) }
+        var bindings = PostgresBindings()
+        bindings.append(now)
+        for column in [ids, spaces, seqs, clocks, deleted, sealedValues] + fields {
+            bindings.append(column)
+        }
+        let sql = upsertTexts.text(for: collection) { upsertText($0, fieldElements: fieldElements) }
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+    }
+
+    private static let upsertTexts = StatementTextCache()
+
+    /// `$1` the time of the write; `$2`… one array per column of ``writeRecords(_:_:_:now:sealedSpaces:logger:)``.
+    private static func upsertText(_ collection: CollectionDefinition, fieldElements: [PostgresColumnArray.Element]) -> String {
+        let names = ["id", "_space", "_seq", "_clocks", "_deleted", SQLDialect.sealedColumn] + collection.fields.map(\.name)
+        let elements: [PostgresColumnArray.Element] = [.uuid, .uuid, .integer, .json, .bool, .json] + fieldElements
+        let arrays = elements.indices.map { "$\($0 + 2)::\(elements[$0].sqlArrayType)" }
+        let values = elements.indices.map { "c\($0)" + (elements[$0] == .json ? "::jsonb" : "") }
+        let quoted = names.map { SQLDialect.postgres.quote($0) } + [SQLDialect.postgres.quote("_updated_at")]
         let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        let sql = """
+        return """
             INSERT INTO \(SQLDialect.postgres.quote(collection.name)) (\(quoted.joined(separator: ", ")))
-            VALUES \(tuples.joined(separator: ", "))
+            SELECT \(values.joined(separator: ", ")), $1
+            FROM unnest(\(arrays.joined(separator: ", "))) AS r(\(elements.indices.map { "c\($0)" }.joined(separator: ", ")))
             ON CONFLICT (id) DO UPDATE SET \(updates)
             """
-        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
     }
 }
