@@ -31,3 +31,24 @@ extension JSONValue {
         return budget >= 0
     }
 }
+
+extension Change {
+    /// About how many bytes this change takes in a pull reply's JSON, without encoding it.
+    public var approximateWireBytes: Int {
+        let clocks = clocksText?.utf8.count ?? self.clocks.reduce(0) { $0 + $1.key.utf8.count + 64 }
+        return 200 + clocks + fields.reduce(0) { $0 + $1.key.utf8.count + 4 + $1.value.approximateJSONBytes }
+    }
+}
+
+extension JSONValue {
+    /// About how many bytes this value takes as JSON (strings without counting escapes), walked once.
+    public var approximateJSONBytes: Int {
+        switch self {
+        case .null, .bool: 5
+        case .number: 24
+        case .string(let text): text.utf8.count + 2
+        case .array(let items): items.reduce(2) { $0 + $1.approximateJSONBytes + 1 }
+        case .object(let members): members.reduce(2) { $0 + $1.key.utf8.count + 4 + $1.value.approximateJSONBytes }
+        }
+    }
+}

@@ -24,8 +24,8 @@ public struct JSONValueEncoder: Sendable {
     /// The compact JSON text of `value`, keys sorted, as UTF-8.
     public func encodeText(_ value: some Encodable) throws -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(1024)
         if let writable = value as? any JSONTextWritable {
+            bytes.reserveCapacity(writable.approximateJSONByteCount)
             writable.writeJSON(into: &bytes)
             return bytes
         }

@@ -38,6 +38,10 @@ extension Change: JSONTextWritable, JSONTreeReadable {
 }
 
 extension PullResponse: JSONTextWritable, JSONTreeReadable {
+    public var approximateJSONByteCount: Int {
+        changes.reduce(256 + 64 * (cursors.count + keyVersions.count + resetRequired.count)) { $0 + $1.approximateWireBytes }
+    }
+
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         object.key("changes", &bytes)

@@ -8,6 +8,14 @@ import Foundation
 public protocol JSONTextWritable: Encodable {
     /// Appends this value's JSON text to `bytes`.
     func writeJSON(into bytes: inout [UInt8])
+
+    /// About how many bytes ``writeJSON(into:)`` writes, reserved before writing: a pull reply of megabytes otherwise
+    /// grows by doubling, copying itself each time.
+    var approximateJSONByteCount: Int { get }
+}
+
+extension JSONTextWritable {
+    public var approximateJSONByteCount: Int { 1024 }
 }
 
 /// A wire type read straight from a parsed tree, which ``JSONValueDecoder`` uses instead of `Decodable`; errors are

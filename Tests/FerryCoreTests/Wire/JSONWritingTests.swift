@@ -7,7 +7,9 @@ struct JSONWritingTests {
     static let values: [JSONValue] = [
         .null, .bool(true), .bool(false), .number(0), .number(-0.0), .number(42), .number(-7), .number(0.1), .number(-2.5e-8),
         .number(9_007_199_254_740_991), .number(1e300), .number(123_456.789),
-        .string(""), .string("caf\u{e9} \"quoted\" \\ / \n\r\t\u{8}\u{c} \u{1} \u{1f} \u{7f} 😀 ☕"),
+        // Strings stored inline (up to 15 bytes) and on the heap, clean and with an escape at either end.
+        .string(""), .string("a\"b"), .string("\nshort"), .string(String(repeating: "long and clean ", count: 20)),
+        .string(String(repeating: "long ", count: 20) + "\u{1}"), .string("caf\u{e9} \"quoted\" \\ / \n\r\t\u{8}\u{c} \u{1} \u{1f} \u{7f} 😀 ☕"),
         .array([]), .object([:]),
         .object(["b": .array([.number(1), .null, .object(["z": .bool(true), "a": .string("x")])]), "a": .number(1), "é": .null]),
     ]
