@@ -115,7 +115,7 @@ struct SyncPass: Sendable {
             pending = nil
             let acknowledgement = try await acknowledging.task.value
             if acknowledgement.acknowledged + acknowledgement.rejected + acknowledgement.deferred == 0 {
-                throw SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(acknowledging.sent) pushed changes; they stay in the outbox.", isRetryable: true)
+                throw Self.notAcknowledged(acknowledging.sent)
             }
             report.pushed += acknowledging.sent - acknowledgement.deferred
             report.rejected += acknowledgement.rejected
@@ -184,6 +184,12 @@ struct SyncPass: Sendable {
                     }
                     continue
                 }
+                // A reply that names none of the batch's mutations acknowledges nothing: stop before sending more (the
+                // acknowledgement written below would find it too, but only once the next batch was on the wire).
+                let sentIDs = Set(batch.map(\.mutationId))
+                guard response.results.contains(where: { sentIDs.contains($0.mutationId) }) else {
+                    throw Self.notAcknowledged(batch.count)
+                }
                 // The previous batch's acknowledgement comes first: entries leave the outbox in order.
                 try await settle()
                 // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
@@ -203,6 +209,10 @@ struct SyncPass: Sendable {
             try? await settle()
             throw error
         }
+    }
+
+    private static func notAcknowledged(_ sent: Int) -> SyncError {
+        SyncError(code: .pushNotAcknowledged, message: "The server acknowledged none of \(sent) pushed changes; they stay in the outbox.", isRetryable: true)
     }
 
     /// The acknowledgement of the last reply, being written while the next batch is on the wire.

@@ -21,6 +21,8 @@ final class FakeSyncRemote: SyncRemote {
         var maximumPushCount: Int?
         /// Mutation ids the server rejects.
         var rejectedIDs: Set<Int64> = []
+        /// Pushes answer 200 with no result for any mutation (a broken server or proxy).
+        var answersNoResults = false
         var schemaRequests = 0
         var createdSpaces: [CreateSpaceRequest] = []
     }
@@ -42,6 +44,7 @@ final class FakeSyncRemote: SyncRemote {
             if let maximum = state.maximumPushCount, request.mutations.count > maximum {
                 throw AuthError(code: .payloadTooLarge, message: "The request body is too large.", status: 413)
             }
+            if state.answersNoResults { return PushResponse(results: [], lastMutationId: 0) }
             let results = request.mutations.map { mutation in
                 state.rejectedIDs.contains(mutation.mutationId)
                     ? MutationResult(mutationId: mutation.mutationId, status: .rejected, code: "unknown_field", message: "No such field.")

@@ -30,6 +30,23 @@ struct SyncPassTests {
         }
     }
 
+    @Test("a push the server answers without a result for any of its mutations stops the sync before the next push; the outbox keeps everything")
+    func notAcknowledged() async throws {
+        let harness = try EngineHarness()
+        for index in 0..<1_203 { try harness.store.put(collection: "sermons", fields: fields(index)) }
+        harness.remote.state.withLock { $0.answersNoResults = true }
+        try await harness.run { harness in
+            do {
+                _ = try await harness.engine.sync()
+                Issue.record("the sync succeeded")
+            } catch let error as SyncError {
+                #expect(error.code == .pushNotAcknowledged && error.isRetryable)
+            }
+            #expect(harness.remote.pushCount == 1, "no further batch is sent after one the server did not acknowledge")
+            #expect(try harness.store.pendingCount() == 1_203)
+        }
+    }
+
     @Test("a push the server finds too large is halved until it fits")
     func tooLarge() async throws {
         let harness = try EngineHarness()
