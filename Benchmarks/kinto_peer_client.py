@@ -60,10 +60,10 @@ class Ferry:
                 raise SystemExit(f"ferry refused a seeding push: {refused[:3]}")
 
     def pull(self, cursors):
-        """Pulls pages from `cursors` until hasMore is false; returns (changes, cursors)."""
+        """Pulls pages from `cursors` until hasMore is false, clocks in the row form (docs/sync.md); returns (count, cursors)."""
         count = 0
         while True:
-            reply, _ = request("POST", self.base + "/sync/v1/pull", {"cursors": cursors, "limit": PAGE}, self.headers)
+            reply, _ = request("POST", self.base + "/sync/v1/pull", {"cursors": cursors, "limit": PAGE, "clockForm": "row"}, self.headers)
             count += len(reply["changes"])
             cursors = reply["cursors"]
             if not reply["hasMore"]:

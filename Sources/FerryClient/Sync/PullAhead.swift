@@ -90,7 +90,7 @@ final class PullAhead: Sendable {
             guard before.response.hasMore, before.response.resetRequired.isEmpty else { return }
             let next = PullRequest(
                 cursors: before.request.cursors.merging(before.response.cursors) { _, new in new }, limit: before.request.limit,
-                exclude: before.request.exclude
+                exclude: before.request.exclude, clockForm: before.request.clockForm
             )
             let remote = self.remote
             let reply = Task { [weak self] in

@@ -278,7 +278,7 @@ struct SyncPass: Sendable {
         while true {
             try Task.checkCancellation()
             let locked = try store.lockedSpaces().union(unreadable)
-            let request = PullRequest(cursors: try store.cursors(), limit: pullLimit, exclude: locked)
+            let request = PullRequest(cursors: try store.cursors(), limit: pullLimit, exclude: locked, clockForm: .row)
             var response: PullResponse
             if let prefetched = try await ahead.take(request) {
                 response = prefetched

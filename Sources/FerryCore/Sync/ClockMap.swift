@@ -113,7 +113,7 @@ public enum ClockMap {
         }
     }
 
-    private enum Walk {
+    enum Walk {
         case complete
         /// `visit` refused a pair.
         case refused
@@ -122,7 +122,7 @@ public enum ClockMap {
     }
 
     /// Hands each key and value of the flat form (see ``parseFlat(_:)``) to `visit`, in order, until it refuses one.
-    private static func walkFlat(
+    static func walkFlat(
         _ bytes: UnsafeBufferPointer<UInt8>, _ visit: (Slice<UnsafeBufferPointer<UInt8>>, Slice<UnsafeBufferPointer<UInt8>>) -> Bool
     ) -> Walk {
         guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return .otherForm }
@@ -169,7 +169,7 @@ public enum ClockMap {
         string.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 })
     }
 
-    private static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
+    static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
         if needsEscapes(string) {
             JSONValue.write(string, into: &bytes)
         } else {

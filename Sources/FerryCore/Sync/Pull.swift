@@ -9,21 +9,25 @@ public struct PullRequest: Sendable, Hashable, Codable {
     /// Spaces not to pull this time (say, an encrypted space whose key this device does not hold yet);
     /// they get no changes and no cursor in the reply.
     public var exclude: Set<UUID>
+    /// How the reply spells each change's clocks (``ClockForm``); the SDK asks for ``ClockForm/row``.
+    public var clockForm: ClockForm
 
     /// Creates a pull.
-    public init(cursors: [UUID: Int64] = [:], limit: Int? = nil, exclude: Set<UUID> = []) {
+    public init(cursors: [UUID: Int64] = [:], limit: Int? = nil, exclude: Set<UUID> = [], clockForm: ClockForm = .field) {
         self.cursors = cursors
         self.limit = limit
         self.exclude = exclude
+        self.clockForm = clockForm
     }
 
-    enum CodingKeys: String, CodingKey { case cursors, limit, exclude }
+    enum CodingKeys: String, CodingKey { case cursors, limit, exclude, clockForm }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
         limit = try container.decodeIfPresent(Int.self, forKey: .limit)
         exclude = try container.decodeIfPresent(Set<UUID>.self, forKey: .exclude) ?? []
+        clockForm = try container.decodeIfPresent(ClockForm.self, forKey: .clockForm) ?? .field
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -33,7 +37,19 @@ public struct PullRequest: Sendable, Hashable, Codable {
         if !exclude.isEmpty {
             try container.encode(exclude.map { $0.lowercasedText }.sorted(), forKey: .exclude)
         }
+        if clockForm != .field { try container.encode(clockForm, forKey: .clockForm) }
     }
+}
+
+/// How a pull reply spells each change's clocks (docs/sync.md, "Row clocks").
+public enum ClockForm: String, Sendable, Hashable, Codable {
+    /// `clocks` holds every clock: one per written field, and `_deleted`'s.
+    case field
+    /// `clock` is the clock of every field in `fields` that has no entry in `clocks`, which holds the others. Most
+    /// records are written whole by one device, so their clocks are one `clock` and no `clocks`: a fifth of the
+    /// bytes of a pull, and of the work of reading it. A change whose fields do not all have a clock keeps the field
+    /// form (no `clock`).
+    case row
 }
 
 /// One record's current state, as a pull returns it.
@@ -104,14 +120,16 @@ public struct Change: Sendable, Hashable, Codable {
     /// The record state this change carries.
     public var state: RecordState { RecordState(fields: fields, clocks: clocks, isDeleted: deleted) }
 
-    enum CodingKeys: String, CodingKey { case space, collection, id, seq, fields, clocks, deleted }
+    enum CodingKeys: String, CodingKey { case space, collection, id, seq, fields, clock, clocks, deleted }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        let fields = try container.decode([String: JSONValue].self, forKey: .fields)
+        let clock = try container.decodeIfPresent(HLC.self, forKey: .clock)
         self.init(
             space: try container.decode(UUID.self, forKey: .space), collection: try container.decode(String.self, forKey: .collection),
-            id: try container.decode(UUID.self, forKey: .id), seq: try container.decode(Int64.self, forKey: .seq),
-            fields: try container.decode([String: JSONValue].self, forKey: .fields), clocks: try container.decode([String: HLC].self, forKey: .clocks),
+            id: try container.decode(UUID.self, forKey: .id), seq: try container.decode(Int64.self, forKey: .seq), fields: fields,
+            clocks: ClockMap.expanding(try container.decodeIfPresent([String: HLC].self, forKey: .clocks) ?? [:], rowClock: clock, fields: fields),
             deleted: try container.decode(Bool.self, forKey: .deleted)
         )
     }
@@ -142,6 +160,9 @@ public struct PullResponse: Sendable, Hashable, Codable {
     /// The current key version of every end-to-end encrypted space the user belongs to, excluded ones included
     /// (0 while the space has no key yet): a device that lacks a version asks for it (`GET /sync/v1/secrets`).
     public var keyVersions: [UUID: Int]
+    /// How ``writeJSON(into:)`` spells the changes' clocks: the form the pull asked for. Not a member of the reply;
+    /// `encode(to:)` always writes the field form, and every decoder reads both.
+    public var clockForm: ClockForm = .field
 
     /// Creates a reply.
     public init(changes: [Change], cursors: [UUID: Int64], hasMore: Bool, resetRequired: [UUID] = [], keyVersions: [UUID: Int] = [:]) {

@@ -237,6 +237,7 @@ extension Change: JSONStreamReadable {
     init(stream parser: inout JSONTextParser) throws {
         var (space, collection, id, seq, deleted): (UUID?, String?, UUID?, Int64?, Bool?)
         var (fields, clocks): ([String: JSONValue], (clocks: [String: HLC], text: String?)) = ([:], ([:], nil))
+        var rowClock: (clock: HLC, text: String)?
         try parser.readObject { parser, key in
             switch key {
             case "space": space = try parser.readUUID()
@@ -244,14 +245,26 @@ extension Change: JSONStreamReadable {
             case "id": id = try parser.readUUID()
             case "seq": seq = try parser.readInt64()
             case "fields": fields = try parser.readFields()
+            case "clock":
+                guard try !parser.readNull() else { return }
+                let text = try parser.readString()
+                guard let clock = HLC(text) else { throw StreamMismatch() }
+                rowClock = (clock, text)
             case "clocks": clocks = try parser.readClocksKeepingText()
             case "deleted": deleted = try parser.readBool()
             default: try parser.skipValue()
             }
         }
         guard let space, let collection, let id, let seq, let deleted else { throw StreamMismatch() }
-        self.init(space: space, collection: collection, id: id, seq: seq, fields: fields, clocks: clocks.clocks, deleted: deleted)
-        self.keepClocksText(clocks.text)
+        let all = ClockMap.expanding(clocks.clocks, rowClock: rowClock?.clock, fields: fields)
+        self.init(space: space, collection: collection, id: id, seq: seq, fields: fields, clocks: all, deleted: deleted)
+        if let rowClock {
+            // The text a field-form reply would have carried, built from the texts that came.
+            guard clocks.text != nil || clocks.clocks.isEmpty else { return }
+            self.keepClocksText(ClockMap.rowFormText(rowClock: rowClock.text, exceptions: clocks.text, exceptionKeys: clocks.clocks, fields: fields))
+        } else {
+            self.keepClocksText(clocks.text)
+        }
     }
 }
 

@@ -5,11 +5,19 @@ import Foundation
 
 extension Change: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
+        writeJSON(into: &bytes, clockForm: .field)
+    }
+
+    /// Writes the change with its clocks in `clockForm` (the field form when the row form cannot say them).
+    func writeJSON(into bytes: inout [UInt8], clockForm: ClockForm) {
         var object = JSONObjectWriter(&bytes)
-        object.key("clocks", &bytes)
-        if let clocksText {
+        if clockForm == .row, ClockMap.writeRowForm(clocksText ?? ClockMap.text(clocks), fields: fields, into: &object, &bytes) {
+            // `clock`, and `clocks` for the clocks that differ from it.
+        } else if let clocksText {
+            object.key("clocks", &bytes)
             bytes.append(contentsOf: clocksText.utf8)
         } else {
+            object.key("clocks", &bytes)
             ClockMap.write(clocks, into: &bytes)
         }
         object.key("collection", &bytes)
@@ -29,9 +37,11 @@ extension Change: JSONTextWritable, JSONTreeReadable {
 
     public init(json: JSONValue, codingPath: [any CodingKey]) throws {
         let object = try JSONObjectReader(json, codingPath: codingPath)
+        let fields = try object.object("fields") ?? [:]
         self.init(
             space: try object.uuid("space"), collection: try object.string("collection"), id: try object.uuid("id"),
-            seq: try object.int64("seq"), fields: try object.object("fields") ?? [:], clocks: try object.clocks("clocks") ?? [:],
+            seq: try object.int64("seq"), fields: fields,
+            clocks: ClockMap.expanding(try object.clocks("clocks") ?? [:], rowClock: try object.clock("clock"), fields: fields),
             deleted: try object.bool("deleted")
         )
     }
@@ -45,7 +55,12 @@ extension PullResponse: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         object.key("changes", &bytes)
-        JSONObjectWriter.array(changes, &bytes)
+        bytes.append(UInt8(ascii: "["))
+        for (index, change) in changes.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            change.writeJSON(into: &bytes, clockForm: clockForm)
+        }
+        bytes.append(UInt8(ascii: "]"))
         object.key("cursors", &bytes)
         JSONValue.write(cursors, into: &bytes)
         object.key("hasMore", &bytes)

@@ -226,6 +226,15 @@ struct JSONObjectReader {
         return items
     }
 
+    /// The clock at `key`, or `nil` when absent or `null`.
+    func clock(_ key: String) throws -> HLC? {
+        guard let value = optional(key) else { return nil }
+        guard case .string(let text) = value, let clock = HLC(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: path(key), debugDescription: "Not a clock."))
+        }
+        return clock
+    }
+
     func clocks(_ key: String) throws -> [String: HLC]? {
         guard let members = try object(key) else { return nil }
         var clocks: [String: HLC] = [:]

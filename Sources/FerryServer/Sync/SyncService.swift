@@ -125,6 +125,7 @@ struct SyncService: Sendable {
         }
         let limit = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
         var response = PullResponse(changes: [], cursors: [:], hasMore: false)
+        response.clockForm = request.clockForm
         var cursors: [SpaceCursor] = []
         let spaces = try await storage.spaces(userID: caller.userID)
         for space in spaces {

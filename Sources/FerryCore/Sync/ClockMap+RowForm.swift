@@ -1,0 +1,90 @@
+/// The row form of a change's clocks (``ClockForm/row``): `clock`, the clock of every field in `fields` without an
+/// entry in `clocks`, and `clocks` for the rest. Written by the server from a record's stored clocks text, read by
+/// every decoder through ``expanding(_:rowClock:fields:)``, so both sides agree on one rule.
+extension ClockMap {
+    /// The full clocks of a change sent in the row form: `clocks`, plus `rowClock` for each field of `fields` that has
+    /// no entry there. Without a `rowClock` (the field form), `clocks` as they are.
+    public static func expanding(_ clocks: [String: HLC], rowClock: HLC?, fields: [String: JSONValue]) -> [String: HLC] {
+        guard let rowClock else { return clocks }
+        var all = clocks
+        all.reserveCapacity(fields.count + clocks.count)
+        for name in fields.keys where all[name] == nil {
+            all[name] = rowClock
+        }
+        return all
+    }
+
+    /// The flat text of ``expanding(_:rowClock:fields:)``, built from the texts that came on the wire: `rowClock` (a
+    /// clock's wire form, checked by the caller) and `exceptions`, the `clocks` object's text as sent (its keys
+    /// distinct), or `nil` when it was absent. A device stores a new record's clocks as this text.
+    static func rowFormText(rowClock: String, exceptions: String?, exceptionKeys: [String: HLC], fields: [String: JSONValue]) -> String {
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(2 + (fields.count + exceptionKeys.count) * (rowClock.utf8.count + 24) + (exceptions?.utf8.count ?? 0))
+        for name in fields.keys where exceptionKeys[name] == nil {
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            appendQuoted(name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendQuoted(rowClock, to: &bytes)
+        }
+        if let exceptions, !exceptionKeys.isEmpty {
+            // `{…}` of the exceptions, without its braces (and without the space PostgreSQL's output may put after `{`).
+            let inner = exceptions.utf8.dropFirst().dropLast().drop(while: { $0 == UInt8(ascii: " ") })
+            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: inner)
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes the members `"clock"` and, when some clocks differ from it, `"clocks"` of the row form of a change with
+    /// `fields` whose clocks are `text` (flat form, distinct keys, every value a clock: ``wireText(_:)``). `clock` is
+    /// the clock most fields share. Returns `false`, writing nothing, when the row form cannot say these clocks: a
+    /// field without a clock, no field at all, or text not in the flat form; the caller writes the field form.
+    static func writeRowForm(_ text: String, fields: [String: JSONValue], into object: inout JSONObjectWriter, _ bytes: inout [UInt8]) -> Bool {
+        guard !fields.isEmpty else { return false }
+        var text = text
+        return text.withUTF8 { buffer in
+            typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+            var pairs: [(key: Bytes, value: Bytes, isField: Bool)] = []
+            pairs.reserveCapacity(fields.count + 1)
+            guard walkFlat(buffer, { key, value in
+                pairs.append((key, value, false))
+                return true
+            }) == .complete else { return false }
+            for name in fields.keys {
+                guard let index = pairs.firstIndex(where: { $0.key.elementsEqual(name.utf8) }) else { return false }
+                pairs[index].isField = true
+            }
+            // The value most fields hold (a record written whole by one device: all of them).
+            var rowClock: Bytes?
+            var best = 0
+            for pair in pairs where pair.isField {
+                let count = pairs.reduce(0) { $0 + ($1.isField && $1.value.elementsEqual(pair.value) ? 1 : 0) }
+                if count > best { (rowClock, best) = (pair.value, count) }
+            }
+            guard let rowClock else { return false }
+            func appendQuoted(_ slice: Bytes) {
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: slice)
+                bytes.append(UInt8(ascii: "\""))
+            }
+            object.key("clock", &bytes)
+            appendQuoted(rowClock)
+            var first = true
+            for pair in pairs where !pair.isField || !pair.value.elementsEqual(rowClock) {
+                if first {
+                    object.key("clocks", &bytes)
+                    bytes.append(UInt8(ascii: "{"))
+                    first = false
+                } else {
+                    bytes.append(UInt8(ascii: ","))
+                }
+                appendQuoted(pair.key)
+                bytes.append(UInt8(ascii: ":"))
+                appendQuoted(pair.value)
+            }
+            if !first { bytes.append(UInt8(ascii: "}")) }
+            return true
+        }
+    }
+}
