@@ -1,3 +1,5 @@
+import Foundation
+
 /// The row form of a change's clocks (``ClockForm/row``): `clock`, the clock of every field in `fields` without an
 /// entry in `clocks`, and `clocks` for the rest. Written by the server from a record's stored clocks text, read by
 /// every decoder through ``expanding(_:rowClock:fields:)``, so both sides agree on one rule.
@@ -44,7 +46,6 @@ extension ClockMap {
         guard !fields.isEmpty else { return false }
         var text = text
         return text.withUTF8 { buffer in
-            typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
             var pairs: [(key: Bytes, value: Bytes, isField: Bool)] = []
             pairs.reserveCapacity(fields.count + 1)
             guard walkFlat(buffer, { key, value in
@@ -52,26 +53,17 @@ extension ClockMap {
                 return true
             }) == .complete else { return false }
             for name in fields.keys {
-                guard let index = pairs.firstIndex(where: { $0.key.elementsEqual(name.utf8) }) else { return false }
+                let found: Int?? = name.utf8.withContiguousStorageIfAvailable { name in
+                    pairs.firstIndex { same($0.key, name[...]) }
+                }
+                guard let index = found ?? nil else { return false }
                 pairs[index].isField = true
             }
-            // The value most fields hold (a record written whole by one device: all of them).
-            var rowClock: Bytes?
-            var best = 0
-            for pair in pairs where pair.isField {
-                let count = pairs.reduce(0) { $0 + ($1.isField && $1.value.elementsEqual(pair.value) ? 1 : 0) }
-                if count > best { (rowClock, best) = (pair.value, count) }
-            }
-            guard let rowClock else { return false }
-            func appendQuoted(_ slice: Bytes) {
-                bytes.append(UInt8(ascii: "\""))
-                bytes.append(contentsOf: slice)
-                bytes.append(UInt8(ascii: "\""))
-            }
+            guard let rowClock = mostShared(pairs) else { return false }
             object.key("clock", &bytes)
-            appendQuoted(rowClock)
+            appendQuoted(rowClock, &bytes)
             var first = true
-            for pair in pairs where !pair.isField || !pair.value.elementsEqual(rowClock) {
+            for pair in pairs where !pair.isField || !same(pair.value, rowClock) {
                 if first {
                     object.key("clocks", &bytes)
                     bytes.append(UInt8(ascii: "{"))
@@ -79,12 +71,36 @@ extension ClockMap {
                 } else {
                     bytes.append(UInt8(ascii: ","))
                 }
-                appendQuoted(pair.key)
+                appendQuoted(pair.key, &bytes)
                 bytes.append(UInt8(ascii: ":"))
-                appendQuoted(pair.value)
+                appendQuoted(pair.value, &bytes)
             }
             if !first { bytes.append(UInt8(ascii: "}")) }
             return true
         }
+    }
+
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    /// The clock most fields hold (a record written whole by one device: all of them, found in one pass).
+    private static func mostShared(_ pairs: [(key: Bytes, value: Bytes, isField: Bool)]) -> Bytes? {
+        guard let first = pairs.first(where: \.isField)?.value else { return nil }
+        if pairs.allSatisfy({ !$0.isField || same($0.value, first) }) { return first }
+        var (best, count) = (first, 0)
+        for pair in pairs where pair.isField {
+            let shared = pairs.reduce(0) { $0 + ($1.isField && same($1.value, pair.value) ? 1 : 0) }
+            if shared > count { (best, count) = (pair.value, shared) }
+        }
+        return best
+    }
+
+    private static func same(_ left: Bytes, _ right: Bytes) -> Bool {
+        left.count == right.count && (left.isEmpty || memcmp(left.base.baseAddress! + left.startIndex, right.base.baseAddress! + right.startIndex, left.count) == 0)
+    }
+
+    private static func appendQuoted(_ slice: Bytes, _ bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: slice))
+        bytes.append(UInt8(ascii: "\""))
     }
 }
