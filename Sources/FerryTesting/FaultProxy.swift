@@ -55,6 +55,10 @@ public final class FaultProxy: Sendable {
         public var cutsResponseHeads = false
         /// Whether faults are on when the proxy starts.
         public var isFaulty = true
+        /// After this many requests under faults with no request drop decided yet, the next one is dropped during
+        /// its request (which always drops it); once one was, chance alone decides. A response drop passes when the response is shorter than its offset,
+        /// so without this a run could end with nothing dropped, and nothing tested.
+        public var guaranteedDropAfter = 10
 
         /// A configuration with the defaults and `seed`.
         public init(seed: UInt64) {
@@ -170,6 +174,9 @@ final class FaultProxyCore: Sendable {
         var isFaulty: Bool
         var isRefusing = false
         var statistics = FaultProxy.Statistics()
+        /// Requests decided under faults, and whether one of them was to be dropped during its request.
+        var faultyRequests = 0
+        var hasDroppedARequest = false
         var open: [ObjectIdentifier: any Channel] = [:]
     }
 
@@ -223,11 +230,15 @@ final class FaultProxyCore: Sendable {
             state.statistics.requests += 1
             guard state.isFaulty else { return .none }
             let roll = Double.random(in: 0..<1, using: &state.generator)
+            let limit = max(1, configuration.maximumDropOffset)
+            state.faultyRequests += 1
+            let dropRequest = roll < configuration.faultRate && Bool.random(using: &state.generator)
+            if dropRequest || (!state.hasDroppedARequest && state.faultyRequests > configuration.guaranteedDropAfter) {
+                state.hasDroppedARequest = true
+                return .dropDuringRequest(afterBytes: Int.random(in: 1...limit, using: &state.generator))
+            }
             if roll < configuration.faultRate {
-                let limit = max(1, configuration.maximumDropOffset)
-                return Bool.random(using: &state.generator)
-                    ? .dropDuringRequest(afterBytes: Int.random(in: 1...limit, using: &state.generator))
-                    : .dropDuringResponse(afterBytes: Int.random(in: (configuration.cutsResponseHeads ? 1 : 0)...limit, using: &state.generator))
+                return .dropDuringResponse(afterBytes: Int.random(in: (configuration.cutsResponseHeads ? 1 : 0)...limit, using: &state.generator))
             }
             if roll < configuration.faultRate + configuration.delayRate {
                 state.statistics.delayed += 1
