@@ -22,17 +22,26 @@ public struct HealthProbe: ConnectivityProbe {
     }
 
     /// Sends `HEAD /health` and reports reachable only on a 2xx answer within ``timeout``.
+    ///
+    /// A connection lost before the answer is tried once more: the transport may have sent the probe on a kept-alive
+    /// connection the server had just closed (it stopped, or restarted), which says nothing about the network.
     public func check() async -> Reachability {
         var request = URLRequest(url: server.appending(path: "health"))
         request.httpMethod = "HEAD"
-        do {
-            let (_, response) = try await transport.send(request, timeout: timeout)
-            let status = response.statusCode
-            return (200..<300).contains(status) ? .reachable : .unreachable(reason: "the server answered \(status)")
-        } catch let error as URLError {
-            return .unreachable(reason: error.summary)
-        } catch {
-            return .unreachable(reason: "the request failed")
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                let (_, response) = try await transport.send(request, timeout: timeout)
+                let status = response.statusCode
+                return (200..<300).contains(status) ? .reachable : .unreachable(reason: "the server answered \(status)")
+            } catch let error as URLError where error.code == .networkConnectionLost && attempts < 2 && !Task.isCancelled {
+                continue
+            } catch let error as URLError {
+                return .unreachable(reason: error.summary)
+            } catch {
+                return .unreachable(reason: "the request failed")
+            }
         }
     }
 }
