@@ -9,7 +9,7 @@ public struct ErrorBody: Sendable, Hashable, Codable, Error {
     public var errorCode: String
     /// A message a person can act on. Never contains secrets.
     public var msg: String
-    /// With `mutation_id_stale`: the device's last mutation id the server processed.
+    /// With `mutation_id_stale` and `push_out_of_order`: the device's last mutation id the server processed.
     public var lastMutationId: Int64?
     /// With `upload_offset_mismatch`: where the upload stands.
     public var offset: Int64?

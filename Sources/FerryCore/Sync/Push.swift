@@ -10,21 +10,28 @@ public struct PushRequest: Sendable, Hashable, Codable {
     /// space's last commit and the push writes nothing there but its own records, the reply's
     /// ``PushResponse/cursors`` moves it past the push, so the device does not pull its own writes back.
     public var cursors: [UUID: Int64]
+    /// The last mutation id of the push this one was sent behind, while that one was still on the wire. The server
+    /// processes this push only once it has processed that id, and otherwise refuses it whole with
+    /// `409 push_out_of_order` (nothing changed; send it again once the earlier push is answered). So a push never
+    /// overtakes the one before it. `nil` for a push sent alone.
+    public var follows: Int64?
 
     /// Creates a push.
-    public init(deviceId: UUID, mutations: [Mutation], cursors: [UUID: Int64] = [:]) {
+    public init(deviceId: UUID, mutations: [Mutation], cursors: [UUID: Int64] = [:], follows: Int64? = nil) {
         self.deviceId = deviceId
         self.mutations = mutations
         self.cursors = cursors
+        self.follows = follows
     }
 
-    enum CodingKeys: String, CodingKey { case deviceId, mutations, cursors }
+    enum CodingKeys: String, CodingKey { case deviceId, mutations, cursors, follows }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         deviceId = try container.decode(UUID.self, forKey: .deviceId)
         mutations = try container.decode([Mutation].self, forKey: .mutations)
         cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
+        follows = try container.decodeIfPresent(Int64.self, forKey: .follows)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -32,6 +39,7 @@ public struct PushRequest: Sendable, Hashable, Codable {
         try container.encode(deviceId, forKey: .deviceId)
         try container.encode(mutations, forKey: .mutations)
         if !cursors.isEmpty { try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors) }
+        try container.encodeIfPresent(follows, forKey: .follows)
     }
 }
 
@@ -79,21 +87,26 @@ public struct PushResponse: Sendable, Hashable, Codable {
     /// only the records its mutations name: the device already holds everything up to these commits (its own
     /// writes), so it stores them in the acknowledgement's transaction instead of pulling its writes back.
     public var cursors: [UUID: Int64]
+    /// The most pushes the device may have on the wire at once, each after the first naming the one it
+    /// ``PushRequest/follows``. Absent (one at a time) from a server that does not check `follows`.
+    public var maxInFlight: Int?
 
     /// Creates a reply.
-    public init(results: [MutationResult], lastMutationId: Int64, cursors: [UUID: Int64] = [:]) {
+    public init(results: [MutationResult], lastMutationId: Int64, cursors: [UUID: Int64] = [:], maxInFlight: Int? = nil) {
         self.results = results
         self.lastMutationId = lastMutationId
         self.cursors = cursors
+        self.maxInFlight = maxInFlight
     }
 
-    enum CodingKeys: String, CodingKey { case results, lastMutationId, cursors }
+    enum CodingKeys: String, CodingKey { case results, lastMutationId, cursors, maxInFlight }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         results = try container.decode([MutationResult].self, forKey: .results)
         lastMutationId = try container.decode(Int64.self, forKey: .lastMutationId)
         cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
+        maxInFlight = try container.decodeIfPresent(Int.self, forKey: .maxInFlight)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -101,5 +114,6 @@ public struct PushResponse: Sendable, Hashable, Codable {
         try container.encode(results, forKey: .results)
         try container.encode(lastMutationId, forKey: .lastMutationId)
         try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
+        try container.encodeIfPresent(maxInFlight, forKey: .maxInFlight)
     }
 }

@@ -216,10 +216,11 @@ extension Mutation: JSONStreamReadable {
 
 extension PushRequest: JSONStreamReadable {
     init(stream parser: inout JSONTextParser) throws {
-        var (deviceID, mutations, cursors): (UUID?, [Mutation]?, [UUID: Int64]) = (nil, nil, [:])
+        var (deviceID, mutations, cursors, follows): (UUID?, [Mutation]?, [UUID: Int64], Int64?) = (nil, nil, [:], nil)
         try parser.readObject { parser, key in
             switch key {
             case "deviceId": deviceID = try parser.readUUID()
+            case "follows": follows = try parser.readNull() ? nil : parser.readInt64()
             case "mutations":
                 var items: [Mutation] = []
                 try parser.readArray { parser in items.append(try Mutation(stream: &parser)) }
@@ -229,7 +230,7 @@ extension PushRequest: JSONStreamReadable {
             }
         }
         guard let deviceID, let mutations else { throw StreamMismatch() }
-        self.init(deviceId: deviceID, mutations: mutations, cursors: cursors)
+        self.init(deviceId: deviceID, mutations: mutations, cursors: cursors, follows: follows)
     }
 }
 

@@ -136,6 +136,10 @@ extension PushRequest: JSONTextWritable, JSONTreeReadable {
         }
         object.key("deviceId", &bytes)
         JSONValue.write(deviceId, into: &bytes)
+        if let follows {
+            object.key("follows", &bytes)
+            bytes.append(contentsOf: String(follows).utf8)
+        }
         object.key("mutations", &bytes)
         JSONObjectWriter.array(mutations, &bytes)
         object.end(&bytes)
@@ -145,7 +149,10 @@ extension PushRequest: JSONTextWritable, JSONTreeReadable {
         let object = try JSONObjectReader(json, codingPath: codingPath)
         let deviceID = try object.uuid("deviceId")
         let mutations = try object.items("mutations", as: Mutation.self)
-        self.init(deviceId: deviceID, mutations: mutations, cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:])
+        self.init(
+            deviceId: deviceID, mutations: mutations, cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:],
+            follows: try object.optionalInt64("follows")
+        )
     }
 }
 
@@ -191,6 +198,10 @@ extension PushResponse: JSONTextWritable, JSONTreeReadable {
         JSONValue.write(cursors, into: &bytes)
         object.key("lastMutationId", &bytes)
         bytes.append(contentsOf: String(lastMutationId).utf8)
+        if let maxInFlight {
+            object.key("maxInFlight", &bytes)
+            bytes.append(contentsOf: String(maxInFlight).utf8)
+        }
         object.key("results", &bytes)
         JSONObjectWriter.array(results, &bytes)
         object.end(&bytes)
@@ -201,7 +212,8 @@ extension PushResponse: JSONTextWritable, JSONTreeReadable {
         let results = try object.items("results", as: MutationResult.self)
         self.init(
             results: results, lastMutationId: try object.int64("lastMutationId"),
-            cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:]
+            cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:],
+            maxInFlight: try object.optionalInt64("maxInFlight").map { Int(clamping: $0) }
         )
     }
 }

@@ -194,6 +194,12 @@ struct JSONObjectReader {
         return try Self.integer(number, path: path(key))
     }
 
+    /// The integer at `key`, or `nil` when absent or `null` (`decodeIfPresent`).
+    func optionalInt64(_ key: String) throws -> Int64? {
+        guard optional(key) != nil else { return nil }
+        return try int64(key)
+    }
+
     func uuid(_ key: String) throws -> UUID {
         guard let id = UUID(wireText: try string(key)) else {
             throw DecodingError.dataCorrupted(.init(codingPath: path(key), debugDescription: "Not a UUID."))

@@ -15,6 +15,8 @@ struct PushBatch: Sendable {
     var sealedSpaces: Set<UUID> = []
     /// The device's pull cursors of the spaces it pushes to (``PushRequest/cursors``).
     var cursors: [UUID: Int64] = [:]
+    /// The last mutation id of the push this one was sent behind (``PushRequest/follows``).
+    var follows: Int64?
 }
 
 /// A space and the cursor a pull reads it after.

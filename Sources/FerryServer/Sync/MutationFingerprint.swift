@@ -136,9 +136,10 @@ private struct CanonicalEncoder {
 /// id, then the 16-byte fingerprint), at most ``capacity`` of them (48 KiB). An older id is refused as
 /// `mutation_id_stale`, and the device sends it again under a new id, which merges to the same record.
 struct ProcessedBatch: Sendable, Hashable {
-    /// How many fingerprints are kept: two pushes of the default largest size (``SyncLimits/maximumBatchLength``), since
-    /// the SDK writes one reply's acknowledgement while the next push is on the wire, and a crash then leaves both to be
-    /// sent again.
+    /// How many fingerprints are kept: two pushes of the default largest size (``SyncLimits/maximumBatchLength``), or
+    /// three of the SDK's 500, since the SDK writes one reply's acknowledgement while the next two pushes are on the
+    /// wire, and a crash then leaves all three to be sent again. An older replay is refused as stale and sent again
+    /// under a new id, which merges to the same record: the capacity saves work, it does not keep writes.
     static let capacity = 2000
 
     var fingerprints: [Int64: MutationFingerprint] = [:]

@@ -26,11 +26,23 @@ struct PushPlan: Sendable {
     /// tombstoned a child there): the pushing device holds each of those rows as the push leaves it.
     var spacesWithOnlyOwnWrites: Set<UUID>
 
-    /// A push that reuses an id the server processed for a different write (the device's store was reset or
-    /// restored): the whole push is refused, and the device numbers its waiting writes after `lastMutationID`.
-    struct StaleMutationID: Error, Sendable {
-        var mutationID: Int64
-        var lastMutationID: Int64
+    /// Why a push is refused whole, changing nothing.
+    enum Refusal: Error, Sendable {
+        /// The push reuses `mutationID`, an id the server processed for a different write (the device's store was
+        /// reset or restored): the device numbers its waiting writes after `lastMutationID`.
+        case staleMutationID(mutationID: Int64, lastMutationID: Int64)
+        /// The push follows mutation `follows`, which the server has not processed yet (the push it was sent behind
+        /// has not committed, or never will): the device sends it again once that push is answered.
+        case outOfOrder(follows: Int64, lastMutationID: Int64)
+    }
+
+    /// Refuses a push sent behind another (``PushBatch/follows``) unless that one is the last the device's progress
+    /// row records: overtaking it would, say, apply a child before the push that creates its parent. Checked before
+    /// the push reads its rows.
+    static func requireOrder(_ batch: PushBatch, previousMutationID: Int64) throws(Refusal) {
+        if let follows = batch.follows, follows != previousMutationID {
+            throw .outOfOrder(follows: follows, lastMutationID: previousMutationID)
+        }
     }
 
     /// Rows the plan needs to read: each mutation's record and the parent it names.
@@ -60,16 +72,16 @@ struct PushPlan: Sendable {
     /// foreign parent and an undelete in one push are judged by the record they leave). A record that breaks a rule
     /// refuses every mutation that contributed to it, and the push is planned again without them, until all hold.
     /// - Parameters:
-    ///   - entries: each mutation validated, in request order.
+    ///   - batch: the push, each mutation validated, in request order.
     ///   - previousMutationID: the device's last processed id before this push.
     ///   - processed: the fingerprints of the device's most recently processed mutations.
     ///   - loaded: the stored rows of ``keysToLoad(_:)`` and every stored descendant of ``deleteRoots(_:)``.
     ///   - children: for each loaded row, its stored children in its space.
     init(
-        entries: [Result<ValidatedMutation, Rejection>], mutationIDs: [Int64], fingerprints: [MutationFingerprint],
-        previousMutationID: Int64, processed: ProcessedBatch,
-        loaded: [RecordKey: StoredRecord], children: [RecordKey: [RecordKey]], schema: Schema
-    ) throws(StaleMutationID) {
+        _ batch: PushBatch, previousMutationID: Int64, processed: ProcessedBatch,
+        loaded: [RecordKey: StoredRecord], children: [RecordKey: [RecordKey]]
+    ) throws(Refusal) {
+        let (entries, mutationIDs, fingerprints, schema) = (batch.entries, batch.mutationIDs, batch.fingerprints, batch.schema)
         var fresh: [Int] = []
         var newlyProcessed = ProcessedBatch()
         for (index, id) in mutationIDs.enumerated() {
@@ -78,7 +90,7 @@ struct PushPlan: Sendable {
                 newlyProcessed.fingerprints[id] = fingerprints[index]
             } else if processed.fingerprints[id] != fingerprints[index] {
                 // A replay only if this very write was processed; otherwise the id was reused.
-                throw StaleMutationID(mutationID: id, lastMutationID: previousMutationID)
+                throw .staleMutationID(mutationID: id, lastMutationID: previousMutationID)
             }
         }
         var refused: [Int: Rejection] = [:]

@@ -4,6 +4,10 @@ public struct SyncLimits: Sendable, Hashable {
     public var maximumPushBytes = 16 * 1024 * 1024
     /// The most mutations in one push.
     public var maximumBatchLength = 1000
+    /// How many pushes a device may have on the wire at once (``PushResponse/maxInFlight``), each after the first
+    /// naming the one it follows: the next push crosses the network and is decoded while the last one commits.
+    /// 1 has devices wait for each reply.
+    public var maximumPushesInFlight = 2
     /// The largest record, measured as the JSON of its fields.
     public var maximumRecordBytes = 256 * 1024
     /// The longest unique key, as the JSON of its fields' values: every value must fit an index entry on both engines.

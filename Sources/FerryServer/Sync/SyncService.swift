@@ -56,6 +56,12 @@ struct SyncService: Sendable {
         for (space, cursor) in request.cursors where cursor < 0 {
             throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
         }
+        if let follows = request.follows, follows < 0 || follows >= request.mutations.first?.mutationId ?? .max {
+            throw APIError(
+                .unprocessableContent, .mutationOrder,
+                "follows (\(follows)) must be the last mutation id of an earlier push: at least 0 and below this push's first id."
+            )
+        }
         let summaries = try await storage.spaces(userID: userID)
         let roles = Dictionary(summaries.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
         let time = now()
@@ -71,25 +77,54 @@ struct SyncService: Sendable {
         )
         batch.sealedSpaces = Set(encrypted.map(\.id))
         batch.cursors = request.cursors
+        batch.follows = request.follows
         try await refuseMissingBlobs(&batch.entries)
-        let response: PushResponse
-        do {
-            let outcome = try await storage.push(batch)
-            response = outcome.response
-            await events.publish(outcome.committed.map { .committed(space: $0.key, seq: $0.value, origin: request.deviceId) })
-        } catch let stale as PushPlan.StaleMutationID {
-            throw APIError(
-                .conflict, .mutationIDStale,
-                "Mutation id \(stale.mutationID) was processed for a different write of this device (its store was reset or restored); number waiting writes after \(stale.lastMutationID) and push again.",
-                details: ["last_mutation_id": .number(Double(stale.lastMutationID))]
-            )
-        }
+        var response = try await commitInOrder(batch).response
+        response.maxInFlight = limits.maximumPushesInFlight
         let rejected = response.results.filter { $0.status == .rejected }.count
         logger.debug("push", metadata: [
             "ferry.device.id": "\(request.deviceId.lowercased)", "ferry.sync.mutations": "\(request.mutations.count)",
             "ferry.sync.rejected": "\(rejected)", "ferry.sync.last_mutation_id": "\(response.lastMutationId)",
         ])
         return response
+    }
+
+    /// Pauses before trying again a push that arrived ahead of the one it follows: that one is most likely still
+    /// arriving or committing, a few milliseconds behind (127 ms in all, then `409 push_out_of_order`).
+    static let outOfOrderPauses: [Duration] = [1, 2, 4, 8, 16, 32, 64].map { .milliseconds($0) }
+
+    /// Runs the push's transaction and publishes its commits. A push that arrived before the push it follows had
+    /// committed is tried again after a short pause, so the device need not send it again.
+    private func commitInOrder(_ batch: PushBatch) async throws -> PushOutcome {
+        var pauses = Self.outOfOrderPauses[...]
+        while true {
+            do {
+                let outcome = try await storage.push(batch)
+                await events.publish(outcome.committed.map { .committed(space: $0.key, seq: $0.value, origin: batch.deviceID) })
+                return outcome
+            } catch PushPlan.Refusal.outOfOrder(let follows, let last) where follows > last && !pauses.isEmpty {
+                try await Task.sleep(for: pauses.removeFirst())
+            } catch let refusal as PushPlan.Refusal {
+                throw Self.apiError(refusal)
+            }
+        }
+    }
+
+    private static func apiError(_ refusal: PushPlan.Refusal) -> APIError {
+        switch refusal {
+        case .staleMutationID(let mutationID, let lastMutationID):
+            APIError(
+                .conflict, .mutationIDStale,
+                "Mutation id \(mutationID) was processed for a different write of this device (its store was reset or restored); number waiting writes after \(lastMutationID) and push again.",
+                details: ["last_mutation_id": .number(Double(lastMutationID))]
+            )
+        case .outOfOrder(let follows, let lastMutationID):
+            APIError(
+                .conflict, .pushOutOfOrder,
+                "This push follows mutation \(follows), which the server has not processed (its last is \(lastMutationID)); nothing changed: send it again once the earlier push is answered.",
+                details: ["last_mutation_id": .number(Double(lastMutationID))]
+            )
+        }
     }
 
     /// Turns each mutation naming a blob its space does not hold into a `blob_missing` rejection, so no device ever

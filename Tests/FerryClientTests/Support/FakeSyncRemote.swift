@@ -23,6 +23,18 @@ final class FakeSyncRemote: SyncRemote {
         var rejectedIDs: Set<Int64> = []
         /// Pushes answer 200 with no result for any mutation (a broken server or proxy).
         var answersNoResults = false
+        /// What replies say in ``PushResponse/maxInFlight``; `nil` for a server that takes one push at a time.
+        var maxInFlight: Int?
+        /// How long each push takes, so that pushes sent together overlap.
+        var pushDuration: Duration?
+        /// The 1-based numbers of pushes that fail as ``failure`` before reaching the server.
+        var failingPushes: Set<Int> = []
+        /// The 1-based numbers of pushes refused `409 push_out_of_order` even in order, as if they arrived first.
+        var overtakingPushes: Set<Int> = []
+        /// The last mutation id processed, which a push's `follows` must name (as the server checks).
+        var lastProcessed: Int64 = 0
+        var pushesOnTheWire = 0
+        var mostPushesOnTheWire = 0
         var schemaRequests = 0
         var createdSpaces: [CreateSpaceRequest] = []
     }
@@ -39,8 +51,19 @@ final class FakeSyncRemote: SyncRemote {
     var pullsStarted: Int { state.withLock { $0.pullsStarted } }
 
     func push(_ request: PushRequest) async throws -> PushResponse {
-        try state.withLock { state in
+        let (number, duration) = state.withLock { state in
+            state.pushesOnTheWire += 1
+            state.mostPushesOnTheWire = max(state.mostPushesOnTheWire, state.pushesOnTheWire)
+            return (state.pushes.count + 1, state.pushDuration)
+        }
+        if let duration { try? await Task.sleep(for: duration) }
+        return try state.withLock { state in
+            state.pushesOnTheWire -= 1
             state.pushes.append(request)
+            if state.failingPushes.contains(number) { throw state.failure }
+            if let follows = request.follows, follows != state.lastProcessed || state.overtakingPushes.contains(number) {
+                throw AuthError(code: .pushOutOfOrder, message: "The push it follows has not committed.", status: 409)
+            }
             if let maximum = state.maximumPushCount, request.mutations.count > maximum {
                 throw AuthError(code: .payloadTooLarge, message: "The request body is too large.", status: 413)
             }
@@ -50,7 +73,8 @@ final class FakeSyncRemote: SyncRemote {
                     ? MutationResult(mutationId: mutation.mutationId, status: .rejected, code: "unknown_field", message: "No such field.")
                     : MutationResult(mutationId: mutation.mutationId, status: .applied)
             }
-            return PushResponse(results: results, lastMutationId: request.mutations.last?.mutationId ?? 0)
+            state.lastProcessed = max(state.lastProcessed, request.mutations.last?.mutationId ?? 0)
+            return PushResponse(results: results, lastMutationId: state.lastProcessed, maxInFlight: state.maxInFlight)
         }
     }
 

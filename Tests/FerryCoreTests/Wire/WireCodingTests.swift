@@ -41,7 +41,7 @@ struct WireCodingTests {
         let push = PushRequest(deviceId: UUID(), mutations: [
             Mutation(mutationId: 1, space: Self.space, collection: "notes", id: UUID(), op: .upsert, fields: Self.change.fields, clocks: Self.change.clocks),
             Mutation(mutationId: 2, space: Self.space, collection: "notes", id: UUID(), op: .delete, clocks: [RecordState.deletedKey: Self.clock]),
-        ], cursors: [Self.space: 7])
+        ], cursors: [Self.space: 7], follows: 0)
         let ours = try JSONValueEncoder().encodeText(push)
         // Codable spells the device id in capitals (Foundation's uuidString); the wire's ids are lowercase.
         let theirs = Self.text(try Self.sortedJSONEncoder().encode(push))
@@ -51,13 +51,14 @@ struct WireCodingTests {
         #expect(try JSONDecoder().decode(PushRequest.self, from: Data(ours)) == push)
         let older = PushRequest(deviceId: push.deviceId, mutations: push.mutations)
         #expect(!Self.text(try JSONValueEncoder().encodeText(older)).contains("cursors"), "no cursors, no key: an older server reads it")
+        #expect(!Self.text(try JSONValueEncoder().encodeText(older)).contains("follows"), "a push sent alone names none")
 
         let reply = PushResponse(results: [
             MutationResult(mutationId: 1, status: .applied),
             MutationResult(mutationId: 2, status: .applied, clocks: ["title": Self.clock]),
             MutationResult(mutationId: 3, status: .rejected, code: "type_mismatch", message: "notes.rank: \"x\" is not an integer."),
             MutationResult(mutationId: 4, status: .duplicate),
-        ], lastMutationId: 4, cursors: [Self.space: 8])
+        ], lastMutationId: 4, cursors: [Self.space: 8], maxInFlight: 2)
         let replyText = try JSONValueEncoder().encodeText(reply)
         let replyByJSONEncoder = Self.text(try Self.sortedJSONEncoder().encode(reply))
             .replacingOccurrences(of: Self.space.uuidString, with: Self.space.uuidString.lowercased())
@@ -68,7 +69,8 @@ struct WireCodingTests {
             try JSONValueDecoder().decode(PushResponse.self, from: Data(#"{"results":[{"mutationId":1,"status":"lost"}],"lastMutationId":1}"#.utf8))
         }
         let fromOlderServer = #"{"results":[{"mutationId":1,"status":"applied"}],"lastMutationId":1}"#
-        #expect(try JSONValueDecoder().decode(PushResponse.self, from: Data(fromOlderServer.utf8)).cursors.isEmpty)
+        let olderReply = try JSONValueDecoder().decode(PushResponse.self, from: Data(fromOlderServer.utf8))
+        #expect(olderReply.cursors.isEmpty && olderReply.maxInFlight == nil, "an older server takes one push at a time")
     }
 
     @Test("malformed messages fail with DecodingErrors naming where", arguments: [

@@ -6,7 +6,7 @@ extension PostgresStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushOutcome {
         do {
             return try await transactionalPush(batch)
-        } catch let error as PostgresTransactionError where error.closureError is PushPlan.StaleMutationID {
+        } catch let error as PostgresTransactionError where error.closureError is PushPlan.Refusal {
             throw error.closureError ?? error
         }
     }
@@ -35,15 +35,13 @@ extension PostgresStorage: RecordStorage {
                 previous = last
                 processed = ProcessedBatch(blob: blob.map { Array($0.readableBytesView) } ?? [])
             }
+            try PushPlan.requireOrder(batch, previousMutationID: previous)
             let spaces = Set(batch.entries.compactMap { try? $0.get().mutation.space }).sorted { $0.uuidString < $1.uuidString }
             if !spaces.isEmpty {
                 try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(spaces)) ORDER BY id FOR UPDATE", logger: logger)
             }
             let (loaded, children) = try await loadRows(connection, for: batch.entries, schema: batch.schema)
-            var plan = try PushPlan(
-                entries: batch.entries, mutationIDs: batch.mutationIDs, fingerprints: batch.fingerprints,
-                previousMutationID: previous, processed: processed, loaded: loaded, children: children, schema: batch.schema
-            )
+            var plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
             let committed = try await write(&plan, connection, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try await connection.query(
                 """

@@ -10,12 +10,10 @@ extension SQLiteStorage: RecordStorage {
                 arguments: [batch.userID.databaseText, batch.deviceID.databaseText]
             )
             let previous: Int64 = progress?["last_mutation_id"] ?? 0
+            try PushPlan.requireOrder(batch, previousMutationID: previous)
             let processed = ProcessedBatch(blob: [UInt8]((progress?["last_batch"] as Data?) ?? Data()))
             let (loaded, children) = try Self.loadRows(db, for: batch.entries, schema: batch.schema)
-            var plan = try PushPlan(
-                entries: batch.entries, mutationIDs: batch.mutationIDs, fingerprints: batch.fingerprints,
-                previousMutationID: previous, processed: processed, loaded: loaded, children: children, schema: batch.schema
-            )
+            var plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
             let committed = try Self.write(&plan, db, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try db.execute(
                 sql: """
