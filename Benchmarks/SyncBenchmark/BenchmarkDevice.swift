@@ -35,6 +35,10 @@ struct BenchmarkDevice {
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
         configuration.realtime = false
+        // FERRY_BENCH_PUSH_BATCH compares push batch sizes (docs/benchmarks.md); the SDK's default otherwise.
+        if let size = ProcessInfo.processInfo.environment["FERRY_BENCH_PUSH_BATCH"].flatMap(Int.init), (1...1000).contains(size) {
+            configuration.pushBatchSize = size
+        }
         return BenchmarkDevice(store: store, engine: SyncEngine(store: store, remote: remote(client), configuration: configuration, logger: .testing))
     }
 

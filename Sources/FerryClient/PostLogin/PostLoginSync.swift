@@ -72,7 +72,7 @@ public final class PostLoginSync: Sendable {
         var result = PostLoginSyncResult()
         let started = store.now()
         let encryption = EndToEndEncryption(deviceKeys: deviceKeys, remote: deviceRemote)
-        let pass = SyncPass(store: store, remote: syncRemote, pushBatchSize: 500, pullLimit: 1000, encryption: encryption, logger: logger)
+        let pass = SyncPass(store: store, remote: syncRemote, pushBatchSize: SyncEngine.Configuration().pushBatchSize, pullLimit: 1000, encryption: encryption, logger: logger)
         let keys = KeyUpkeep(store: store, encryption: encryption, logger: logger)
         var report = SyncReport()
         var phase = PostLoginProgress.Phase.registeringDevice

@@ -104,7 +104,13 @@ extension SyncPass {
                 let push = inFlight.removeFirst()
                 let response: PushResponse
                 do {
-                    response = try await push.task.value
+                    // A cancelled sync cancels the requests on the wire, not only its wait for them.
+                    let onTheWire = [push.task] + inFlight.map(\.task)
+                    response = try await withTaskCancellationHandler {
+                        try await push.task.value
+                    } onCancel: {
+                        for task in onTheWire { task.cancel() }
+                    }
                 } catch {
                     await abandonInFlight()
                     prefetch?.batch.cancel()
@@ -114,7 +120,8 @@ extension SyncPass {
                     switch error {
                     case let error as AuthError where error.code == .pushOutOfOrder && push.follows != nil:
                         // Sent behind a push that had not committed when this one arrived: that one is answered now,
-                        // so this one goes again, alone.
+                        // so this one goes again, alone (its reply opens the window again).
+                        window = 1
                         continue
                     case let error as AuthError where error.code == .mutationIDStale && !renumbered:
                         // This store reuses ids the server processed for other writes (it was reset or restored): number
@@ -122,6 +129,7 @@ extension SyncPass {
                         guard let lastProcessed = error.lastMutationId else { throw error }
                         try await settle()
                         renumbered = true
+                        window = 1
                         _ = try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
                         ceiling = try await outboxCeiling(locked)
                         after = 0

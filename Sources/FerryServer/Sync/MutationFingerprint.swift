@@ -133,47 +133,63 @@ private struct CanonicalEncoder {
 
 /// The fingerprints of a device's most recently processed mutations, which its server-side progress row remembers
 /// so that replaying any of them answers `duplicate`: one blob of 24-byte entries (an 8-byte big-endian mutation
-/// id, then the 16-byte fingerprint), at most ``capacity`` of them (48 KiB). An older id is refused as
-/// `mutation_id_stale`, and the device sends it again under a new id, which merges to the same record.
+/// id, then the 16-byte fingerprint) in ascending id order, at most ``capacity`` of them (72 KiB). An older id is
+/// refused as `mutation_id_stale`, and the device sends it again under a new id, which merges to the same record.
+///
+/// A push only ever adds ids above every id held (the fresh ones, above the last processed), so it appends its entries
+/// and drops the oldest: the blob is never parsed into a table, and an id is found by binary search.
 struct ProcessedBatch: Sendable, Hashable {
-    /// How many fingerprints are kept: two pushes of the default largest size (``SyncLimits/maximumBatchLength``), or
-    /// three of the SDK's 500, since the SDK writes one reply's acknowledgement while the next two pushes are on the
-    /// wire, and a crash then leaves all three to be sent again. An older replay is refused as stale and sent again
-    /// under a new id, which merges to the same record: the capacity saves work, it does not keep writes.
-    static let capacity = 2000
+    /// How many fingerprints are kept: three pushes of the largest size (``SyncLimits/maximumBatchLength``), since
+    /// the SDK writes one reply's acknowledgement while the next two pushes are on the wire, and a crash then leaves
+    /// all three to be sent again. An older replay is refused as stale and sent again under a new id, which merges to
+    /// the same record: the capacity saves work, it does not keep writes.
+    static let capacity = 3000
+    private static let width = 8 + MutationFingerprint.length
 
-    var fingerprints: [Int64: MutationFingerprint] = [:]
+    /// The entries, oldest first.
+    private(set) var blob: [UInt8]
 
-    init(fingerprints: [Int64: MutationFingerprint] = [:]) {
-        self.fingerprints = fingerprints
-    }
+    /// No fingerprints.
+    init() { blob = [] }
 
+    /// The fingerprints a progress row holds (a torn trailing entry is dropped).
     init(blob: [UInt8]) {
-        let width = 8 + MutationFingerprint.length
-        var index = 0
-        while index + width <= blob.count {
-            let id = blob[index..<index + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            fingerprints[Int64(bitPattern: id)] = MutationFingerprint(bytes: Array(blob[index + 8..<index + width]))
-            index += width
-        }
+        self.blob = Array(blob.prefix(blob.count - blob.count % Self.width))
     }
 
-    /// These fingerprints and `newer` ones, keeping the ``capacity`` highest ids.
-    func adding(_ newer: ProcessedBatch) -> ProcessedBatch {
-        var merged = fingerprints.merging(newer.fingerprints) { _, new in new }
-        if merged.count > Self.capacity {
-            for id in merged.keys.sorted().prefix(merged.count - Self.capacity) { merged[id] = nil }
+    var count: Int { blob.count / Self.width }
+
+    /// The fingerprint processed under `id`, if it is still held.
+    func fingerprint(of id: Int64) -> MutationFingerprint? {
+        var (low, high) = (0, count)
+        while low < high {
+            let middle = (low + high) / 2
+            let held = self.id(at: middle)
+            if held == id {
+                let start = middle * Self.width + 8
+                return MutationFingerprint(bytes: Array(blob[start..<start + MutationFingerprint.length]))
+            }
+            if held < id { low = middle + 1 } else { high = middle }
         }
-        return ProcessedBatch(fingerprints: merged)
+        return nil
     }
 
-    var blob: [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(fingerprints.count * (8 + MutationFingerprint.length))
-        for (id, fingerprint) in fingerprints.sorted(by: { $0.key < $1.key }) {
-            withUnsafeBytes(of: UInt64(bitPattern: id).bigEndian) { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: fingerprint.bytes)
-        }
-        return bytes
+    /// These fingerprints, then `fingerprint` under `id`. A fresh id is above every id held (they are at most the last
+    /// processed one); entries at or above it, which only a damaged row could hold, are dropped to keep the order.
+    mutating func append(_ id: Int64, _ fingerprint: MutationFingerprint) {
+        while count > 0, self.id(at: count - 1) >= id { blob.removeLast(Self.width) }
+        withUnsafeBytes(of: UInt64(bitPattern: id).bigEndian) { blob.append(contentsOf: $0) }
+        blob.append(contentsOf: fingerprint.bytes)
+    }
+
+    /// Drops the oldest entries beyond ``capacity``.
+    mutating func trim() {
+        guard count > Self.capacity else { return }
+        blob.removeFirst((count - Self.capacity) * Self.width)
+    }
+
+    private func id(at index: Int) -> Int64 {
+        let start = index * Self.width
+        return Int64(bitPattern: blob[start..<start + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
     }
 }

@@ -83,12 +83,12 @@ struct PushPlan: Sendable {
     ) throws(Refusal) {
         let (entries, mutationIDs, fingerprints, schema) = (batch.entries, batch.mutationIDs, batch.fingerprints, batch.schema)
         var fresh: [Int] = []
-        var newlyProcessed = ProcessedBatch()
+        var processed = processed
         for (index, id) in mutationIDs.enumerated() {
             if id > previousMutationID {
                 fresh.append(index)
-                newlyProcessed.fingerprints[id] = fingerprints[index]
-            } else if processed.fingerprints[id] != fingerprints[index] {
+                processed.append(id, fingerprints[index])
+            } else if processed.fingerprint(of: id) != fingerprints[index] {
                 // A replay only if this very write was processed; otherwise the id was reused.
                 throw .staleMutationID(mutationID: id, lastMutationID: previousMutationID)
             }
@@ -124,7 +124,8 @@ struct PushPlan: Sendable {
             return Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: planner.contributors[key] ?? [])
         }
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
-        self.processed = processed.adding(newlyProcessed)
+        processed.trim()
+        self.processed = processed
         var named = Set<RecordKey>()
         var lowered = Set<UUID>()
         for index in fresh where refused[index] == nil {

@@ -17,7 +17,7 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Flag(help: "Print a line on standard output after each step (pushed and pulled so far).") var progress = false
     @Flag(help: "Keep running: sync on every realtime poke and print a line per sync, until interrupted.") var watch = false
-    @Option(name: .customLong("batch-size"), help: "Mutations per push request (1…1000). [default: 500]") var batchSize = 500
+    @Option(name: .customLong("batch-size"), help: "Mutations per push request (1…1000). [default: 1000]") var batchSize = 1000
 
     func run() async throws {
         let profile = try ClientProfile(options)

@@ -73,6 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-pending-invitations"), help: "Pending invitations one account may have sent. [default: 100]")
     var maxPendingInvitations: Int?
 
+    @Option(name: .customLong("max-pushes-in-flight"), help: "Pushes a device may have on the wire at once; 1 while instances that do not check 'follows' still run. [default: 2]")
+    var maxPushesInFlight: Int?
+
     @Option(name: .customLong("max-streams"), help: "Realtime streams one instance holds open at once. [default: 10000]")
     var maxStreams: Int?
 
@@ -180,6 +183,9 @@ struct ServeSettings {
         }
         if let count = try Self.count(command.maxPendingInvitations, environment, "FERRY_MAX_PENDING_INVITATIONS", flag: "--max-pending-invitations") {
             configuration.sync.maximumPendingInvitations = count
+        }
+        if let count = try Self.count(command.maxPushesInFlight, environment, "FERRY_MAX_PUSHES_IN_FLIGHT", flag: "--max-pushes-in-flight") {
+            configuration.sync.maximumPushesInFlight = count
         }
         if let count = try Self.count(command.maxStreams, environment, "FERRY_MAX_STREAMS", flag: "--max-streams") {
             configuration.realtime.maximumStreams = count

@@ -10,11 +10,12 @@ struct EngineHarness {
     let sleeper = ManualSleeper()
     let engine: SyncEngine
 
-    init(periodic: Duration? = nil, storeSchema: Schema = StoreFixture.schema) throws {
+    init(periodic: Duration? = nil, storeSchema: Schema = StoreFixture.schema, pushBatchSize: Int? = nil) throws {
         fixture = try StoreFixture(schema: storeSchema)
         remote = FakeSyncRemote(schema: StoreFixture.schema)
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = periodic
+        if let pushBatchSize { configuration.pushBatchSize = pushBatchSize }
         configuration.backoff = BackoffPolicy(initial: .seconds(1), multiplier: 2, maximum: .seconds(60), jitter: 0.5)
         engine = SyncEngine(store: fixture.store, remote: remote, configuration: configuration, sleeper: sleeper, random: { 0.5 })
     }

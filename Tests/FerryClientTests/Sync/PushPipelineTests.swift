@@ -13,7 +13,7 @@ struct PushPipelineTests {
     }
 
     func harness(writes: Int, maxInFlight: Int?) throws -> EngineHarness {
-        let harness = try EngineHarness()
+        let harness = try EngineHarness(pushBatchSize: 500)
         for index in 0..<writes { try harness.store.put(collection: "sermons", fields: fields(index)) }
         harness.remote.state.withLock { state in
             state.maxInFlight = maxInFlight

@@ -11,7 +11,7 @@ struct SyncPassTests {
         ["title": .string("Sermon \(index)"), "date": "2026-11-01T10:00:00Z"]
     }
 
-    @Test("the whole outbox goes out in batches of at most 500, in id order; a refused mutation never blocks the others")
+    @Test("the whole outbox goes out in batches of at most 1000, in id order; a refused mutation never blocks the others")
     func batches() async throws {
         let harness = try EngineHarness()
         for index in 0..<1_203 { try harness.store.put(collection: "sermons", fields: fields(index)) }
@@ -20,9 +20,9 @@ struct SyncPassTests {
         try await harness.run { harness in
             let report = try await harness.engine.sync()
             #expect(report.pushed == 1_203 && report.rejected == 2)
-            #expect(report.requests == 4, "three pushes and one pull")
+            #expect(report.requests == 3, "two pushes and one pull")
             let pushes = harness.remote.state.withLock { $0.pushes }
-            #expect(pushes.map(\.mutations.count) == [500, 500, 203])
+            #expect(pushes.map(\.mutations.count) == [1000, 203])
             #expect(pushes.flatMap(\.mutations).map(\.mutationId) == ids)
             #expect(pushes.allSatisfy { $0.deviceId == harness.store.deviceId })
             #expect(try harness.store.pendingCount() == 0)
