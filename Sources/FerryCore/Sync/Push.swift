@@ -11,9 +11,9 @@ public struct PushRequest: Sendable, Hashable, Codable {
     /// ``PushResponse/cursors`` moves it past the push, so the device does not pull its own writes back.
     public var cursors: [UUID: Int64]
     /// The last mutation id of the push this one was sent behind, while that one was still on the wire. The server
-    /// processes this push only once it has processed that id, and otherwise refuses it whole with
-    /// `409 push_out_of_order` (nothing changed; send it again once the earlier push is answered). So a push never
-    /// overtakes the one before it. `nil` for a push sent alone.
+    /// processes this push only when the last id it processed for the device is exactly that one, and otherwise
+    /// refuses it whole with `409 push_out_of_order` (nothing changed; send it again once the earlier push is
+    /// answered). So a push never overtakes the one before it. `nil` for a push sent alone.
     public var follows: Int64?
 
     /// Creates a push.

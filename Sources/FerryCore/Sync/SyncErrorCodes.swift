@@ -29,8 +29,9 @@ extension ErrorCode {
     /// restored): nothing changed; the body's `last_mutation_id` is the device's last processed id, and the device
     /// numbers its waiting writes after it and pushes again.
     public static let mutationIDStale: ErrorCode = "mutation_id_stale"
-    /// A push names in `follows` a mutation id the server has not processed yet: the push it was sent behind has not
-    /// committed (it is still running, or failed). Nothing changed; the device sends it again once that push is answered.
+    /// A push names in `follows` a mutation id that is not the last one the server processed for the device: the push it
+    /// was sent behind has not committed (it is still running, or failed), or another came in between. Nothing
+    /// changed; the device sends it again once that push is answered.
     public static let pushOutOfOrder: ErrorCode = "push_out_of_order"
     /// A push names a device other than the one its session is bound to.
     public static let deviceMismatch: ErrorCode = "device_mismatch"

@@ -31,8 +31,8 @@ struct PushPlan: Sendable {
         /// The push reuses `mutationID`, an id the server processed for a different write (the device's store was
         /// reset or restored): the device numbers its waiting writes after `lastMutationID`.
         case staleMutationID(mutationID: Int64, lastMutationID: Int64)
-        /// The push follows mutation `follows`, which the server has not processed yet (the push it was sent behind
-        /// has not committed, or never will): the device sends it again once that push is answered.
+        /// The push follows mutation `follows`, which is not the device's last processed id (the push it was sent
+        /// behind has not committed, or never will): the device sends it again once that push is answered.
         case outOfOrder(follows: Int64, lastMutationID: Int64)
     }
 

@@ -122,7 +122,7 @@ struct SyncService: Sendable {
         case .outOfOrder(let follows, let lastMutationID):
             APIError(
                 .conflict, .pushOutOfOrder,
-                "This push follows mutation \(follows), which the server has not processed (its last is \(lastMutationID)); nothing changed: send it again once the earlier push is answered.",
+                "This push follows mutation \(follows), but the last this device's pushes reached is \(lastMutationID) (the push it follows has not committed); nothing changed: send it again once the earlier push is answered.",
                 details: ["last_mutation_id": .number(Double(lastMutationID))]
             )
         }
