@@ -49,7 +49,11 @@ let package = Package(
         // FerryCore's value codec bound to GRDB, for the two SQLite users: the server's storage and the device store.
         .target(
             name: "FerryGRDB",
-            dependencies: ["FerryCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "FerryCore", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C functions, which GRDB itself binds with: the row writer binds through them directly.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

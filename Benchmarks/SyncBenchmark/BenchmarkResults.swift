@@ -39,6 +39,7 @@ struct BenchmarkResults {
             "initial_sync_ratio_cpu": finite(rawInsert.cpuSeconds / initialSyncCPUSeconds),
             "push_mutations_per_s": finite(pushMutationsPerSecond),
             "push_ratio": finite(pushMutationsPerSecond / rawInsertRowsPerSecond),
+            "push_cpu_seconds": finite(pushCPUSeconds),
             "local_writes_per_s": finite(localWritesPerSecond),
             "raw_local_writes_per_s": finite(rawLocalWritesPerSecond),
             "local_write_ratio": finite(localWritesPerSecond / rawLocalWritesPerSecond),

@@ -63,7 +63,7 @@ extension LocalStore {
         for field in collection.fields {
             values.append(try Self.databaseValue(record.fields[field.name] ?? .null, for: field, in: collection))
         }
-        try db.cachedStatement(sql: upsertSQL(collection)).execute(arguments: StatementArguments(columns: values))
+        try db.cachedStatement(sql: upsertSQL(collection)).execute(columns: values)
     }
 
     /// Compact JSON of a record's fields, keys sorted.

@@ -4,15 +4,15 @@ import Logging
 
 extension SyncPass {
     /// The most pushes a device keeps on the wire at once, when the server allows as many (``PushResponse/maxInFlight``).
-    static let maximumPushesInFlight = 2
+    static let maximumPushesInFlight = 3
 
     /// Push: every entry that was in the outbox, oldest first. Acked entries leave in the ack's transaction;
     /// unacked ones stay for the next sync, and `after` keeps this one from sending them twice. Records of an
     /// encrypted space are sealed on the way out. Entries of spaces whose key this device lacks wait at the end
     /// of the outbox (``LocalStore/parkLockedEntries(_:)``) and never hold back the others.
     ///
-    /// Once a reply says the server takes them (``PushResponse/maxInFlight``), two pushes are on the wire at once: the
-    /// next one crosses the network and is decoded while the last one commits. Each names the push it was sent behind
+    /// Once a reply says the server takes them (``PushResponse/maxInFlight``), up to three pushes are on the wire at
+    /// once: the next ones cross the network and are decoded while the last one commits. Each names the push it was sent behind
     /// (``PushRequest/follows``), so the server never lets it overtake that one (`409 push_out_of_order`, sent again).
     /// Replies are handled in the order the pushes were sent, and a reply's acknowledgement is written while the next
     /// replies are awaited (``PendingAcknowledgement``), always before the one after it. When a push fails, the ones

@@ -57,7 +57,9 @@ private struct CanonicalEncoder {
     private var buffer: [UInt8] = []
     private static let chunk = 64 * 1024
 
-    init() { buffer.reserveCapacity(Self.chunk) }
+    /// Room for a typical record; a large one grows the buffer up to a chunk (64 KiB reserved per mutation of a push
+    /// of 1000 was a large allocation each time).
+    init() { buffer.reserveCapacity(1024) }
 
     mutating func tag(_ byte: UInt8) {
         buffer.append(byte)
@@ -139,11 +141,11 @@ private struct CanonicalEncoder {
 /// A push only ever adds ids above every id held (the fresh ones, above the last processed), so it appends its entries
 /// and drops the oldest: the blob is never parsed into a table, and an id is found by binary search.
 struct ProcessedBatch: Sendable, Hashable {
-    /// How many fingerprints are kept: three pushes of the largest size (``SyncLimits/maximumBatchLength``), since
-    /// the SDK writes one reply's acknowledgement while the next two pushes are on the wire, and a crash then leaves
-    /// all three to be sent again. An older replay is refused as stale and sent again under a new id, which merges to
+    /// How many fingerprints are kept: four pushes of the largest size (``SyncLimits/maximumBatchLength``), since
+    /// the SDK writes one reply's acknowledgement while the next three pushes are on the wire, and a crash then leaves
+    /// all four to be sent again. An older replay is refused as stale and sent again under a new id, which merges to
     /// the same record: the capacity saves work, it does not keep writes.
-    static let capacity = 3000
+    static let capacity = 4000
     private static let width = 8 + MutationFingerprint.length
 
     /// The entries, oldest first.

@@ -5,9 +5,10 @@ public struct SyncLimits: Sendable, Hashable {
     /// The most mutations in one push.
     public var maximumBatchLength = 1000
     /// How many pushes a device may have on the wire at once (``PushResponse/maxInFlight``), each after the first
-    /// naming the one it follows: the next push crosses the network and is decoded while the last one commits.
-    /// 1 has devices wait for each reply.
-    public var maximumPushesInFlight = 2
+    /// naming the one it follows: the next pushes cross the network and are decoded while the last one commits.
+    /// 1 has devices wait for each reply. Each device's progress row keeps fingerprints for the pushes of one more
+    /// than 3 (``ProcessedBatch/capacity``): a larger setting only risks a replay answered stale, then renumbered.
+    public var maximumPushesInFlight = 3
     /// The largest record, measured as the JSON of its fields.
     public var maximumRecordBytes = 256 * 1024
     /// The longest unique key, as the JSON of its fields' values: every value must fit an index entry on both engines.

@@ -131,7 +131,8 @@ struct SyncService: Sendable {
     /// Turns each mutation naming a blob its space does not hold into a `blob_missing` rejection, so no device ever
     /// pulls a reference it cannot download. (The device uploads first; the collector keeps a blob for the retention.)
     private func refuseMissingBlobs(_ entries: inout [Result<ValidatedMutation, Rejection>]) async throws {
-        guard let blobs else { return }
+        // Most schemas name no blobs: skip copying every validated mutation to find none.
+        guard let blobs, schema.collections.contains(where: { !$0.blobFields.isEmpty }) else { return }
         func references(_ entry: Result<ValidatedMutation, Rejection>) -> [BlobReferenceInSpace] {
             guard case .success(let mutation) = entry else { return [] }
             return mutation.collection.blobFields.compactMap { field in

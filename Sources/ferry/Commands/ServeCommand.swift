@@ -73,7 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-pending-invitations"), help: "Pending invitations one account may have sent. [default: 100]")
     var maxPendingInvitations: Int?
 
-    @Option(name: .customLong("max-pushes-in-flight"), help: "Pushes a device may have on the wire at once; 1 while instances that do not check 'follows' still run. [default: 2]")
+    @Option(name: .customLong("max-pushes-in-flight"), help: "Pushes a device may have on the wire at once; 1 while instances that do not check 'follows' still run. [default: 3]")
     var maxPushesInFlight: Int?
 
     @Option(name: .customLong("max-streams"), help: "Realtime streams one instance holds open at once. [default: 10000]")

@@ -43,17 +43,17 @@ struct WriteIntegrityTests {
         }
     }
 
-    @Test("the last three full pushes replay as `duplicate` (the SDK acknowledges one while two more are on the wire); an older one is stale", arguments: TestEngine.available)
+    @Test("the last four full pushes replay as `duplicate` (the SDK acknowledges one while three more are on the wire); an older one is stale", arguments: TestEngine.available)
     func replayWindow(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pushes: [[Mutation]] = []
-            for push in 0..<4 {
+            for push in 0..<5 {
                 let batch = (0..<1000).map { phone.upsert("sermons", Self.sermon("Push \(push) sermon \($0)")) }
                 #expect(try await phone.push(batch).results.allSatisfy { $0.status == .applied })
                 pushes.append(batch)
             }
-            // A crash after the fourth reply, before the second's acknowledgement committed: all three are sent again.
+            // A crash after the fifth reply, before the second's acknowledgement committed: all four are sent again.
             for batch in pushes[1...] {
                 #expect(try await phone.push(batch).results.allSatisfy { $0.status == .duplicate })
             }
@@ -61,7 +61,7 @@ struct WriteIntegrityTests {
             #expect(try await phone.push([pushes[2][500]]).results.map(\.status) == [.duplicate])
             let stale = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: pushes[0]))
             #expect(stale.status == 409 && stale.errorCode == "mutation_id_stale")
-            var altered = pushes[3][999]
+            var altered = pushes[4][999]
             altered.fields["title"] = "Changed"
             let reused = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: [altered]))
             #expect(reused.status == 409 && reused.errorCode == "mutation_id_stale", "the last id held, with another write")

@@ -50,7 +50,7 @@ extension SQLiteStorage {
         }
         // One statement per collection, prepared once per connection: a push writes up to 1000 rows, and
         // preparing (with GRDB's authorizer) cost more than running.
-        try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText)).execute(arguments: StatementArguments(columns: values))
+        try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText)).execute(columns: values)
     }
 
     private static let upsertTexts = StatementTextCache()
