@@ -31,7 +31,7 @@ extension LocalStore {
     public func pendingMutations(limit: Int = 500, after: Int64 = 0, through ceiling: Int64 = .max) throws -> [Mutation] {
         try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
+                db, sql: "SELECT \(Self.mutationColumns) FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
                 arguments: [after, ceiling, limit]
             ).map(Self.mutation(from:))
         }
@@ -236,7 +236,7 @@ extension LocalStore {
     /// Local writes the server refused, oldest first. They are never retried; show them, then ``dismissRejections(_:)``.
     public func rejections() throws -> [StoreRejection] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM ferry_rejections ORDER BY mutation_id").map { row in
+            try Row.fetchAll(db, sql: "SELECT \(Self.mutationColumns), code, message, rejected_at FROM ferry_rejections ORDER BY mutation_id").map { row in
                 StoreRejection(
                     mutation: try Self.mutation(from: row), code: row["code"], message: row["message"],
                     rejectedAt: Timestamp.parse(row["rejected_at"]) ?? Date(timeIntervalSince1970: 0)
@@ -276,16 +276,21 @@ extension LocalStore {
         return record
     }
 
+    /// The columns ``mutation(from:)`` reads, in its order: an outbox or rejection row's mutation.
+    static let mutationColumns = "mutation_id, space, collection, record_id, op, fields, clocks"
+
+    /// A mutation from a row that starts with ``mutationColumns``, read by position: a lookup by name lowercases and
+    /// compares column names, for every column of up to 1000 rows a push reads.
     static func mutation(from row: Row) throws -> Mutation {
-        let spaceText: String = row["space"], idText: String = row["record_id"], opText: String = row["op"]
-        let fieldsText: String = row["fields"], clocksText: String = row["clocks"]
+        let spaceText: String = row[1], idText: String = row[3], opText: String = row[4]
+        let fieldsText: String = row[5], clocksText: String = row[6]
         guard let space = UUID(wireText: spaceText), let id = UUID(wireText: idText),
               let op = Mutation.Operation(rawValue: opText), let clocks = ClockMap.clocks(fromText: clocksText),
               let fields = JSONValue(jsonText: fieldsText)?.objectValue else {
             throw StoreError(code: .storeFailed, message: "An outbox entry is malformed.")
         }
         return Mutation(
-            mutationId: row["mutation_id"], space: space, collection: row["collection"], id: id, op: op,
+            mutationId: row[0], space: space, collection: row[2], id: id, op: op,
             fields: fields, clocks: clocks
         )
     }
