@@ -30,6 +30,34 @@ extension JSONValue {
         }
         return budget >= 0
     }
+
+    /// Whether this value's JSON text certainly has at most `limit` bytes, by an upper bound of its size (every string
+    /// byte escaped as `\u00XX`, 32 bytes a number) that costs no encoding: a record far below the limit, as nearly
+    /// every one is, need not be measured exactly.
+    public func certainlyFitsJSONSize(_ limit: Int) -> Bool {
+        var budget = limit
+        return fitsUpperBound(&budget)
+    }
+
+    private func fitsUpperBound(_ budget: inout Int) -> Bool {
+        switch self {
+        case .null, .bool: budget -= 5
+        case .number: budget -= 32
+        case .string(let text): budget -= text.utf8.count * 6 + 2
+        case .array(let items):
+            budget -= 2 + items.count
+            for item in items where budget >= 0 {
+                guard item.fitsUpperBound(&budget) else { return false }
+            }
+        case .object(let members):
+            budget -= 2 + members.count
+            for (name, member) in members where budget >= 0 {
+                budget -= name.utf8.count * 6 + 3
+                guard member.fitsUpperBound(&budget) else { return false }
+            }
+        }
+        return budget >= 0
+    }
 }
 
 extension Change {

@@ -78,9 +78,12 @@ struct MutationValidator: Sendable {
                 throw Rejection(.typeMismatch, "\(collection.name).\(error.description)")
             }
         }
-        let size = JSONValue.object(state.fields).jsonByteCount
-        guard size <= limits.maximumRecordBytes else {
-            throw Rejection(.recordTooLarge, "The record is \(size) bytes; the server accepts up to \(limits.maximumRecordBytes).")
+        let record = JSONValue.object(state.fields)
+        if !record.certainlyFitsJSONSize(limits.maximumRecordBytes) {
+            let size = record.jsonByteCount
+            guard size <= limits.maximumRecordBytes else {
+                throw Rejection(.recordTooLarge, "The record is \(size) bytes; the server accepts up to \(limits.maximumRecordBytes).")
+            }
         }
         if keyVersion == nil {
             try checkUniqueKeyLengths(state, collection)

@@ -27,6 +27,20 @@ struct JSONWritingTests {
         #expect(JSONValue.array([value, value]).jsonByteCount == JSONValue.array([value, value]).jsonText.utf8.count)
     }
 
+    @Test("an upper bound of the size never says a value fits a limit its JSON exceeds", arguments: values)
+    func upperBound(_ value: JSONValue) {
+        let extremes: [JSONValue] = [
+            .number(-2.2250738585072014e-308), .number(-1.7976931348623157e308), .number(-4.9e-324), .string("\u{1}\"\\\u{1F}"),
+        ]
+        for candidate in [value, .array([value] + extremes), .object(["k\u{2}": value, "n": .array(extremes)])] {
+            let size = candidate.jsonByteCount
+            for limit in [0, size / 2, size - 1] where limit >= 0 {
+                #expect(!candidate.certainlyFitsJSONSize(limit), "\(candidate.jsonText) fits \(limit)")
+            }
+            #expect(candidate.certainlyFitsJSONSize(size * 6 + 200), "a limit far above the size is certain")
+        }
+    }
+
     @Test("writes what JSONEncoder writes with sorted keys and unescaped slashes (integers, strings, nesting)", arguments: values)
     func matchesJSONEncoder(_ value: JSONValue) throws {
         if case .number(let number) = value, number != number.rounded() || abs(number) >= 1e15 { return }  // spelled differently
