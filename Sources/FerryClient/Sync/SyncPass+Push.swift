@@ -12,8 +12,9 @@ extension SyncPass {
     /// of the outbox (``LocalStore/parkLockedEntries(_:)``) and never hold back the others.
     ///
     /// Once a reply says the server takes them (``PushResponse/maxInFlight``), up to three pushes are on the wire at
-    /// once: the next ones cross the network and are decoded while the last one commits. Each names the push it was sent behind
-    /// (``PushRequest/follows``), so the server never lets it overtake that one (`409 push_out_of_order`, sent again).
+    /// once: the next ones cross the network and are decoded while the last one commits. Each names the push it was
+    /// sent behind (``PushRequest/follows``), so the server never lets it overtake that one (`409 push_out_of_order`,
+    /// sent again).
     /// Replies are handled in the order the pushes were sent, and a reply's acknowledgement is written while the next
     /// replies are awaited (``PendingAcknowledgement``), always before the one after it. When a push fails, the ones
     /// behind it are awaited and their replies dropped; their entries stay and are sent again, answered `duplicate`
