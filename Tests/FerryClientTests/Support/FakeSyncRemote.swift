@@ -27,6 +27,12 @@ final class FakeSyncRemote: SyncRemote {
         var maxInFlight: Int?
         /// How long each push takes, so that pushes sent together overlap.
         var pushDuration: Duration?
+        /// Once a push has been answered, pushes wait (10 s at most) until this many are on the wire at once, then
+        /// none waits again: a test sees whether the device fills its window, however slowly this machine reads the
+        /// outbox.
+        var pushesHeldUntilOnTheWire: Int?
+        /// Whether ``pushesHeldUntilOnTheWire`` were on the wire at once.
+        var windowFilled = false
         /// The 1-based numbers of pushes that fail as ``failure`` before reaching the server.
         var failingPushes: Set<Int> = []
         /// The 1-based numbers of pushes refused `409 push_out_of_order` even in order, as if they arrived first.
@@ -57,6 +63,7 @@ final class FakeSyncRemote: SyncRemote {
             return (state.pushes.count + 1, state.pushDuration)
         }
         if let duration { try? await Task.sleep(for: duration) }
+        await holdUntilWindowFills()
         return try state.withLock { state in
             state.pushesOnTheWire -= 1
             state.pushes.append(request)
@@ -75,6 +82,19 @@ final class FakeSyncRemote: SyncRemote {
             }
             state.lastProcessed = max(state.lastProcessed, request.mutations.last?.mutationId ?? 0)
             return PushResponse(results: results, lastMutationId: state.lastProcessed, maxInFlight: state.maxInFlight)
+        }
+    }
+
+    private func holdUntilWindowFills() async {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let waits = state.withLock { state in
+                guard let target = state.pushesHeldUntilOnTheWire, !state.pushes.isEmpty else { return false }
+                if state.pushesOnTheWire >= target { state.windowFilled = true }
+                return !state.windowFilled
+            }
+            guard waits else { return }
+            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 

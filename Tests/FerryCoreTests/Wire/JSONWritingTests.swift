@@ -30,7 +30,7 @@ struct JSONWritingTests {
     @Test("an upper bound of the size never says a value fits a limit its JSON exceeds", arguments: values)
     func upperBound(_ value: JSONValue) {
         let extremes: [JSONValue] = [
-            .number(-2.2250738585072014e-308), .number(-1.7976931348623157e308), .number(-4.9e-324), .string("\u{1}\"\\\u{1F}"),
+            .number(-2.2250738585072014e-308), .number(-1.7976931348623157e308), .number(-Double.leastNonzeroMagnitude), .string("\u{1}\"\\\u{1F}"),
         ]
         for candidate in [value, .array([value] + extremes), .object(["k\u{2}": value, "n": .array(extremes)])] {
             let size = candidate.jsonByteCount
