@@ -65,6 +65,7 @@ struct ServeCommandTests {
         (["serve", "--metrics-token", "short"], "at least 16 characters"),
         (["serve", "--idle-timeout", "0"], "--idle-timeout must be between 1 and"),
         (["serve", "--max-spaces-per-account", "0"], "--max-spaces-per-account must be between 1 and 1000000"),
+        (["serve", "--max-pushes-in-flight", "0"], "--max-pushes-in-flight must be between 1 and 1000000"),
         (["serve", "--forwarded-header", "x-real-ip"], "--forwarded-header is x-forwarded-for or forwarded"),
     ])
     func badFlags(_ arguments: [String], _ fragment: String) async throws {

@@ -135,7 +135,7 @@ private struct CanonicalEncoder {
 
 /// The fingerprints of a device's most recently processed mutations, which its server-side progress row remembers
 /// so that replaying any of them answers `duplicate`: one blob of 24-byte entries (an 8-byte big-endian mutation
-/// id, then the 16-byte fingerprint) in ascending id order, at most ``capacity`` of them (72 KiB). An older id is
+/// id, then the 16-byte fingerprint) in ascending id order, at most ``capacity`` of them (96 KiB). An older id is
 /// refused as `mutation_id_stale`, and the device sends it again under a new id, which merges to the same record.
 ///
 /// A push only ever adds ids above every id held (the fresh ones, above the last processed), so it appends its entries
