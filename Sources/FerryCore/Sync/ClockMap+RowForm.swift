@@ -46,10 +46,10 @@ extension ClockMap {
         guard !fields.isEmpty else { return false }
         var text = text
         return text.withUTF8 { buffer in
-            var pairs: [(key: Bytes, value: Bytes, isField: Bool)] = []
+            var pairs: [ClockPair] = []
             pairs.reserveCapacity(fields.count + 1)
             guard walkFlat(buffer, { key, value in
-                pairs.append((key, value, false))
+                pairs.append(ClockPair(key: key, value: value))
                 return true
             }) == .complete else { return false }
             for name in fields.keys {
@@ -59,31 +59,64 @@ extension ClockMap {
                 guard let index = found ?? nil else { return false }
                 pairs[index].isField = true
             }
-            guard let rowClock = mostShared(pairs) else { return false }
-            object.key("clock", &bytes)
-            appendQuoted(rowClock, &bytes)
-            var first = true
-            for pair in pairs where !pair.isField || !same(pair.value, rowClock) {
-                if first {
-                    object.key("clocks", &bytes)
-                    bytes.append(UInt8(ascii: "{"))
-                    first = false
-                } else {
-                    bytes.append(UInt8(ascii: ","))
-                }
-                appendQuoted(pair.key, &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                appendQuoted(pair.value, &bytes)
-            }
-            if !first { bytes.append(UInt8(ascii: "}")) }
-            return true
+            return writeRowForm(pairs, into: &object, &bytes)
         }
     }
 
-    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+    /// One key and value of a flat clock text, and whether the key names a field the change carries.
+    struct ClockPair {
+        var key: Bytes
+        var value: Bytes
+        var isField = false
+    }
+
+    /// The pairs of a clock text that a pull reply may carry as it is (``wireText(_:)``'s rule: flat form, distinct
+    /// keys, every value a clock's wire form), none marked as a field; `nil` for any other text.
+    static func wirePairs(_ buffer: UnsafeBufferPointer<UInt8>, capacity: Int) -> [ClockPair]? {
+        var pairs: [ClockPair] = []
+        pairs.reserveCapacity(capacity)
+        let walk = walkFlat(buffer) { key, value in
+            // Most fields share one clock: a value the pair before holds was checked already.
+            let checked = pairs.last.map { same($0.value, value) } ?? false
+            guard checked || HLC.isWireForm(UnsafeBufferPointer(rebasing: value)), !pairs.contains(where: { same($0.key, key) }) else { return false }
+            pairs.append(ClockPair(key: key, value: value))
+            return true
+        }
+        return walk == .complete ? pairs : nil
+    }
+
+    /// The row form of `pairs`, whose fields are marked: `false`, writing nothing, when no pair is a field (a field
+    /// without a clock is the caller's to refuse).
+    static func writeRowForm(_ pairs: [ClockPair], into object: inout JSONObjectWriter, _ bytes: inout [UInt8]) -> Bool {
+        guard let rowClock = mostShared(pairs) else { return false }
+        object.key("clock", &bytes)
+        appendQuoted(rowClock, &bytes)
+        var first = true
+        for pair in pairs where !pair.isField || !same(pair.value, rowClock) {
+            if first {
+                object.key("clocks", &bytes)
+                bytes.append(UInt8(ascii: "{"))
+                first = false
+            } else {
+                bytes.append(UInt8(ascii: ","))
+            }
+            appendQuoted(pair.key, &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendQuoted(pair.value, &bytes)
+        }
+        if !first { bytes.append(UInt8(ascii: "}")) }
+        return true
+    }
+
+    /// Whether `key` is `name`'s bytes.
+    static func same(_ key: Bytes, _ name: [UInt8]) -> Bool {
+        key.count == name.count && name.withUnsafeBufferPointer { same(key, $0[...]) }
+    }
+
+    typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
 
     /// The clock most fields hold (a record written whole by one device: all of them, found in one pass).
-    private static func mostShared(_ pairs: [(key: Bytes, value: Bytes, isField: Bool)]) -> Bytes? {
+    private static func mostShared(_ pairs: [ClockPair]) -> Bytes? {
         guard let first = pairs.first(where: \.isField)?.value else { return nil }
         if pairs.allSatisfy({ !$0.isField || same($0.value, first) }) { return first }
         var (best, count) = (first, 0)
@@ -95,7 +128,10 @@ extension ClockMap {
     }
 
     private static func same(_ left: Bytes, _ right: Bytes) -> Bool {
-        left.count == right.count && (left.isEmpty || memcmp(left.base.baseAddress! + left.startIndex, right.base.baseAddress! + right.startIndex, left.count) == 0)
+        // The first bytes tell most keys apart without a call to memcmp.
+        left.count == right.count
+            && (left.isEmpty || left.first == right.first
+                && memcmp(left.base.baseAddress! + left.startIndex, right.base.baseAddress! + right.startIndex, left.count) == 0)
     }
 
     private static func appendQuoted(_ slice: Bytes, _ bytes: inout [UInt8]) {

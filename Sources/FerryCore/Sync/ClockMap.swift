@@ -81,15 +81,7 @@ public enum ClockMap {
     /// form ``parseFlat(_:)`` reads whose keys are distinct and whose values are all clocks. `nil` otherwise.
     public static func wireText(_ text: String) -> String? {
         var text = text
-        let accepted = text.withUTF8 { bytes in
-            var keys: [Slice<UnsafeBufferPointer<UInt8>>] = []
-            let walk = walkFlat(bytes) { key, value in
-                guard HLC.isWireForm(UnsafeBufferPointer(rebasing: value)), !keys.contains(where: { $0.elementsEqual(key) }) else { return false }
-                keys.append(key)
-                return true
-            }
-            return walk == .complete
-        }
+        let accepted = text.withUTF8 { wirePairs($0, capacity: 8) != nil }
         return accepted ? text : nil
     }
 

@@ -96,7 +96,8 @@ extension JSONValue {
         }
     }
 
-    private static func write(utf8 text: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) {
+    /// A JSON string of `text`, valid UTF-8 (a database's text column), written as a `String` holding it is.
+    public static func write(utf8 text: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied whole, not byte by byte.
         var clean = true

@@ -9,7 +9,7 @@ extension Change: JSONTextWritable, JSONTreeReadable {
     }
 
     /// Writes the change with its clocks in `clockForm` (the field form when the row form cannot say them).
-    func writeJSON(into bytes: inout [UInt8], clockForm: ClockForm) {
+    public func writeJSON(into bytes: inout [UInt8], clockForm: ClockForm) {
         var object = JSONObjectWriter(&bytes)
         if clockForm == .row, ClockMap.writeRowForm(clocksText ?? ClockMap.text(clocks), fields: fields, into: &object, &bytes) {
             // `clock`, and `clocks` for the clocks that differ from it.
@@ -53,13 +53,24 @@ extension PullResponse: JSONTextWritable, JSONTreeReadable {
     }
 
     public func writeJSON(into bytes: inout [UInt8]) {
+        Self.writeJSON(into: &bytes, cursors: cursors, hasMore: hasMore, keyVersions: keyVersions, resetRequired: resetRequired) { bytes in
+            for (index, change) in changes.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                change.writeJSON(into: &bytes, clockForm: clockForm)
+            }
+        }
+    }
+
+    /// Writes a reply whose changes `writeChanges` writes, comma-separated, between the brackets of `changes`: the
+    /// server's, whose changes were written as it read them (``ChangeRowWriter``).
+    public static func writeJSON(
+        into bytes: inout [UInt8], cursors: [UUID: Int64], hasMore: Bool, keyVersions: [UUID: Int], resetRequired: [UUID],
+        changes writeChanges: (inout [UInt8]) -> Void
+    ) {
         var object = JSONObjectWriter(&bytes)
         object.key("changes", &bytes)
         bytes.append(UInt8(ascii: "["))
-        for (index, change) in changes.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            change.writeJSON(into: &bytes, clockForm: clockForm)
-        }
+        writeChanges(&bytes)
         bytes.append(UInt8(ascii: "]"))
         object.key("cursors", &bytes)
         JSONValue.write(cursors, into: &bytes)

@@ -89,12 +89,18 @@ extension UUID {
 
     func appendLowercased(to bytes: inout [UInt8]) {
         let digits: StaticString = "0123456789abcdef"
+        // Written into the array's spare capacity in one pass: a pull reply writes two per change.
         withUnsafeBytes(of: uuid) { raw in
             digits.withUTF8Buffer { hex in
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                    bytes.append(hex[Int(byte >> 4)])
-                    bytes.append(hex[Int(byte & 0x0F)])
+                bytes.append(contentsOf: repeatElement(UInt8(ascii: "-"), count: 36))
+                bytes.withUnsafeMutableBufferPointer { buffer in
+                    var out = buffer.count - 36
+                    for (index, byte) in raw.enumerated() {
+                        if index == 4 || index == 6 || index == 8 || index == 10 { out += 1 }
+                        buffer[out] = hex[Int(byte >> 4)]
+                        buffer[out + 1] = hex[Int(byte & 0x0F)]
+                        out += 2
+                    }
                 }
             }
         }

@@ -1,10 +1,52 @@
 import FerryCore
 import Foundation
 
+/// One change of a pull, already in the reply's JSON: written as its row was read, so a page of thousands is never
+/// held as ``Change`` values (their field dictionaries were most of the server's work in a pull).
+struct WireChange: Sendable {
+    var seq: Int64
+    /// The change's JSON object: a slice of the buffer its page was written into, shared, not copied.
+    var json: ArraySlice<UInt8>
+}
+
+/// The changes of one read, written into one buffer as they come.
+struct WireChanges {
+    private var buffer: [UInt8] = []
+    private var entries: [(seq: Int64, range: Range<Int>)] = []
+
+    init(capacity: Int) {
+        buffer.reserveCapacity(capacity * 320)
+        entries.reserveCapacity(capacity)
+    }
+
+    /// Appends the change of sequence number `seq` that `write` writes, unless it returns `false` (having written
+    /// nothing); returns what `write` returned.
+    @discardableResult
+    mutating func append(seq: Int64, _ write: (inout [UInt8]) throws -> Bool) rethrows -> Bool {
+        let start = buffer.count
+        guard try write(&buffer) else { return false }
+        entries.append((seq, start..<buffer.count))
+        return true
+    }
+
+    /// Appends `change`, in `clockForm`.
+    mutating func append(_ change: Change, clockForm: ClockForm) {
+        append(seq: change.seq) { bytes in
+            change.writeJSON(into: &bytes, clockForm: clockForm)
+            return true
+        }
+    }
+
+    var changes: [WireChange] {
+        entries.map { WireChange(seq: $0.seq, json: buffer[$0.range]) }
+    }
+}
+
 extension PullPage {
     /// The first `limit` changes in sequence order, from up to `limit + 1` per collection.
-    init(sorted changes: [Change], cursor: Int64, limit: Int) {
-        let ordered = changes.sorted { $0.seq < $1.seq }
+    init(sorted changes: [WireChange], cursor: Int64, limit: Int) {
+        var ordered = changes
+        ordered.sort { $0.seq < $1.seq }
         let page = Array(ordered.prefix(limit))
         self.init(changes: page, cursor: page.last?.seq ?? cursor, hasMore: ordered.count > limit, resetRequired: false)
     }
@@ -17,7 +59,7 @@ extension PullPage {
         var used = 0
         var kept = 0
         for change in changes {
-            let size = change.approximateWireBytes
+            let size = change.json.count + 1
             guard used + size <= bytes || (atLeastOne && kept == 0) else { break }
             used += size
             kept += 1

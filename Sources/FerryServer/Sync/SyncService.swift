@@ -153,7 +153,7 @@ struct SyncService: Sendable {
         }
     }
 
-    func pull(_ caller: SyncCaller, request: PullRequest) async throws -> PullResponse {
+    func pull(_ caller: SyncCaller, request: PullRequest) async throws -> PullReply {
         if let limit = request.limit, limit < 1 {
             throw APIError(.unprocessableContent, .validationFailed, "limit must be at least 1.")
         }
@@ -161,8 +161,7 @@ struct SyncService: Sendable {
             throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
         }
         let limit = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
-        var response = PullResponse(changes: [], cursors: [:], hasMore: false)
-        response.clockForm = request.clockForm
+        var response = PullReply()
         var cursors: [SpaceCursor] = []
         let spaces = try await storage.spaces(userID: caller.userID)
         for space in spaces {
@@ -174,7 +173,9 @@ struct SyncService: Sendable {
             // since purges stay below the last commit): most spaces of most pulls, and every space of a no-op pull.
             if cursor < space.seq { cursors.append(SpaceCursor(space: space.id, cursor: cursor)) }
         }
-        let pages = cursors.isEmpty ? [:] : try await storage.pull(cursors, limit: limit, bytes: limits.maximumPullBytes, schema: schema)
+        let pages = cursors.isEmpty ? [:] : try await storage.pull(
+            cursors, limit: limit, bytes: limits.maximumPullBytes, schema: schema, clockForm: request.clockForm
+        )
         for space in spaces where response.cursors[space.id] != nil {
             if response.cursors[space.id, default: 0] >= space.seq { continue }
             guard let page = pages[space.id] else {

@@ -34,8 +34,9 @@ extension PostgresStorage {
             placeholders.append(try Self.bind(value, type: field.type, into: &bindings))
         }
         bindings.append(ClockCoding.encode(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) })))
-        let clocksPlaceholder = "$\(bindings.count)::jsonb"
-        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = false", "_clocks = profiles._clocks || excluded._clocks"]
+        let clocksPlaceholder = "$\(bindings.count)"
+        let merged = "(profiles._clocks::jsonb || excluded._clocks::jsonb)::text"
+        let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = false", "_clocks = \(merged)"]
             + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
         let sql = """
             WITH space AS (UPDATE ferry_spaces SET seq = seq + 1 WHERE id = $1 RETURNING seq)

@@ -36,7 +36,7 @@ extension PostgresStorage {
             case .timestamp: "to_json(\(column)) #>> '{}'"
             }
         }
-        return (["id", "_space", "_seq", "_clocks::text", "_deleted", "\(SQLDialect.sealedColumn)::text"] + fields).joined(separator: ", ")
+        return (["id", "_space", "_seq", "_clocks", "_deleted", "\(SQLDialect.sealedColumn)::text"] + fields).joined(separator: ", ")
     }
 
     /// One row of ``recordColumns(_:)``.
@@ -59,6 +59,55 @@ extension PostgresStorage {
         var state = RecordState(fields: fields, clocks: clocks.parsed, isDeleted: isDeleted)
         state.unseal(sealed.flatMap(JSONValue.init(jsonText:)), in: collection)
         return (id, seq, StoredRecord(space: space, state: state, clocksText: clocks.wireText))
+    }
+
+    /// The changes of the rows of `collection` matching `condition`, written into a pull reply's JSON straight from
+    /// their cells (``ChangeRowWriter``); a row the writer refuses (sealed values, clocks in another form) goes
+    /// through ``storedRecord(_:collection:forWire:)`` and a ``Change``.
+    static func writeChanges(
+        _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
+        clockForm: ClockForm, into changes: inout WireChanges, logger: Logger
+    ) async throws {
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: selectRecords(collection, where: condition), binds: binds), logger: logger)
+        let writer = ChangeRowWriter(collection: collection.name, fields: collection.fields.map(\.name), clockForm: clockForm)
+        let types = collection.fields.map { collection.storedType(of: $0) }
+        var fields: [PostgresCell] = []
+        fields.reserveCapacity(types.count)
+        for try await row in rows {
+            var cells = row.makeIterator()
+            guard let id = try cells.next()?.decode(UUID?.self), let space = try cells.next()?.decode(UUID?.self),
+                  let seq = try cells.next()?.decode(Int64?.self), let clocks = cells.next()?.bytes, let deleted = cells.next(),
+                  let sealed = cells.next()
+            else { continue }
+            let isDeleted = try deleted.decode(Bool?.self) ?? false
+            fields.removeAll(keepingCapacity: true)
+            while let cell = cells.next() { fields.append(cell) }
+            var written = false
+            if sealed.bytes == nil, fields.count == types.count {
+                written = try changes.append(seq: seq) { bytes in
+                    try clocks.withUnsafeReadableBytes { text in
+                        try writer.write(
+                            id: id, space: space, seq: seq, deleted: isDeleted, clocks: text, isNull: { fields[$0].bytes == nil },
+                            writeValue: { index, bytes in try writeWireValue(fields[index], type: types[index], into: &bytes) }, into: &bytes
+                        )
+                    }
+                }
+            }
+            if !written, let found = try storedRecord(row, collection: collection, forWire: true) {
+                changes.append(Change(space: found.record.space, collection: collection.name, id: found.id, seq: found.seq, record: found.record), clockForm: clockForm)
+            }
+        }
+    }
+
+    /// Appends the JSON of a field's cell, which holds a value, in wire form: text straight from the cell's bytes.
+    private static func writeWireValue(_ cell: PostgresCell, type: FieldType, into bytes: inout [UInt8]) throws {
+        switch type {
+        case .text, .uuid:
+            guard let buffer = cell.bytes else { return JSONValue.null.write(into: &bytes) }
+            buffer.withUnsafeReadableBytes { JSONValue.write(utf8: $0.assumingMemoryBound(to: UInt8.self), into: &bytes) }
+        default:
+            try wireValue(cell, type: type).write(into: &bytes)
+        }
     }
 
     /// A field's cell, selected as ``recordColumns(_:)`` does, in wire form.
@@ -87,7 +136,7 @@ extension PostgresStorage {
         var ids = PostgresColumnArray(.uuid, capacity: rows.count)
         var spaces = PostgresColumnArray(.uuid, capacity: rows.count)
         var seqs = PostgresColumnArray(.integer, capacity: rows.count)
-        var clocks = PostgresColumnArray(.json, capacity: rows.count * 8)
+        var clocks = PostgresColumnArray(.text, capacity: rows.count * 8)
         var deleted = PostgresColumnArray(.bool, capacity: rows.count)
         var sealedValues = PostgresColumnArray(.json, capacity: rows.count)
         var fields = fieldElements.map { PostgresColumnArray($0, capacity: rows.count * 2) }
@@ -117,7 +166,7 @@ extension PostgresStorage {
     /// `$1` the time of the write; `$2`… one array per column of ``writeRecords(_:_:_:now:sealedSpaces:logger:)``.
     private static func upsertText(_ collection: CollectionDefinition, fieldElements: [PostgresColumnArray.Element]) -> String {
         let names = ["id", "_space", "_seq", "_clocks", "_deleted", SQLDialect.sealedColumn] + collection.fields.map(\.name)
-        let elements: [PostgresColumnArray.Element] = [.uuid, .uuid, .integer, .json, .bool, .json] + fieldElements
+        let elements: [PostgresColumnArray.Element] = [.uuid, .uuid, .integer, .text, .bool, .json] + fieldElements
         let arrays = elements.indices.map { "$\($0 + 2)::\(elements[$0].sqlArrayType)" }
         let values = elements.indices.map { "c\($0)" + (elements[$0] == .json ? "::jsonb" : "") }
         let quoted = names.map { SQLDialect.postgres.quote($0) } + [SQLDialect.postgres.quote("_updated_at")]

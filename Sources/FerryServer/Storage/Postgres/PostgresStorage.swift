@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// The scale-out engine: PostgreSQL through a PostgresNIO connection pool.
 ///
 /// The pool is a ServiceLifecycle service: ``client`` must run (in the server's service group,
-/// or ``withRunningClient(_:)``) for queries to be served.
+/// or a task running `client.run()`, as tests do) for queries to be served.
 public final class PostgresStorage: DatabaseStorage {
     public let dialect = SQLDialect.postgres
     /// The connection pool; run it as a service.

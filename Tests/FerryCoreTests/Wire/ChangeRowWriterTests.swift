@@ -1,0 +1,89 @@
+import FerryCore
+import Foundation
+import Testing
+
+/// The server writes pull replies from its rows with `ChangeRowWriter`; a device reads them as `Change`s. Both
+/// writers must give the same bytes for the same row, in both clock forms.
+@Suite("A change written from a row's cells")
+struct ChangeRowWriterTests {
+    static let space = UUID(uuidString: "3F2504E0-4F89-41D3-9A0C-0305E82C3301")!
+    static let id = UUID(uuidString: "A1B2C3D4-0000-4000-8000-00000000BEEF")!
+    static let clockA = "001700000000000-00001-device-a"
+    static let clockB = "001700000000001-00000-device-b"
+
+    /// One row: its clock column's text and each field's value (`nil`: the column is NULL).
+    struct Row: CustomTestStringConvertible, Sendable {
+        var label: String
+        var clocks: String
+        var values: [String: JSONValue?]
+        var deleted = false
+        var testDescription: String { label }
+    }
+
+    static let fields = ["title", "body", "rank", "Zeta", "émoji", "done"]
+
+    static let rows: [Row] = [
+        Row(label: "one clock for every field", clocks: #"{"body":"\#(clockA)","done":"\#(clockA)","rank":"\#(clockA)","title":"\#(clockA)"}"#,
+            values: ["title": .string("Note"), "body": .string("Body \"quoted\" \\ and\nnew line"), "rank": .number(3), "done": .bool(true)]),
+        Row(label: "PostgreSQL's spaced jsonb output, keys by length", clocks: #"{"body": "\#(clockA)", "rank": "\#(clockB)", "title": "\#(clockA)"}"#,
+            values: ["title": .string("café ☕"), "body": .string(""), "rank": .number(-2.5)]),
+        Row(label: "a cleared field keeps its clock and is null", clocks: #"{"body":"\#(clockB)","title":"\#(clockA)"}"#,
+            values: ["title": .string("t"), "body": nil]),
+        Row(label: "a value without a clock: field form", clocks: #"{"title":"\#(clockA)"}"#,
+            values: ["title": .string("t"), "rank": .number(1)]),
+        Row(label: "a clock for a field no longer in the collection", clocks: #"{"gone":"\#(clockB)","title":"\#(clockA)"}"#,
+            values: ["title": .string("t")]),
+        Row(label: "a tombstone: only _deleted's clock", clocks: #"{"_deleted":"\#(clockB)"}"#, values: [:], deleted: true),
+        Row(label: "no clocks at all", clocks: "{}", values: ["Zeta": .number(9_007_199_254_740_993)]),
+        Row(label: "names that sort by code point", clocks: #"{"Zeta":"\#(clockA)","émoji":"\#(clockA)","title":"\#(clockB)"}"#,
+            values: ["Zeta": .number(1e-7), "émoji": .string("😀"), "title": .string("\u{01}")]),
+    ]
+
+    @Test("writes what Change writes", arguments: rows, [ClockForm.field, .row])
+    func matchesChange(_ row: Row, form: ClockForm) throws {
+        let writer = ChangeRowWriter(collection: "notes", fields: Self.fields, clockForm: form)
+        var written: [UInt8] = []
+        let accepted = Array(row.clocks.utf8).withUnsafeBytes { clocks in
+            writer.write(
+                id: Self.id, space: Self.space, seq: 42, deleted: row.deleted, clocks: clocks,
+                isNull: { (row.values[Self.fields[$0]] ?? nil) == nil },
+                writeValue: { index, bytes in (row.values[Self.fields[index]] ?? nil)?.write(into: &bytes) }, into: &written
+            )
+        }
+        #expect(accepted)
+
+        let clocksText = try #require(ClockMap.wireText(row.clocks))
+        let clocked = try #require(ClockMap.clocks(fromText: row.clocks))
+        var fields: [String: JSONValue] = [:]
+        for name in Self.fields {
+            if let value = row.values[name] ?? nil {
+                fields[name] = value
+            } else if clocked[name] != nil {
+                fields[name] = .null
+            }
+        }
+        let change = Change(space: Self.space, collection: "notes", id: Self.id, seq: 42, fields: fields, clocksText: clocksText, deleted: row.deleted)
+        var expected: [UInt8] = []
+        change.writeJSON(into: &expected, clockForm: form)
+        #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        let decoded = try JSONValueDecoder().decode(Change.self, from: Data(written))
+        #expect(decoded == change)
+    }
+
+    @Test("refuses clocks a reply cannot carry as they are, writing nothing", arguments: [
+        #"{"title":"not a clock"}"#, #"{"title":1}"#, #"{"title":"\#(clockA)","title":"\#(clockB)"}"#, #"{ "title":"\#(clockA)"}"#,
+        #"{"ti\"tle":"\#(clockA)"}"#, "[]", "", "{",
+    ])
+    func refusesOtherClockText(_ clocks: String) {
+        let writer = ChangeRowWriter(collection: "notes", fields: ["title"], clockForm: .row)
+        var written: [UInt8] = Array("[".utf8)
+        let accepted = Array(clocks.utf8).withUnsafeBytes { text in
+            writer.write(
+                id: Self.id, space: Self.space, seq: 1, deleted: false, clocks: text, isNull: { _ in false },
+                writeValue: { _, bytes in JSONValue.string("t").write(into: &bytes) }, into: &written
+            )
+        }
+        #expect(!accepted)
+        #expect(written == Array("[".utf8))
+    }
+}
