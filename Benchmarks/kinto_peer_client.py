@@ -60,11 +60,13 @@ class Ferry:
                 raise SystemExit(f"ferry refused a seeding push: {refused[:3]}")
 
     def pull(self, cursors):
-        """Pulls pages from `cursors` until hasMore is false, clocks in the row form (docs/sync.md); returns (count, cursors)."""
+        """Pulls pages from `cursors` until hasMore is false, in the rows layout with row clocks (docs/sync.md: each
+        change an array of values, as Kinto's records are objects of values); returns (count, cursors)."""
         count = 0
         while True:
-            reply, _ = request("POST", self.base + "/sync/v1/pull", {"cursors": cursors, "limit": PAGE, "clockForm": "row"}, self.headers)
-            count += len(reply["changes"])
+            body = {"cursors": cursors, "limit": PAGE, "clockForm": "row", "layout": "rows"}
+            reply, _ = request("POST", self.base + "/sync/v1/pull", body, self.headers)
+            count += sum(len(page["rows"]) for page in reply["pages"])
             cursors = reply["cursors"]
             if not reply["hasMore"]:
                 return count, cursors

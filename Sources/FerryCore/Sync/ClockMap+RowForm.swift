@@ -91,21 +91,44 @@ extension ClockMap {
         guard let rowClock = mostShared(pairs) else { return false }
         object.key("clock", &bytes)
         appendQuoted(rowClock, &bytes)
+        if pairs.contains(where: { isException($0, rowClock) }) {
+            object.key("clocks", &bytes)
+            writeExceptions(pairs, rowClock: rowClock, into: &bytes)
+        }
+        return true
+    }
+
+    /// The row form of `pairs` as two values of a row of the rows layout: the row clock and its exceptions (or
+    /// `null`). `false`, writing nothing, when no pair is a field.
+    static func writeRowFormValues(_ pairs: [ClockPair], into bytes: inout [UInt8]) -> Bool {
+        guard let rowClock = mostShared(pairs) else { return false }
+        appendQuoted(rowClock, &bytes)
+        bytes.append(UInt8(ascii: ","))
+        if pairs.contains(where: { isException($0, rowClock) }) {
+            writeExceptions(pairs, rowClock: rowClock, into: &bytes)
+        } else {
+            bytes.append(contentsOf: "null".utf8)
+        }
+        return true
+    }
+
+    /// Whether `pair` goes in `clocks` beside `rowClock`: it is not a field's, or not that clock.
+    private static func isException(_ pair: ClockPair, _ rowClock: Bytes) -> Bool {
+        !pair.isField || !same(pair.value, rowClock)
+    }
+
+    /// The object of the pairs that are exceptions to `rowClock`.
+    private static func writeExceptions(_ pairs: [ClockPair], rowClock: Bytes, into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
         var first = true
-        for pair in pairs where !pair.isField || !same(pair.value, rowClock) {
-            if first {
-                object.key("clocks", &bytes)
-                bytes.append(UInt8(ascii: "{"))
-                first = false
-            } else {
-                bytes.append(UInt8(ascii: ","))
-            }
+        for pair in pairs where isException(pair, rowClock) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
             appendQuoted(pair.key, &bytes)
             bytes.append(UInt8(ascii: ":"))
             appendQuoted(pair.value, &bytes)
         }
-        if !first { bytes.append(UInt8(ascii: "}")) }
-        return true
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// Whether `key` is `name`'s bytes.

@@ -11,16 +11,19 @@ public struct PullRequest: Sendable, Hashable, Codable {
     public var exclude: Set<UUID>
     /// How the reply spells each change's clocks (``ClockForm``); the SDK asks for ``ClockForm/row``.
     public var clockForm: ClockForm
+    /// How the reply lays its changes out (``PullLayout``).
+    public var layout: PullLayout
 
     /// Creates a pull.
-    public init(cursors: [UUID: Int64] = [:], limit: Int? = nil, exclude: Set<UUID> = [], clockForm: ClockForm = .field) {
+    public init(cursors: [UUID: Int64] = [:], limit: Int? = nil, exclude: Set<UUID> = [], clockForm: ClockForm = .field, layout: PullLayout = .changes) {
         self.cursors = cursors
         self.limit = limit
         self.exclude = exclude
         self.clockForm = clockForm
+        self.layout = layout
     }
 
-    enum CodingKeys: String, CodingKey { case cursors, limit, exclude, clockForm }
+    enum CodingKeys: String, CodingKey { case cursors, limit, exclude, clockForm, layout }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -28,6 +31,7 @@ public struct PullRequest: Sendable, Hashable, Codable {
         limit = try container.decodeIfPresent(Int.self, forKey: .limit)
         exclude = try container.decodeIfPresent(Set<UUID>.self, forKey: .exclude) ?? []
         clockForm = try container.decodeIfPresent(ClockForm.self, forKey: .clockForm) ?? .field
+        layout = try container.decodeIfPresent(PullLayout.self, forKey: .layout) ?? .changes
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -38,7 +42,18 @@ public struct PullRequest: Sendable, Hashable, Codable {
             try container.encode(exclude.map { $0.lowercasedText }.sorted(), forKey: .exclude)
         }
         if clockForm != .field { try container.encode(clockForm, forKey: .clockForm) }
+        if layout != .changes { try container.encode(layout, forKey: .layout) }
     }
+}
+
+/// How a pull reply lays out its changes (docs/sync.md, "The rows layout").
+public enum PullLayout: String, Sendable, Hashable, Codable {
+    /// `changes`: one JSON object per change, naming its space, collection and fields.
+    case changes
+    /// `pages`: per run of changes of one space and collection, the column names once and each change as an array
+    /// of values in that order. The same changes, in the same order, in half the bytes; a JSON parser builds one
+    /// array per change instead of two objects (a third of the time in Python's `json`).
+    case rows
 }
 
 /// How a pull reply spells each change's clocks (docs/sync.md, "Row clocks").
@@ -173,11 +188,15 @@ public struct PullResponse: Sendable, Hashable, Codable {
         self.keyVersions = keyVersions
     }
 
-    enum CodingKeys: String, CodingKey { case changes, cursors, hasMore, resetRequired, keyVersions }
+    enum CodingKeys: String, CodingKey { case changes, pages, cursors, hasMore, resetRequired, keyVersions }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        changes = try container.decode([Change].self, forKey: .changes)
+        changes = if container.contains(.pages) {
+            try Self.changes(inPages: container.decode([JSONValue].self, forKey: .pages), codingPath: container.codingPath + [CodingKeys.pages])
+        } else {
+            try container.decode([Change].self, forKey: .changes)
+        }
         cursors = try SpaceKeyed.decode(container.decode([String: Int64].self, forKey: .cursors), at: decoder.codingPath)
         hasMore = try container.decode(Bool.self, forKey: .hasMore)
         resetRequired = try container.decodeIfPresent([UUID].self, forKey: .resetRequired) ?? []

@@ -3,13 +3,19 @@ import Foundation
 /// Writes a pull reply's changes straight from a store's row, without building a ``Change`` first: the server's
 /// pull, where filling each change's field dictionary and then writing it out were half of its time.
 ///
-/// What it writes is, byte for byte, what ``Change``'s own writer gives for the same row (`ChangeRowWriterTests`
-/// holds both to it). A row whose clocks are not in the form a reply carries as it is (``ClockMap/wireText(_:)``)
-/// is refused, and the caller builds a ``Change`` for it.
-public struct ChangeRowWriter {
+/// In the ``PullLayout/changes`` layout it writes, byte for byte, what ``Change``'s own writer gives for the same
+/// row; in the ``PullLayout/rows`` layout, one row of ``rowColumns`` (`ChangeRowWriterTests` holds both to it). A row
+/// whose clocks are not in the form a reply carries as it is (``ClockMap/wireText(_:)``) is refused, and the caller
+/// builds a ``Change`` for it.
+public struct ChangeRowWriter: Sendable {
     /// How the clocks are spelled (the form the pull asked for).
     public let clockForm: ClockForm
-    /// `"collection":"<name>","deleted":`, the same for every row.
+    /// How each change is laid out.
+    public let layout: PullLayout
+    /// The names of the values of a row of the rows layout: `id`, `seq`, `deleted`, `clock`, `clocks`, then the
+    /// fields in the order the store's columns list them.
+    public let rowColumns: [String]
+    /// `"collection":"<name>","deleted":`, the same for every change.
     private let collectionMember: [UInt8]
     /// The fields as the store's columns list them: each one's name and its `"name":` member key.
     private let names: [[UInt8]]
@@ -17,9 +23,14 @@ public struct ChangeRowWriter {
     /// Column indices in the order a change's `fields` object lists them (code-point order, as ``JSONValue`` sorts keys).
     private let written: [Int]
 
+    /// The first values of every row of the rows layout, before the fields.
+    public static let rowSyncColumns = ["id", "seq", "deleted", "clock", "clocks"]
+
     /// A writer for rows of `collection` whose field columns are `fields`, in that order.
-    public init(collection: String, fields: [String], clockForm: ClockForm) {
+    public init(collection: String, fields: [String], clockForm: ClockForm, layout: PullLayout = .changes) {
         self.clockForm = clockForm
+        self.layout = layout
+        rowColumns = Self.rowSyncColumns + fields
         var member: [UInt8] = []
         JSONValue.write(collection, into: &member)
         collectionMember = Array("\"collection\":".utf8) + member + Array(",\"deleted\":".utf8)
@@ -36,28 +47,45 @@ public struct ChangeRowWriter {
     /// and `writeValue(index, &bytes)` appends its JSON otherwise. Returns `false`, writing nothing, when `clocks`
     /// (the row's clock column, as text) is not the form a reply carries as it is.
     ///
-    /// A field without a value is left out unless it has a clock (it was cleared), as a ``Change`` leaves it out.
+    /// In the changes layout a field without a value is left out unless it has a clock (it was cleared), as a
+    /// ``Change`` leaves it out; in the rows layout it is `null`, and `clocks` names it when it has a clock.
     public func write(
         id: UUID, space: UUID, seq: Int64, deleted: Bool, clocks: UnsafeRawBufferPointer,
         isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
     ) rethrows -> Bool {
         let text = clocks.assumingMemoryBound(to: UInt8.self)
         guard var pairs = ClockMap.wirePairs(text, capacity: names.count + 1) else { return false }
-        var present = 0
-        var everyFieldHasClock = true
+        // The row clock covers the fields in the change that `clocks` does not name, each of which needs a clock. A
+        // change carries a field with a value or a clock; a row of the rows layout shows a field without a value as
+        // null, so a cleared field's clock always goes in `clocks`.
+        var covered = 0
+        var everyCoveredHasClock = true
         for index in names.indices {
-            // A field is in the change when it has a value or a clock; the row form needs a clock for each.
+            let hasValue = !isNull(index)
             let clock = pairs.firstIndex { ClockMap.same($0.key, names[index]) }
-            if let clock {
-                pairs[clock].isField = true
-            } else if isNull(index) {
-                continue
-            }
-            present += 1
-            everyFieldHasClock = everyFieldHasClock && clock != nil
+            guard hasValue || (clock != nil && layout == .changes) else { continue }
+            if let clock { pairs[clock].isField = true }
+            covered += 1
+            everyCoveredHasClock = everyCoveredHasClock && clock != nil
         }
+        let rowForm = clockForm == .row && covered > 0 && everyCoveredHasClock
+        switch layout {
+        case .changes:
+            try writeChange(id: id, space: space, seq: seq, deleted: deleted, text: text, pairs: pairs, rowForm: rowForm,
+                            isNull: isNull, writeValue: writeValue, into: &bytes)
+        case .rows:
+            try writeRow(id: id, seq: seq, deleted: deleted, text: text, pairs: pairs, rowForm: rowForm,
+                         isNull: isNull, writeValue: writeValue, into: &bytes)
+        }
+        return true
+    }
+
+    private func writeChange(
+        id: UUID, space: UUID, seq: Int64, deleted: Bool, text: UnsafeBufferPointer<UInt8>, pairs: [ClockMap.ClockPair], rowForm: Bool,
+        isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
+    ) rethrows {
         var object = JSONObjectWriter(&bytes)
-        if clockForm != .row || present == 0 || !everyFieldHasClock || !ClockMap.writeRowForm(pairs, into: &object, &bytes) {
+        if !rowForm || !ClockMap.writeRowForm(pairs, into: &object, &bytes) {
             object.key("clocks", &bytes)
             bytes.append(contentsOf: text)
         }
@@ -84,7 +112,34 @@ public struct ChangeRowWriter {
         bytes.append(contentsOf: Self.spaceKey)
         JSONValue.write(space, into: &bytes)
         object.end(&bytes)
-        return true
+    }
+
+    /// `[id, seq, deleted, clock, clocks, field…]`: `clock` is `null` in the field form, where `clocks` holds them all.
+    private func writeRow(
+        id: UUID, seq: Int64, deleted: Bool, text: UnsafeBufferPointer<UInt8>, pairs: [ClockMap.ClockPair], rowForm: Bool,
+        isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
+    ) rethrows {
+        bytes.append(UInt8(ascii: "["))
+        JSONValue.write(id, into: &bytes)
+        bytes.append(UInt8(ascii: ","))
+        bytes.append(contentsOf: String(seq).utf8)
+        bytes.append(UInt8(ascii: ","))
+        bytes.append(contentsOf: deleted ? Self.trueBytes : Self.falseBytes)
+        bytes.append(UInt8(ascii: ","))
+        if !rowForm || !ClockMap.writeRowFormValues(pairs, into: &bytes) {
+            bytes.append(contentsOf: Self.nullBytes)
+            bytes.append(UInt8(ascii: ","))
+            bytes.append(contentsOf: text)
+        }
+        for index in names.indices {
+            bytes.append(UInt8(ascii: ","))
+            if isNull(index) {
+                bytes.append(contentsOf: Self.nullBytes)
+            } else {
+                try writeValue(index, &bytes)
+            }
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
     private static let trueBytes = Array("true".utf8)
@@ -94,4 +149,30 @@ public struct ChangeRowWriter {
     private static let idKey = Array("},\"id\":".utf8)
     private static let seqKey = Array(",\"seq\":".utf8)
     private static let spaceKey = Array(",\"space\":".utf8)
+}
+
+extension Change {
+    /// Writes this change as one row of `writer`'s rows layout, whose collection this change is of.
+    public func writeRow(into bytes: inout [UInt8], with writer: ChangeRowWriter) {
+        let names = Array(writer.rowColumns.dropFirst(ChangeRowWriter.rowSyncColumns.count))
+        let text = clocksText ?? ClockMap.text(clocks)
+        let value = { (index: Int) in fields[names[index]] ?? .null }
+        let written = Array(text.utf8).withUnsafeBytes { clocks in
+            writer.write(
+                id: id, space: space, seq: seq, deleted: deleted, clocks: clocks, isNull: { value($0).isNull },
+                writeValue: { index, bytes in value(index).write(into: &bytes) }, into: &bytes
+            )
+        }
+        guard !written else { return }
+        // Clocks the writer cannot copy (a node that needs escapes): the field form, written from the parsed clocks.
+        bytes.append(UInt8(ascii: "["))
+        JSONValue.write(id, into: &bytes)
+        bytes.append(contentsOf: ",\(seq),\(deleted),null,".utf8)
+        ClockMap.write(clocks, into: &bytes)
+        for index in names.indices {
+            bytes.append(UInt8(ascii: ","))
+            value(index).write(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
 }

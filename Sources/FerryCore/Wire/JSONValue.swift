@@ -51,6 +51,12 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 
+    /// The items of an array, or `nil`.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+
     /// The string, or `nil`.
     public var stringValue: String? {
         if case .string(let value) = self { return value }

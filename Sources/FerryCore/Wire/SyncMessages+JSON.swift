@@ -61,14 +61,14 @@ extension PullResponse: JSONTextWritable, JSONTreeReadable {
         }
     }
 
-    /// Writes a reply whose changes `writeChanges` writes, comma-separated, between the brackets of `changes`: the
-    /// server's, whose changes were written as it read them (``ChangeRowWriter``).
+    /// Writes a reply whose changes `writeChanges` writes, comma-separated, between the brackets of `changes` (or of
+    /// `pages`, in the rows layout): the server's, whose changes were written as it read them (``ChangeRowWriter``).
     public static func writeJSON(
-        into bytes: inout [UInt8], cursors: [UUID: Int64], hasMore: Bool, keyVersions: [UUID: Int], resetRequired: [UUID],
-        changes writeChanges: (inout [UInt8]) -> Void
+        into bytes: inout [UInt8], layout: PullLayout = .changes, cursors: [UUID: Int64], hasMore: Bool, keyVersions: [UUID: Int],
+        resetRequired: [UUID], changes writeChanges: (inout [UInt8]) -> Void
     ) {
         var object = JSONObjectWriter(&bytes)
-        object.key("changes", &bytes)
+        object.key(layout == .rows ? "pages" : "changes", &bytes)
         bytes.append(UInt8(ascii: "["))
         writeChanges(&bytes)
         bytes.append(UInt8(ascii: "]"))
@@ -85,7 +85,11 @@ extension PullResponse: JSONTextWritable, JSONTreeReadable {
 
     public init(json: JSONValue, codingPath: [any CodingKey]) throws {
         let object = try JSONObjectReader(json, codingPath: codingPath)
-        let changes = try object.items("changes", as: Change.self)
+        let changes = if let pages = try object.array("pages") {
+            try Self.changes(inPages: pages, codingPath: object.path("pages"))
+        } else {
+            try object.items("changes", as: Change.self)
+        }
         var resetRequired: [UUID] = []
         for (index, item) in (try object.array("resetRequired") ?? []).enumerated() {
             guard case .string(let text) = item, let id = UUID(wireText: text) else {
@@ -226,5 +230,49 @@ extension PushResponse: JSONTextWritable, JSONTreeReadable {
             cursors: try object.spaceKeyed("cursors", as: Int64.self) ?? [:],
             maxInFlight: try object.optionalInt64("maxInFlight").map { Int(clamping: $0) }
         )
+    }
+}
+
+extension PullResponse {
+    /// The changes of a reply in the rows layout (``PullLayout/rows``), in order: each row is read as the object the
+    /// changes layout has for it, so both layouts share one reading of a change. A field without a value is in the
+    /// change only when `clocks` names it (it was cleared); otherwise it was never written.
+    static func changes(inPages pages: [JSONValue], codingPath: [any CodingKey]) throws -> [Change] {
+        var changes: [Change] = []
+        for (pageIndex, page) in pages.enumerated() {
+            let path = codingPath + [WireKey(index: pageIndex)]
+            let object = try JSONObjectReader(page, codingPath: path)
+            let space = try object.required("space"), collection = try object.required("collection")
+            let columns = try (object.array("columns") ?? []).map { column in
+                guard case .string(let name) = column else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: object.path("columns"), debugDescription: "A column name is not a string."))
+                }
+                return name
+            }
+            let sync = ChangeRowWriter.rowSyncColumns
+            guard columns.starts(with: sync), Set(columns).count == columns.count else {
+                throw DecodingError.dataCorrupted(.init(
+                    codingPath: object.path("columns"), debugDescription: "Columns must be \(sync.joined(separator: ", ")), then distinct field names."
+                ))
+            }
+            for (rowIndex, row) in (try object.array("rows") ?? []).enumerated() {
+                let rowPath = object.path("rows") + [WireKey(index: rowIndex)]
+                guard case .array(let values) = row, values.count == columns.count else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: rowPath, debugDescription: "A row must be an array of \(columns.count) values."))
+                }
+                let named = values[4].objectValue ?? [:]
+                var fields: [String: JSONValue] = [:]
+                for index in sync.count..<columns.count where !values[index].isNull || named[columns[index]] != nil {
+                    fields[columns[index]] = values[index]
+                }
+                var change: [String: JSONValue] = [
+                    "space": space, "collection": collection, "id": values[0], "seq": values[1], "deleted": values[2],
+                    "fields": .object(fields), "clocks": values[4],
+                ]
+                change["clock"] = values[3]
+                changes.append(try Change(json: .object(change), codingPath: rowPath))
+            }
+        }
+        return changes
     }
 }

@@ -90,8 +90,8 @@ protocol RecordStorage: Sendable {
     /// Up to `limit` changes and about `bytes` of them in all (at least one), read in one snapshot, purge marks
     /// included: each space in `cursors`' order contributes its changes after its cursor, across every collection, in
     /// sequence order, until the limit is spent. Spaces left unread once it is spent have no page.
-    /// Changes are written in the reply's JSON as they are read, their clocks in `clockForm`.
-    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema, clockForm: ClockForm) async throws -> [UUID: PullPage]
+    /// Changes are written in the reply's JSON as they are read, in `format`.
+    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema, format: PullFormat) async throws -> [UUID: PullPage]
     /// Deletes tombstones last changed before `cutoff` and raises each space's purge mark; returns how many went.
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int
     /// The blobs live records name, with their records' spaces: what blob collection keeps.

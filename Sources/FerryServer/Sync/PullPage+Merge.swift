@@ -1,44 +1,68 @@
 import FerryCore
 import Foundation
 
+/// How a pull's changes are written: the clock form and the layout it asked for.
+struct PullFormat: Sendable {
+    var clockForm: ClockForm
+    var layout: PullLayout
+
+    /// The writer of `collection`'s rows, its field columns in the schema's order.
+    func writer(for collection: CollectionDefinition) -> ChangeRowWriter {
+        ChangeRowWriter(collection: collection.name, fields: collection.fields.map(\.name), clockForm: clockForm, layout: layout)
+    }
+
+    /// The names of the values of `collection`'s rows in the rows layout (``ChangeRowWriter/rowColumns``).
+    static func rowColumns(_ collection: CollectionDefinition) -> [String] {
+        ChangeRowWriter.rowSyncColumns + collection.fields.map(\.name)
+    }
+}
+
 /// One change of a pull, already in the reply's JSON: written as its row was read, so a page of thousands is never
 /// held as ``Change`` values (their field dictionaries were most of the server's work in a pull).
 struct WireChange: Sendable {
     var seq: Int64
-    /// The change's JSON object: a slice of the buffer its page was written into, shared, not copied.
+    var space: UUID
+    var collection: String
+    /// The change's JSON (an object, or an array in the rows layout): a slice of the buffer its page was written
+    /// into, shared, not copied.
     var json: ArraySlice<UInt8>
 }
 
-/// The changes of one read, written into one buffer as they come.
+/// The changes of one space's read, written into one buffer as they come.
 struct WireChanges {
+    let space: UUID
     private var buffer: [UInt8] = []
-    private var entries: [(seq: Int64, range: Range<Int>)] = []
+    private var entries: [(seq: Int64, collection: String, range: Range<Int>)] = []
 
-    init(capacity: Int) {
+    init(space: UUID, capacity: Int) {
+        self.space = space
         buffer.reserveCapacity(capacity * 320)
         entries.reserveCapacity(capacity)
     }
 
-    /// Appends the change of sequence number `seq` that `write` writes, unless it returns `false` (having written
-    /// nothing); returns what `write` returned.
+    /// Appends the change of `collection` with sequence number `seq` that `write` writes, unless it returns `false`
+    /// (having written nothing); returns what `write` returned.
     @discardableResult
-    mutating func append(seq: Int64, _ write: (inout [UInt8]) throws -> Bool) rethrows -> Bool {
+    mutating func append(seq: Int64, collection: String, _ write: (inout [UInt8]) throws -> Bool) rethrows -> Bool {
         let start = buffer.count
         guard try write(&buffer) else { return false }
-        entries.append((seq, start..<buffer.count))
+        entries.append((seq, collection, start..<buffer.count))
         return true
     }
 
-    /// Appends `change`, in `clockForm`.
-    mutating func append(_ change: Change, clockForm: ClockForm) {
-        append(seq: change.seq) { bytes in
-            change.writeJSON(into: &bytes, clockForm: clockForm)
+    /// Appends `change` as `writer` lays it out.
+    mutating func append(_ change: Change, with writer: ChangeRowWriter) {
+        append(seq: change.seq, collection: change.collection) { bytes in
+            switch writer.layout {
+            case .changes: change.writeJSON(into: &bytes, clockForm: writer.clockForm)
+            case .rows: change.writeRow(into: &bytes, with: writer)
+            }
             return true
         }
     }
 
     var changes: [WireChange] {
-        entries.map { WireChange(seq: $0.seq, json: buffer[$0.range]) }
+        entries.map { WireChange(seq: $0.seq, space: space, collection: $0.collection, json: buffer[$0.range]) }
     }
 }
 

@@ -33,6 +33,10 @@ final class FakeSyncRemote: SyncRemote {
         var pushesHeldUntilOnTheWire: Int?
         /// Whether ``pushesHeldUntilOnTheWire`` were on the wire at once.
         var windowFilled = false
+        /// Pushes sent so far, and the next one to arrive: pushes arrive in the order they were sent, not as their
+        /// tasks wake, so a test sees the same arrivals on every run (``overtakingPushes`` makes one arrive early).
+        var pushesSent = 0
+        var nextArrival = 1
         /// The 1-based numbers of pushes that fail as ``failure`` before reaching the server.
         var failingPushes: Set<Int> = []
         /// The 1-based numbers of pushes refused `409 push_out_of_order` even in order, as if they arrived first.
@@ -57,15 +61,18 @@ final class FakeSyncRemote: SyncRemote {
     var pullsStarted: Int { state.withLock { $0.pullsStarted } }
 
     func push(_ request: PushRequest) async throws -> PushResponse {
-        let (number, duration) = state.withLock { state in
+        let (sent, duration) = state.withLock { state in
             state.pushesOnTheWire += 1
             state.mostPushesOnTheWire = max(state.mostPushesOnTheWire, state.pushesOnTheWire)
-            return (state.pushes.count + 1, state.pushDuration)
+            state.pushesSent += 1
+            return (state.pushesSent, state.pushDuration)
         }
         if let duration { try? await Task.sleep(for: duration) }
-        await holdUntilWindowFills()
+        await holdUntilArrival(sent: sent)
         return try state.withLock { state in
             state.pushesOnTheWire -= 1
+            state.nextArrival = sent + 1
+            let number = state.pushes.count + 1
             state.pushes.append(request)
             if state.failingPushes.contains(number) { throw state.failure }
             if let follows = request.follows, follows != state.lastProcessed || state.overtakingPushes.contains(number) {
@@ -85,13 +92,17 @@ final class FakeSyncRemote: SyncRemote {
         }
     }
 
-    private func holdUntilWindowFills() async {
+    /// Waits until the pushes sent before this one have arrived and, with ``State/pushesHeldUntilOnTheWire``, until
+    /// the window has filled once.
+    private func holdUntilArrival(sent: Int) async {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             let waits = state.withLock { state in
-                guard let target = state.pushesHeldUntilOnTheWire, !state.pushes.isEmpty else { return false }
-                if state.pushesOnTheWire >= target { state.windowFilled = true }
-                return !state.windowFilled
+                if let target = state.pushesHeldUntilOnTheWire, !state.pushes.isEmpty, state.pushesOnTheWire >= target {
+                    state.windowFilled = true
+                }
+                let held = state.pushesHeldUntilOnTheWire != nil && !state.pushes.isEmpty && !state.windowFilled
+                return held || state.nextArrival < sent
             }
             guard waits else { return }
             try? await Task.sleep(for: .milliseconds(5))

@@ -70,6 +70,45 @@ struct ChangeRowWriterTests {
         #expect(decoded == change)
     }
 
+    @Test("a row of the rows layout reads back as the same change, and Change writes the same row", arguments: rows, [ClockForm.field, .row])
+    func rowsLayout(_ row: Row, form: ClockForm) throws {
+        let writer = ChangeRowWriter(collection: "notes", fields: Self.fields, clockForm: form, layout: .rows)
+        var written: [UInt8] = []
+        let accepted = Array(row.clocks.utf8).withUnsafeBytes { clocks in
+            writer.write(
+                id: Self.id, space: Self.space, seq: 42, deleted: row.deleted, clocks: clocks,
+                isNull: { (row.values[Self.fields[$0]] ?? nil) == nil },
+                writeValue: { index, bytes in (row.values[Self.fields[index]] ?? nil)?.write(into: &bytes) }, into: &written
+            )
+        }
+        #expect(accepted)
+        let change = try Self.change(row)
+        var fromChange: [UInt8] = []
+        change.writeRow(into: &fromChange, with: writer)
+        #expect(String(decoding: fromChange, as: UTF8.self) == String(decoding: written, as: UTF8.self))
+
+        let columns = JSONValue.array(writer.rowColumns.map(JSONValue.string)).jsonText
+        let reply = #"{"pages":[{"space":"\#(Self.space.lowercasedText)","collection":"notes","columns":\#(columns),"rows":["#
+            + String(decoding: written, as: UTF8.self) + #"]}],"cursors":{},"hasMore":false}"#
+        for decoded in [try JSONValueDecoder().decode(PullResponse.self, from: Data(reply.utf8)), try JSONDecoder().decode(PullResponse.self, from: Data(reply.utf8))] {
+            #expect(decoded.changes == [change])
+        }
+    }
+
+    /// The change a ``Change`` holds for `row`: a field is in it when it has a value or a clock.
+    static func change(_ row: Row) throws -> Change {
+        let clocked = try #require(ClockMap.clocks(fromText: row.clocks))
+        var fields: [String: JSONValue] = [:]
+        for name in Self.fields {
+            if let value = row.values[name] ?? nil {
+                fields[name] = value
+            } else if clocked[name] != nil {
+                fields[name] = .null
+            }
+        }
+        return Change(space: Self.space, collection: "notes", id: Self.id, seq: 42, fields: fields, clocksText: try #require(ClockMap.wireText(row.clocks)), deleted: row.deleted)
+    }
+
     @Test("refuses clocks a reply cannot carry as they are, writing nothing", arguments: [
         #"{"title":"not a clock"}"#, #"{"title":1}"#, #"{"title":"\#(clockA)","title":"\#(clockB)"}"#, #"{ "title":"\#(clockA)"}"#,
         #"{"ti\"tle":"\#(clockA)"}"#, "[]", "", "{",

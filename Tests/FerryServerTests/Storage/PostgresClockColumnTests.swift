@@ -44,7 +44,7 @@ struct PostgresClockColumnTests {
             // Pulls go through the pool, which serves while it runs.
             let pool = Task { await storage.client.run() }
             defer { pool.cancel() }
-            let pages = try await storage.pull([SpaceCursor(space: space, cursor: 0)], limit: 10, bytes: 1 << 20, schema: schema, clockForm: .row)
+            let pages = try await storage.pull([SpaceCursor(space: space, cursor: 0)], limit: 10, bytes: 1 << 20, schema: schema, format: PullFormat(clockForm: .row, layout: .changes))
             let json = try #require(pages[space]?.changes.first?.json)
             let change = try JSONValueDecoder().decode(Change.self, from: Data(json))
             #expect(change.fields == ["title": .string("Grace"), "body": .null])

@@ -3,7 +3,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage {
-    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema, clockForm: ClockForm) async throws -> [UUID: PullPage] {
+    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema, format: PullFormat) async throws -> [UUID: PullPage] {
         try await client.withConnection { connection in
             // One snapshot for the whole pull, purge marks included: under READ COMMITTED each statement would see
             // its own, and a commit landing between two collections' reads would be skipped by the cursor.
@@ -12,7 +12,7 @@ extension PostgresStorage {
                 try await connection.query(PostgresQuery(unsafeSQL: Self.orderedScansOnly), logger: logger)
                 var pages = PullPages(limit: limit, bytes: bytes)
                 for entry in cursors where pages.remaining > 0 {
-                    pages.add(try await page(connection, entry, limit: pages.remaining, schema: schema, clockForm: clockForm), of: entry.space, after: entry.cursor)
+                    pages.add(try await page(connection, entry, limit: pages.remaining, schema: schema, format: format), of: entry.space, after: entry.cursor)
                 }
                 try await connection.query("COMMIT", logger: logger)
                 return pages.pages
@@ -34,7 +34,7 @@ extension PostgresStorage {
         "_space = $1 AND _seq > $2\(PullBound.condition(bounded: bounded, upper: "$4")) ORDER BY _seq LIMIT $3"
     }
 
-    private func page(_ connection: PostgresConnection, _ entry: SpaceCursor, limit: Int, schema: Schema, clockForm: ClockForm) async throws -> PullPage {
+    private func page(_ connection: PostgresConnection, _ entry: SpaceCursor, limit: Int, schema: Schema, format: PullFormat) async throws -> PullPage {
         let (space, cursor) = (entry.space, entry.cursor)
         let rows = try await connection.query("SELECT purged_seq FROM ferry_spaces WHERE id = \(space)", logger: logger)
         let purged = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
@@ -52,7 +52,7 @@ extension PostgresStorage {
             let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             bound = try await rows.decode(Int64.self).first(where: { _ in true })
         }
-        var changes = WireChanges(capacity: limit + 1)
+        var changes = WireChanges(space: space, capacity: limit + 1)
         for collection in schema.collections {
             var binds = PostgresBindings()
             binds.append(space)
@@ -60,7 +60,7 @@ extension PostgresStorage {
             binds.append(Int64(limit + 1))
             if let bound { binds.append(bound) }
             try await Self.writeChanges(
-                connection, collection, where: Self.pageCondition(bounded: bound != nil), binds: binds, clockForm: clockForm, into: &changes,
+                connection, collection, where: Self.pageCondition(bounded: bound != nil), binds: binds, writer: format.writer(for: collection), into: &changes,
                 logger: logger
             )
         }

@@ -62,14 +62,13 @@ extension PostgresStorage {
     }
 
     /// The changes of the rows of `collection` matching `condition`, written into a pull reply's JSON straight from
-    /// their cells (``ChangeRowWriter``); a row the writer refuses (sealed values, clocks in another form) goes
+    /// their cells by `writer`; a row the writer refuses (sealed values, clocks in another form) goes
     /// through ``storedRecord(_:collection:forWire:)`` and a ``Change``.
     static func writeChanges(
         _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
-        clockForm: ClockForm, into changes: inout WireChanges, logger: Logger
+        writer: ChangeRowWriter, into changes: inout WireChanges, logger: Logger
     ) async throws {
         let rows = try await connection.query(PostgresQuery(unsafeSQL: selectRecords(collection, where: condition), binds: binds), logger: logger)
-        let writer = ChangeRowWriter(collection: collection.name, fields: collection.fields.map(\.name), clockForm: clockForm)
         let types = collection.fields.map { collection.storedType(of: $0) }
         var fields: [PostgresCell] = []
         fields.reserveCapacity(types.count)
@@ -84,7 +83,7 @@ extension PostgresStorage {
             while let cell = cells.next() { fields.append(cell) }
             var written = false
             if sealed.bytes == nil, fields.count == types.count {
-                written = try changes.append(seq: seq) { bytes in
+                written = try changes.append(seq: seq, collection: collection.name) { bytes in
                     try clocks.withUnsafeReadableBytes { text in
                         try writer.write(
                             id: id, space: space, seq: seq, deleted: isDeleted, clocks: text, isNull: { fields[$0].bytes == nil },
@@ -94,7 +93,7 @@ extension PostgresStorage {
                 }
             }
             if !written, let found = try storedRecord(row, collection: collection, forWire: true) {
-                changes.append(Change(space: found.record.space, collection: collection.name, id: found.id, seq: found.seq, record: found.record), clockForm: clockForm)
+                changes.append(Change(space: found.record.space, collection: collection.name, id: found.id, seq: found.seq, record: found.record), with: writer)
             }
         }
     }

@@ -3,18 +3,18 @@ import Foundation
 import GRDB
 
 extension SQLiteStorage {
-    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema, clockForm: ClockForm) async throws -> [UUID: PullPage] {
+    func pull(_ cursors: [SpaceCursor], limit: Int, bytes: Int, schema: Schema, format: PullFormat) async throws -> [UUID: PullPage] {
         // One read transaction: every space and its purge mark from one snapshot.
         try await pool.read { db in
             var pages = PullPages(limit: limit, bytes: bytes)
             for entry in cursors where pages.remaining > 0 {
-                pages.add(try Self.page(db, entry, limit: pages.remaining, schema: schema, clockForm: clockForm), of: entry.space, after: entry.cursor)
+                pages.add(try Self.page(db, entry, limit: pages.remaining, schema: schema, format: format), of: entry.space, after: entry.cursor)
             }
             return pages.pages
         }
     }
 
-    private static func page(_ db: Database, _ entry: SpaceCursor, limit: Int, schema: Schema, clockForm: ClockForm) throws -> PullPage {
+    private static func page(_ db: Database, _ entry: SpaceCursor, limit: Int, schema: Schema, format: PullFormat) throws -> PullPage {
         let (space, cursor) = (entry.space, entry.cursor)
         let purged = try Int64.fetchOne(db, sql: "SELECT purged_seq FROM ferry_spaces WHERE id = ?", arguments: [space.databaseText]) ?? 0
         if cursor > 0, cursor < purged {
@@ -27,7 +27,7 @@ extension SQLiteStorage {
             for _ in schema.collections { arguments += [space.databaseText, cursor, limit + 1] }
             bound = try Int64.fetchOne(db, sql: sql, arguments: arguments + [limit])
         }
-        var changes = WireChanges(capacity: limit + 1)
+        var changes = WireChanges(space: space, capacity: limit + 1)
         for collection in schema.collections {
             var arguments: StatementArguments = [space.databaseText, cursor]
             if let bound { arguments += [bound] }
@@ -35,8 +35,9 @@ extension SQLiteStorage {
                 db, collection, where: "_space = ? AND _seq > ?\(PullBound.condition(bounded: bound != nil, upper: "?")) ORDER BY _seq LIMIT ?",
                 arguments: arguments + [limit + 1], forWire: true
             )
+            let writer = format.writer(for: collection)
             for row in found {
-                changes.append(Change(space: space, collection: collection.name, id: row.id, seq: row.seq, record: row.record), clockForm: clockForm)
+                changes.append(Change(space: space, collection: collection.name, id: row.id, seq: row.seq, record: row.record), with: writer)
             }
         }
         return PullPage(sorted: changes.changes, cursor: cursor, limit: limit)
