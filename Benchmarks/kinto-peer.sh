@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Ferry against a peer, Kinto (PyPI), on one PostgreSQL cluster, driven by a plain Python HTTP client
 # (Benchmarks/kinto_peer_client.py): both get the same records, then the client times a cold pull of all of them
-# (records/s) and a no-op pull (median of 20 requests), and prints a table and, last, one JSON line.
+# (records/s, the median of 5) and a no-op pull (median of 20 requests), and prints a table and, last, one JSON line.
 #
 #   Benchmarks/kinto-peer.sh                    # 20,000 records, a throwaway PostgreSQL cluster
-#   Benchmarks/kinto-peer.sh --records 5000
+#   Benchmarks/kinto-peer.sh --records 5000 --cold-pulls 3 --noop-pulls 50
 #   FERRY_BENCH_POSTGRES_URL=postgres://ferry@127.0.0.1:55432/postgres?sslmode=disable Benchmarks/kinto-peer.sh
 #
 # Ferry is ${FERRY_BIN:-.build/release/ferry} (build it first); Kinto is installed into a venv under /tmp
@@ -14,10 +14,12 @@ cd "$(dirname "$0")/.."
 
 RECORDS=20000
 NOOPS=20
+COLDS=5
 while [ $# -gt 0 ]; do
     case "$1" in
         --records) RECORDS=$2; shift 2 ;;
         --noop-pulls) NOOPS=$2; shift 2 ;;
+        --cold-pulls) COLDS=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "kinto-peer: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
@@ -180,4 +182,4 @@ echo "kinto-peer: Kinto $("$PYTHON" -c 'import kinto; print(kinto.__version__)')
 # --- The client ----------------------------------------------------------------------------------------------
 
 FERRY_URL=$FERRY_URL FERRY_ANON_KEY=$FERRY_ANON_KEY FERRY_PROFILE="$WORK/client/profiles/peer" KINTO_URL=$KINTO_URL \
-    RECORDS=$RECORDS NOOPS=$NOOPS "$PYTHON" Benchmarks/kinto_peer_client.py
+    RECORDS=$RECORDS NOOPS=$NOOPS COLDS=$COLDS "$PYTHON" Benchmarks/kinto_peer_client.py

@@ -70,7 +70,7 @@ extension PostgresStorage {
     ) async throws {
         let rows = try await connection.query(PostgresQuery(unsafeSQL: selectRecords(collection, where: condition), binds: binds), logger: logger)
         let types = collection.fields.map { collection.storedType(of: $0) }
-        var fields: [PostgresCell] = []
+        var fields: [WireCell] = []
         fields.reserveCapacity(types.count)
         for try await row in rows {
             var cells = row.makeIterator()
@@ -80,14 +80,14 @@ extension PostgresStorage {
             else { continue }
             let isDeleted = try deleted.decode(Bool?.self) ?? false
             fields.removeAll(keepingCapacity: true)
-            while let cell = cells.next() { fields.append(cell) }
+            while fields.count < types.count, let cell = cells.next() { fields.append(try WireCell(cell, type: types[fields.count])) }
             var written = false
             if sealed.bytes == nil, fields.count == types.count {
                 written = try changes.append(seq: seq, collection: collection.name) { bytes in
                     try clocks.withUnsafeReadableBytes { text in
-                        try writer.write(
-                            id: id, space: space, seq: seq, deleted: isDeleted, clocks: text, isNull: { fields[$0].bytes == nil },
-                            writeValue: { index, bytes in try writeWireValue(fields[index], type: types[index], into: &bytes) }, into: &bytes
+                        writer.write(
+                            id: id, space: space, seq: seq, deleted: isDeleted, clocks: text, isNull: { fields[$0].isNull },
+                            writeValue: { index, bytes in fields[index].write(into: &bytes) }, into: &bytes
                         )
                     }
                 }
@@ -98,19 +98,51 @@ extension PostgresStorage {
         }
     }
 
-    /// Appends the JSON of a field's cell, which holds a value, in wire form: text straight from the cell's bytes.
-    private static func writeWireValue(_ cell: PostgresCell, type: FieldType, into bytes: inout [UInt8]) throws {
-        switch type {
-        case .text, .uuid:
-            guard let buffer = cell.bytes else { return JSONValue.null.write(into: &bytes) }
-            buffer.withUnsafeReadableBytes { JSONValue.write(utf8: $0.assumingMemoryBound(to: UInt8.self), into: &bytes) }
-        default:
-            try wireValue(cell, type: type).write(into: &bytes)
+    /// A field's cell as a pull writes it: the bytes of text and of PostgreSQL's binary `bigint`, `double precision` and
+    /// `boolean`, read without a `PostgresCell` kept per field (their copies were a tenth of a pull's server time);
+    /// any other type (or an unexpected size) in wire form, decoded as ``wireValue(_:type:)`` does.
+    private enum WireCell {
+        case null
+        case text(ByteBuffer)
+        case integer(Int64)
+        case real(Double)
+        case bool(Bool)
+        case value(JSONValue)
+
+        init(_ cell: PostgresCell, type: FieldType) throws {
+            guard let buffer = cell.bytes else {
+                self = .null
+                return
+            }
+            switch (type, cell.format, buffer.readableBytes) {
+            case (.text, .binary, _), (.uuid, .binary, _): self = .text(buffer)
+            case (.integer, .binary, 8): self = .integer(buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: Int64.self)!)
+            case (.real, .binary, 8): self = .real(Double(bitPattern: buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt64.self)!))
+            case (.bool, .binary, 1): self = .bool(buffer.getInteger(at: buffer.readerIndex, as: UInt8.self)! != 0)
+            default: self = .value(try PostgresStorage.wireValue(cell, type: type))
+            }
+        }
+
+        var isNull: Bool {
+            if case .null = self { return true }
+            if case .value(let value) = self { return value.isNull }
+            return false
+        }
+
+        func write(into bytes: inout [UInt8]) {
+            switch self {
+            case .null: JSONValue.null.write(into: &bytes)
+            case .text(let buffer): buffer.withUnsafeReadableBytes { JSONValue.write(utf8: $0.assumingMemoryBound(to: UInt8.self), into: &bytes) }
+            case .integer(let number): JSONValue.write(Double(number), into: &bytes)
+            case .real(let number): JSONValue.write(number, into: &bytes)
+            case .bool(let flag): JSONValue.bool(flag).write(into: &bytes)
+            case .value(let value): value.write(into: &bytes)
+            }
         }
     }
 
     /// A field's cell, selected as ``recordColumns(_:)`` does, in wire form.
-    private static func wireValue(_ cell: PostgresCell, type: FieldType) throws -> JSONValue {
+    fileprivate static func wireValue(_ cell: PostgresCell, type: FieldType) throws -> JSONValue {
         guard cell.bytes != nil else { return .null }
         let dialect = SQLDialect.postgres
         return switch type {
