@@ -192,8 +192,8 @@ public struct PullResponse: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        changes = if container.contains(.pages) {
-            try Self.changes(inPages: container.decode([JSONValue].self, forKey: .pages), codingPath: container.codingPath + [CodingKeys.pages])
+        changes = if let pages = try container.decodeIfPresent([JSONValue].self, forKey: .pages) {
+            try Self.changes(inPages: pages, codingPath: container.codingPath + [CodingKeys.pages])
         } else {
             try container.decode([Change].self, forKey: .changes)
         }

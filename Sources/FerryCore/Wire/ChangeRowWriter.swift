@@ -12,9 +12,14 @@ public struct ChangeRowWriter: Sendable {
     public let clockForm: ClockForm
     /// How each change is laid out.
     public let layout: PullLayout
+    /// The collection whose rows this writes.
+    public let collection: String
     /// The names of the values of a row of the rows layout: `id`, `seq`, `deleted`, `clock`, `clocks`, then the
     /// fields in the order the store's columns list them.
     public let rowColumns: [String]
+    /// About how many bytes a page of the rows layout spends before its rows (space, collection, columns); 0 in the
+    /// changes layout. A reply's byte budget counts it once per page.
+    public let pageHeaderBytes: Int
     /// `"collection":"<name>","deleted":`, the same for every change.
     private let collectionMember: [UInt8]
     /// The fields as the store's columns list them: each one's name and its `"name":` member key.
@@ -30,7 +35,9 @@ public struct ChangeRowWriter: Sendable {
     public init(collection: String, fields: [String], clockForm: ClockForm, layout: PullLayout = .changes) {
         self.clockForm = clockForm
         self.layout = layout
+        self.collection = collection
         rowColumns = Self.rowSyncColumns + fields
+        pageHeaderBytes = layout == .rows ? rowColumns.reduce(96 + collection.utf8.count) { $0 + $1.utf8.count + 3 } : 0
         var member: [UInt8] = []
         JSONValue.write(collection, into: &member)
         collectionMember = Array("\"collection\":".utf8) + member + Array(",\"deleted\":".utf8)

@@ -243,7 +243,10 @@ extension PullResponse {
             let path = codingPath + [WireKey(index: pageIndex)]
             let object = try JSONObjectReader(page, codingPath: path)
             let space = try object.required("space"), collection = try object.required("collection")
-            let columns = try (object.array("columns") ?? []).map { column in
+            guard case .array(let columnNames) = try object.required("columns"), case .array(let rows) = try object.required("rows") else {
+                throw DecodingError.typeMismatch([JSONValue].self, .init(codingPath: path, debugDescription: "A page's columns and rows are arrays."))
+            }
+            let columns = try columnNames.map { column in
                 guard case .string(let name) = column else {
                     throw DecodingError.dataCorrupted(.init(codingPath: object.path("columns"), debugDescription: "A column name is not a string."))
                 }
@@ -255,7 +258,7 @@ extension PullResponse {
                     codingPath: object.path("columns"), debugDescription: "Columns must be \(sync.joined(separator: ", ")), then distinct field names."
                 ))
             }
-            for (rowIndex, row) in (try object.array("rows") ?? []).enumerated() {
+            for (rowIndex, row) in rows.enumerated() {
                 let rowPath = object.path("rows") + [WireKey(index: rowIndex)]
                 guard case .array(let values) = row, values.count == columns.count else {
                     throw DecodingError.dataCorrupted(.init(codingPath: rowPath, debugDescription: "A row must be an array of \(columns.count) values."))

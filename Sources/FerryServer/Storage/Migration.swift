@@ -433,5 +433,29 @@ extension Migration {
             sqlite: [],
             postgres: ["ALTER TABLE ferry_device_mutations ALTER COLUMN last_batch SET STORAGE EXTERNAL"]
         ),
+        Migration(
+            version: 10,
+            name: "record clocks stored as text",
+            // Only Ferry reads `_clocks`: as jsonb it cost a parse on every pushed row and an escape of every character
+            // on every pulled one. Every collection table is converted once (its rows keep jsonb's spaced output, which
+            // ClockMap reads); being a migration, it also stops an older server, whose profile save merges the column
+            // with jsonb's `||`, from running against the converted tables. SQLite's was always text.
+            sqlite: [],
+            postgres: [
+                """
+                DO $$
+                DECLARE found record;
+                BEGIN
+                  FOR found IN SELECT table_name FROM information_schema.columns
+                               WHERE table_schema = current_schema() AND column_name = '_clocks' AND data_type = 'jsonb'
+                  LOOP
+                    EXECUTE format('ALTER TABLE %I ALTER COLUMN "_clocks" DROP DEFAULT, '
+                      || 'ALTER COLUMN "_clocks" TYPE text USING "_clocks"::text, ALTER COLUMN "_clocks" SET DEFAULT ''{}''',
+                      found.table_name);
+                  END LOOP;
+                END $$
+                """,
+            ]
+        ),
     ]
 }

@@ -23,6 +23,9 @@ struct WireChange: Sendable {
     var seq: Int64
     var space: UUID
     var collection: String
+    /// What a page of the rows layout spends before its rows, counted when this change starts one
+    /// (``ChangeRowWriter/pageHeaderBytes``).
+    var pageHeaderBytes: Int
     /// The change's JSON (an object, or an array in the rows layout): a slice of the buffer its page was written
     /// into, shared, not copied.
     var json: ArraySlice<UInt8>
@@ -32,27 +35,28 @@ struct WireChange: Sendable {
 struct WireChanges {
     let space: UUID
     private var buffer: [UInt8] = []
-    private var entries: [(seq: Int64, collection: String, range: Range<Int>)] = []
+    private var entries: [(seq: Int64, writer: ChangeRowWriter, range: Range<Int>)] = []
 
+    /// Room for `capacity` changes, reserved a little at a time: a space read for a page of 5,000 often holds a few.
     init(space: UUID, capacity: Int) {
         self.space = space
-        buffer.reserveCapacity(capacity * 320)
-        entries.reserveCapacity(capacity)
+        buffer.reserveCapacity(min(capacity, 256) * 320)
+        entries.reserveCapacity(min(capacity, 256))
     }
 
-    /// Appends the change of `collection` with sequence number `seq` that `write` writes, unless it returns `false`
-    /// (having written nothing); returns what `write` returned.
+    /// Appends the change with sequence number `seq` that `write` writes, as `writer` lays it out, unless `write`
+    /// returns `false` (having written nothing); returns what `write` returned.
     @discardableResult
-    mutating func append(seq: Int64, collection: String, _ write: (inout [UInt8]) throws -> Bool) rethrows -> Bool {
+    mutating func append(seq: Int64, writer: ChangeRowWriter, _ write: (inout [UInt8]) throws -> Bool) rethrows -> Bool {
         let start = buffer.count
         guard try write(&buffer) else { return false }
-        entries.append((seq, collection, start..<buffer.count))
+        entries.append((seq, writer, start..<buffer.count))
         return true
     }
 
     /// Appends `change` as `writer` lays it out.
     mutating func append(_ change: Change, with writer: ChangeRowWriter) {
-        append(seq: change.seq, collection: change.collection) { bytes in
+        append(seq: change.seq, writer: writer) { bytes in
             switch writer.layout {
             case .changes: change.writeJSON(into: &bytes, clockForm: writer.clockForm)
             case .rows: change.writeRow(into: &bytes, with: writer)
@@ -62,7 +66,9 @@ struct WireChanges {
     }
 
     var changes: [WireChange] {
-        entries.map { WireChange(seq: $0.seq, space: space, collection: $0.collection, json: buffer[$0.range]) }
+        entries.map {
+            WireChange(seq: $0.seq, space: space, collection: $0.writer.collection, pageHeaderBytes: $0.writer.pageHeaderBytes, json: buffer[$0.range])
+        }
     }
 }
 
@@ -78,12 +84,14 @@ extension PullPage {
 
 extension PullPage {
     /// This page cut to the changes that fit in `bytes` (or its first one when `atLeastOne`); a cut page says it has
-    /// more and ends its cursor at its last change, or at `start`, the cursor it was read after, when none fit.
+    /// more and ends its cursor at its last change, or at `start`, the cursor it was read after, when none fit. In the
+    /// rows layout, each run of one collection counts its page's header too.
     func limited(toBytes bytes: Int, atLeastOne: Bool, start: Int64) -> (page: PullPage, bytes: Int) {
         var used = 0
         var kept = 0
-        for change in changes {
-            let size = change.json.count + 1
+        for (index, change) in changes.enumerated() {
+            let startsPage = index == 0 || changes[index - 1].collection != change.collection
+            let size = change.json.count + 1 + (startsPage ? change.pageHeaderBytes : 0)
             guard used + size <= bytes || (atLeastOne && kept == 0) else { break }
             used += size
             kept += 1

@@ -71,7 +71,7 @@ final class FakeSyncRemote: SyncRemote {
         await holdUntilArrival(sent: sent)
         return try state.withLock { state in
             state.pushesOnTheWire -= 1
-            state.nextArrival = sent + 1
+            state.nextArrival = max(state.nextArrival, sent + 1)
             let number = state.pushes.count + 1
             state.pushes.append(request)
             if state.failingPushes.contains(number) { throw state.failure }
@@ -96,7 +96,7 @@ final class FakeSyncRemote: SyncRemote {
     /// the window has filled once.
     private func holdUntilArrival(sent: Int) async {
         let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             let waits = state.withLock { state in
                 if let target = state.pushesHeldUntilOnTheWire, !state.pushes.isEmpty, state.pushesOnTheWire >= target {
                     state.windowFilled = true

@@ -95,6 +95,20 @@ struct ChangeRowWriterTests {
         }
     }
 
+    @Test("a rows-layout reply without rows or columns, with other columns, or with a short row is refused", arguments: [
+        #"{"space":"\#(space.lowercasedText)","collection":"notes","columns":["id","seq","deleted","clock","clocks","title"]}"#,
+        #"{"space":"\#(space.lowercasedText)","collection":"notes","rows":[]}"#,
+        #"{"space":"\#(space.lowercasedText)","collection":"notes","columns":["id","seq","clock","clocks","deleted"],"rows":[]}"#,
+        #"{"space":"\#(space.lowercasedText)","collection":"notes","columns":["id","seq","deleted","clock","clocks","a","a"],"rows":[]}"#,
+        #"{"space":"\#(space.lowercasedText)","collection":"notes","columns":["id","seq","deleted","clock","clocks","title"],"rows":[["\#(id.lowercasedText)",1,false,null,{}]]}"#,
+        #"{"space":"\#(space.lowercasedText)","collection":"notes","columns":["id","seq","deleted","clock","clocks","title"],"rows":{}}"#,
+    ])
+    func refusesMalformedPages(_ page: String) {
+        let reply = #"{"pages":["# + page + #"],"cursors":{},"hasMore":false}"#
+        #expect(throws: DecodingError.self) { try JSONValueDecoder().decode(PullResponse.self, from: Data(reply.utf8)) }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(PullResponse.self, from: Data(reply.utf8)) }
+    }
+
     /// The change a ``Change`` holds for `row`: a field is in it when it has a value or a clock.
     static func change(_ row: Row) throws -> Change {
         let clocked = try #require(ClockMap.clocks(fromText: row.clocks))

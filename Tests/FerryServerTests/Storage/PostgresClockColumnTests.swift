@@ -5,7 +5,7 @@ import Foundation
 import PostgresNIO
 import Testing
 
-/// PostgreSQL only: the `_clocks` column is text; tables created while it was jsonb are converted on start.
+/// PostgreSQL only: the `_clocks` column is text; migration 10 converts tables created while it was jsonb.
 @Suite("PostgreSQL clock column")
 struct PostgresClockColumnTests {
     static let schema = """
@@ -16,16 +16,20 @@ struct PostgresClockColumnTests {
               body: text
         """
 
-    @Test("a table whose _clocks is jsonb turns to text on start, and its rows pull with the clocks they had",
+    /// The migrations before the one this suite tests.
+    static let before = Migration.server.filter { $0.version < 10 }
+
+    @Test("migration 10 turns a jsonb _clocks into text, and the rows pull with the clocks they had",
           arguments: TestEngine.available.filter { $0 == .postgres })
     func convertsJSONBClocks(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
             guard case .postgres(let url) = database.location else { return }
             let storage = PostgresStorage(url: url, logger: .testing)
-            try await storage.migrate(Migration.server)
+            // A database as the ferry before migration 10 left it.
+            try await storage.migrate(Self.before)
             let schema = try SchemaParser.parse(Self.schema)
             try await storage.apply(schema)
-            #expect(try await database.columns(of: "notes")["_clocks"] == "text")
+            #expect(try await database.columns(of: "notes")["_clocks"] == "text", "new tables are made with text")
 
             // The table as an earlier ferry created it, with a row it wrote.
             let (space, id) = (UUID(), UUID())
@@ -39,8 +43,9 @@ struct PostgresClockColumnTests {
             ])
             #expect(try await database.columns(of: "notes")["_clocks"] == "jsonb")
 
-            #expect(try await storage.apply(schema).isEmpty, "no schema change is planned")
+            #expect(try await storage.migrate(Migration.server).map(\.name) == ["record clocks stored as text"])
             #expect(try await database.columns(of: "notes")["_clocks"] == "text")
+            #expect(try await storage.apply(schema).isEmpty, "no schema change is planned")
             // Pulls go through the pool, which serves while it runs.
             let pool = Task { await storage.client.run() }
             defer { pool.cancel() }

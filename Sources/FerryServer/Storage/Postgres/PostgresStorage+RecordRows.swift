@@ -83,7 +83,7 @@ extension PostgresStorage {
             while fields.count < types.count, let cell = cells.next() { fields.append(try WireCell(cell, type: types[fields.count])) }
             var written = false
             if sealed.bytes == nil, fields.count == types.count {
-                written = try changes.append(seq: seq, collection: collection.name) { bytes in
+                written = try changes.append(seq: seq, writer: writer) { bytes in
                     try clocks.withUnsafeReadableBytes { text in
                         writer.write(
                             id: id, space: space, seq: seq, deleted: isDeleted, clocks: text, isNull: { fields[$0].isNull },

@@ -61,7 +61,6 @@ extension PostgresStorage {
                     )
                 }
                 try await self.addSealedColumns(connection, schema)
-                try await self.storeClocksAsText(connection, schema)
                 return changes
             }
         }
@@ -78,28 +77,6 @@ extension PostgresStorage {
         for try await name in rows.decode(String.self) { sealed.insert(name) }
         for collection in schema.collections where !sealed.contains(collection.name) {
             let statement = "ALTER TABLE \(SQLDialect.postgres.quote(collection.name)) ADD COLUMN IF NOT EXISTS \(SQLDialect.postgres.sealedColumnDefinition)"
-            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-        }
-    }
-
-    /// Turns the `_clocks` column of tables created while it was `jsonb` into `text`, keeping each row's clocks (in
-    /// `jsonb`'s spaced output, which Ferry reads). Each such table is rewritten once, under a lock, on the first
-    /// start after the upgrade; tables already in text are left alone.
-    private func storeClocksAsText(_ connection: PostgresConnection, _ schema: Schema) async throws {
-        var inJSONB: Set<String> = []
-        let rows = try await connection.query(
-            """
-            SELECT table_name::text FROM information_schema.columns
-            WHERE table_schema = current_schema() AND column_name = '_clocks' AND data_type = 'jsonb'
-            """,
-            logger: logger
-        )
-        for try await name in rows.decode(String.self) { inJSONB.insert(name) }
-        for collection in schema.collections where inJSONB.contains(collection.name) {
-            let statement = """
-                ALTER TABLE \(SQLDialect.postgres.quote(collection.name)) ALTER COLUMN "_clocks" DROP DEFAULT,
-                ALTER COLUMN "_clocks" TYPE text USING "_clocks"::text, ALTER COLUMN "_clocks" SET DEFAULT '{}'
-                """
             try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
     }
