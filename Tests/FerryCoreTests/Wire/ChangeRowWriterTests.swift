@@ -42,27 +42,8 @@ struct ChangeRowWriterTests {
     @Test("writes what Change writes", arguments: rows, [ClockForm.field, .row])
     func matchesChange(_ row: Row, form: ClockForm) throws {
         let writer = ChangeRowWriter(collection: "notes", fields: Self.fields, clockForm: form)
-        var written: [UInt8] = []
-        let accepted = Array(row.clocks.utf8).withUnsafeBytes { clocks in
-            writer.write(
-                id: Self.id, space: Self.space, seq: 42, deleted: row.deleted, clocks: clocks,
-                isNull: { (row.values[Self.fields[$0]] ?? nil) == nil },
-                writeValue: { index, bytes in (row.values[Self.fields[index]] ?? nil)?.write(into: &bytes) }, into: &written
-            )
-        }
-        #expect(accepted)
-
-        let clocksText = try #require(ClockMap.wireText(row.clocks))
-        let clocked = try #require(ClockMap.clocks(fromText: row.clocks))
-        var fields: [String: JSONValue] = [:]
-        for name in Self.fields {
-            if let value = row.values[name] ?? nil {
-                fields[name] = value
-            } else if clocked[name] != nil {
-                fields[name] = .null
-            }
-        }
-        let change = Change(space: Self.space, collection: "notes", id: Self.id, seq: 42, fields: fields, clocksText: clocksText, deleted: row.deleted)
+        let written = try #require(Self.write(row, with: writer))
+        let change = try Self.change(row)
         var expected: [UInt8] = []
         change.writeJSON(into: &expected, clockForm: form)
         #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
@@ -73,15 +54,7 @@ struct ChangeRowWriterTests {
     @Test("a row of the rows layout reads back as the same change, and Change writes the same row", arguments: rows, [ClockForm.field, .row])
     func rowsLayout(_ row: Row, form: ClockForm) throws {
         let writer = ChangeRowWriter(collection: "notes", fields: Self.fields, clockForm: form, layout: .rows)
-        var written: [UInt8] = []
-        let accepted = Array(row.clocks.utf8).withUnsafeBytes { clocks in
-            writer.write(
-                id: Self.id, space: Self.space, seq: 42, deleted: row.deleted, clocks: clocks,
-                isNull: { (row.values[Self.fields[$0]] ?? nil) == nil },
-                writeValue: { index, bytes in (row.values[Self.fields[index]] ?? nil)?.write(into: &bytes) }, into: &written
-            )
-        }
-        #expect(accepted)
+        let written = try #require(Self.write(row, with: writer))
         let change = try Self.change(row)
         var fromChange: [UInt8] = []
         change.writeRow(into: &fromChange, with: writer)
@@ -107,6 +80,19 @@ struct ChangeRowWriterTests {
         let reply = #"{"pages":["# + page + #"],"cursors":{},"hasMore":false}"#
         #expect(throws: DecodingError.self) { try JSONValueDecoder().decode(PullResponse.self, from: Data(reply.utf8)) }
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(PullResponse.self, from: Data(reply.utf8)) }
+    }
+
+    /// What `writer` writes for `row` (its values as cells, `nil` for NULL); `nil` when it refuses the row.
+    static func write(_ row: Row, with writer: ChangeRowWriter) -> [UInt8]? {
+        var written: [UInt8] = []
+        let accepted = Array(row.clocks.utf8).withUnsafeBytes { clocks in
+            writer.write(
+                id: id, space: space, seq: 42, deleted: row.deleted, clocks: clocks,
+                isNull: { (row.values[fields[$0]] ?? nil) == nil },
+                writeValue: { index, bytes in (row.values[fields[index]] ?? nil)?.write(into: &bytes) }, into: &written
+            )
+        }
+        return accepted ? written : nil
     }
 
     /// The change a ``Change`` holds for `row`: a field is in it when it has a value or a clock.
