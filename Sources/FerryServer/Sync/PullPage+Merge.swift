@@ -35,7 +35,7 @@ struct WireChange: Sendable {
 struct WireChanges {
     let space: UUID
     private var buffer: [UInt8] = []
-    private var entries: [(seq: Int64, writer: ChangeRowWriter, range: Range<Int>)] = []
+    private var entries: [(seq: Int64, collection: String, pageHeaderBytes: Int, range: Range<Int>)] = []
 
     /// Room for `capacity` changes, reserved a little at a time: a space read for a page of 5,000 often holds a few.
     init(space: UUID, capacity: Int) {
@@ -50,7 +50,7 @@ struct WireChanges {
     mutating func append(seq: Int64, writer: ChangeRowWriter, _ write: (inout [UInt8]) throws -> Bool) rethrows -> Bool {
         let start = buffer.count
         guard try write(&buffer) else { return false }
-        entries.append((seq, writer, start..<buffer.count))
+        entries.append((seq, writer.collection, writer.pageHeaderBytes, start..<buffer.count))
         return true
     }
 
@@ -66,9 +66,7 @@ struct WireChanges {
     }
 
     var changes: [WireChange] {
-        entries.map {
-            WireChange(seq: $0.seq, space: space, collection: $0.writer.collection, pageHeaderBytes: $0.writer.pageHeaderBytes, json: buffer[$0.range])
-        }
+        entries.map { WireChange(seq: $0.seq, space: space, collection: $0.collection, pageHeaderBytes: $0.pageHeaderBytes, json: buffer[$0.range]) }
     }
 }
 
