@@ -10,11 +10,6 @@ struct PullFormat: Sendable {
     func writer(for collection: CollectionDefinition) -> ChangeRowWriter {
         ChangeRowWriter(collection: collection.name, fields: collection.fields.map(\.name), clockForm: clockForm, layout: layout)
     }
-
-    /// The names of the values of `collection`'s rows in the rows layout (``ChangeRowWriter/rowColumns``).
-    static func rowColumns(_ collection: CollectionDefinition) -> [String] {
-        ChangeRowWriter.rowSyncColumns + collection.fields.map(\.name)
-    }
 }
 
 /// One change of a pull, already in the reply's JSON: written as its row was read, so a page of thousands is never

@@ -161,9 +161,11 @@ struct SyncService: Sendable {
             throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
         }
         let limit = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
+        let format = PullFormat(clockForm: request.clockForm, layout: request.layout)
         var response = PullReply(layout: request.layout)
         if request.layout == .rows {
-            response.rowColumns = Dictionary(uniqueKeysWithValues: schema.collections.map { ($0.name, PullFormat.rowColumns($0)) })
+            // The pages' columns from the writers that write their rows.
+            response.rowColumns = Dictionary(uniqueKeysWithValues: schema.collections.map { ($0.name, format.writer(for: $0).rowColumns) })
         }
         var cursors: [SpaceCursor] = []
         let spaces = try await storage.spaces(userID: caller.userID)
@@ -177,7 +179,7 @@ struct SyncService: Sendable {
             if cursor < space.seq { cursors.append(SpaceCursor(space: space.id, cursor: cursor)) }
         }
         let pages = cursors.isEmpty ? [:] : try await storage.pull(
-            cursors, limit: limit, bytes: limits.maximumPullBytes, schema: schema, format: PullFormat(clockForm: request.clockForm, layout: request.layout)
+            cursors, limit: limit, bytes: limits.maximumPullBytes, schema: schema, format: format
         )
         for space in spaces where response.cursors[space.id] != nil {
             if response.cursors[space.id, default: 0] >= space.seq { continue }
