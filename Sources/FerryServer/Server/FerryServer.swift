@@ -140,6 +140,9 @@ public final class FerryServer: Sendable {
         )
         var sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger, events: feed)
         sync.blobs = blobs
+        if configuration.sync.maximumPagesReadAhead > 0 {
+            sync.readAhead = PullReadAhead(capacity: configuration.sync.maximumPagesReadAhead, metrics: ReadAheadMetrics(registry: registry))
+        }
         let collector = TombstoneCollector(storage: records, schema: schema, retention: configuration.sync.tombstoneRetention, logger: logger)
         let blobCollector = BlobCollector(
             store: blobStore, records: records, objects: records, schema: schema, limits: configuration.blobs, logger: logger

@@ -20,6 +20,9 @@ public struct SyncLimits: Sendable, Hashable {
     /// About the most bytes of changes one pull returns (always at least one change, which is at most
     /// ``maximumRecordBytes`` of fields), so a page's size does not grow with `limit` × record size.
     public var maximumPullBytes = 4 * 1024 * 1024
+    /// How many pull pages the server may hold read ahead for clients paging through a pull (docs/sync.md,
+    /// "Read-ahead"), each up to ``maximumPullBytes``; 0 reads every page only when asked.
+    public var maximumPagesReadAhead = 16
     /// How far ahead of the server's clock a device's clock may run; later clocks are lowered to this bound,
     /// so a device with a wrong clock cannot win every merge forever.
     public var maximumClockSkew: Duration = .seconds(60)

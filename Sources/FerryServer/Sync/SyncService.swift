@@ -16,6 +16,8 @@ struct SyncService: Sendable {
     /// Checks that the blobs a pushed record names are held; `nil` only in tests of the push alone.
     var blobs: BlobService?
     var now: @Sendable () -> Date = Date.init
+    /// Reads the next page of a paged pull while the client reads this one; `nil` reads each page when asked.
+    var readAhead: PullReadAhead?
 
     /// The largest mutation id: 2^53 - 1, the largest integer a JSON number carries exactly everywhere.
     static let largestMutationID: Int64 = 9_007_199_254_740_991
@@ -160,6 +162,39 @@ struct SyncService: Sendable {
         for (space, cursor) in request.cursors where cursor < 0 {
             throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
         }
+        let spaces = try await storage.spaces(userID: caller.userID)
+        let reply: PullReply
+        if let readAhead, let ready = await readAhead.take(readAheadKey(caller, request, spaces: spaces), spaces: spaces) {
+            reply = ready
+        } else {
+            reply = try await read(request, spaces: spaces)
+        }
+        readNextPage(after: request, reply: reply, caller: caller, spaces: spaces)
+        return reply
+    }
+
+    /// Starts reading the page a client paging through asks after `reply` (the same request from the reply's cursors),
+    /// if it has more. One page ahead: on two cores, two ahead served no faster (docs/benchmarks.md).
+    private func readNextPage(after request: PullRequest, reply: PullReply, caller: SyncCaller, spaces: [SpaceSummary]) {
+        guard let readAhead, reply.hasMore else { return }
+        var next = request
+        next.cursors.merge(reply.cursors) { _, new in new }
+        let request = next
+        readAhead.start(readAheadKey(caller, request, spaces: spaces), spaces: spaces) { try await read(request, spaces: spaces) }
+    }
+
+    /// What a page read ahead is held under: the caller, and the request as far as it decides the reply (so a client
+    /// that sends back only the reply's cursors and one that keeps others meet the same page).
+    private func readAheadKey(_ caller: SyncCaller, _ request: PullRequest, spaces: [SpaceSummary]) -> PullReadAhead.Key {
+        var request = request
+        let ids = Set(spaces.map(\.id))
+        request.exclude = request.exclude.intersection(ids)
+        request.cursors = request.cursors.filter { ids.contains($0.key) && !request.exclude.contains($0.key) && $0.value != 0 }
+        return PullReadAhead.Key(userID: caller.userID, deviceID: caller.device?.id, request: request)
+    }
+
+    /// The reply to `request` from a user whose spaces are `spaces`.
+    private func read(_ request: PullRequest, spaces: [SpaceSummary]) async throws -> PullReply {
         let limit = min(request.limit ?? limits.defaultPullLimit, limits.maximumPullLimit)
         let format = PullFormat(clockForm: request.clockForm, layout: request.layout)
         var response = PullReply(layout: request.layout)
@@ -168,7 +203,6 @@ struct SyncService: Sendable {
             response.rowColumns = Dictionary(uniqueKeysWithValues: schema.collections.map { ($0.name, format.writer(for: $0).rowColumns) })
         }
         var cursors: [SpaceCursor] = []
-        let spaces = try await storage.spaces(userID: caller.userID)
         for space in spaces {
             if space.isEncrypted { response.keyVersions[space.id] = space.keyVersion }
             if request.exclude.contains(space.id) { continue }
