@@ -120,11 +120,13 @@ public enum ClockMap {
         guard bytes.count >= 2, bytes[0] == UInt8(ascii: "{"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return .otherForm }
         if bytes.count == 2 { return .complete }
         var index = 1
+        var previous: Slice<UnsafeBufferPointer<UInt8>>?
         while true {
             guard let key = quoted(bytes, &index), index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return .otherForm }
             index += 1
             skipSpace(bytes, &index)
-            guard let value = quoted(bytes, &index), index < bytes.count else { return .otherForm }
+            guard let value = repeated(previous, in: bytes, &index) ?? quoted(bytes, &index), index < bytes.count else { return .otherForm }
+            previous = value
             guard visit(key, value) else { return .refused }
             switch bytes[index] {
             case UInt8(ascii: ","):
@@ -138,6 +140,20 @@ public enum ClockMap {
 
     private static func skipSpace(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
         if index < bytes.count, bytes[index] == UInt8(ascii: " ") { index += 1 }
+    }
+
+    /// `previous` again if the string at `index` is the same bytes (one compare: most fields share one clock), moving
+    /// `index` past it; `nil` otherwise. `previous` came from ``quoted(_:_:)``, so it holds no quote or escape.
+    private static func repeated(
+        _ previous: Slice<UnsafeBufferPointer<UInt8>>?, in bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int
+    ) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        guard let previous, index + previous.count + 1 < bytes.count, bytes[index] == UInt8(ascii: "\""),
+              bytes[index + previous.count + 1] == UInt8(ascii: "\""),
+              memcmp(bytes.baseAddress! + index + 1, previous.base.baseAddress! + previous.startIndex, previous.count) == 0
+        else { return nil }
+        let start = index + 1
+        index = start + previous.count + 1
+        return bytes[start..<start + previous.count]
     }
 
     /// The bytes between a `"` at `index` and the next `"`, moving `index` past it; `nil` for anything else.

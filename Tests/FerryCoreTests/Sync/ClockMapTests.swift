@@ -47,6 +47,20 @@ struct ClockMapTests {
         #expect(ClockMap.clocks(fromText: #"{"a":"\#(Self.title)","b":"\#(longer)"}"#) == nil, "a node is checked even after another")
     }
 
+    @Test("a value read as a repeat of the one before only when it is those bytes, whole: a prefix or an extension is read as itself")
+    func repeatedValues() throws {
+        let title = Self.title.description
+        let extended = HLC(milliseconds: Self.title.milliseconds, counter: Self.title.counter, node: Self.title.node + "e")
+        let shortened = HLC(milliseconds: Self.title.milliseconds, counter: Self.title.counter, node: String(Self.title.node.dropLast()))
+        let clocks = ["a": Self.title, "b": Self.title, "c": extended, "d": shortened, "e": shortened, "f": Self.title]
+        let text = ClockMap.text(clocks)
+        #expect(ClockMap.clocks(fromText: text) == clocks)
+        #expect(ClockMap.wireText(text) == text)
+        #expect(ClockMap.clocks(fromText: #"{"a":"\#(title)","b":"\#(title)"x}"#) == nil, "the repeat is followed by its closing quote, then JSON")
+        #expect(ClockMap.clocks(fromText: #"{"a":"\#(title)","b":"\#(title)"#) == nil, "a repeat cut short is no value")
+        #expect(ClockMap.clocks(fromText: #"{"a":"\#(title)","b":"\#(title)\\"}"#) == nil, "nor one an escape follows")
+    }
+
     @Test("anything but an object of clocks is nil", arguments: [
         "", "{", "}", "[]", "null", #"{"title":1}"#, #"{"title":"not a clock"}"#, #"{"title":"\#(title)""#,
         #"{"title":"\#(title)"}x"#, #"{"title""\#(title)"}"#, #"{"a":"\#(title)","b":"nope"}"#,
