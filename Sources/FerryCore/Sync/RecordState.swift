@@ -27,6 +27,7 @@ public struct RecordState: Sendable, Hashable {
     /// - Returns: whether anything changed.
     @discardableResult
     public mutating func merge(_ other: RecordState) -> Bool {
+        if clocks.isEmpty, fields.isEmpty, takeWhole(other) { return !other.clocks.isEmpty }
         var changed = false
         for (name, clock) in other.clocks {
             if let mine = clocks[name], mine >= clock { continue }
@@ -39,6 +40,20 @@ public struct RecordState: Sendable, Hashable {
             changed = true
         }
         return changed
+    }
+
+    /// Merges `other` into a state never written, as ``merge(_:)`` would, by taking its dictionaries whole (a new
+    /// record, most of a push: no insert one by one into empty dictionaries). `false`, changing nothing, when `other`'s
+    /// fields are not exactly its clocked ones; the field-by-field merge then does it.
+    private mutating func takeWhole(_ other: RecordState) -> Bool {
+        let deletedClock = other.clocks[Self.deletedKey] != nil
+        guard other.fields.count == other.clocks.count - (deletedClock ? 1 : 0), other.fields[Self.deletedKey] == nil,
+              other.fields.keys.allSatisfy({ other.clocks[$0] != nil })
+        else { return false }
+        clocks = other.clocks
+        fields = other.fields
+        if deletedClock { isDeleted = other.isDeleted }
+        return true
     }
 
     /// The latest clock of any field, or `nil` for a state never written.

@@ -52,6 +52,32 @@ struct HLCTests {
         #expect(!deleted.isDeleted && deleted.fields["title"] == "Late edit")
     }
 
+    @Test("a state never written ends as the field-by-field merge leaves it, whatever the change holds")
+    func mergeIntoNew() {
+        let (a, b) = (HLC(milliseconds: 1, counter: 0, node: "a"), HLC(milliseconds: 2, counter: 0, node: "b"))
+        let changes = [
+            RecordState(fields: ["title": "x", "body": "y"], clocks: ["title": a, "body": b]),
+            RecordState(fields: ["title": "x"], clocks: ["title": a, "body": b]),  // body cleared: null
+            RecordState(fields: ["title": "x", "body": "y"], clocks: ["title": a]),  // body unclocked: not taken
+            RecordState(fields: ["title": "x"], clocks: ["title": a, "_deleted": b], isDeleted: true),
+            RecordState(fields: ["title": "x"], clocks: ["title": a, "_deleted": b], isDeleted: false),
+            RecordState(clocks: ["_deleted": b], isDeleted: true),
+            RecordState(fields: ["_deleted": "x"], clocks: ["_deleted": b, "title": a], isDeleted: true),
+            RecordState(fields: ["title": "x"], clocks: [:]),
+            RecordState(),
+        ]
+        for change in changes {
+            var expected = RecordState()
+            for (name, clock) in change.clocks {
+                expected.clocks[name] = clock
+                if name == RecordState.deletedKey { expected.isDeleted = change.isDeleted } else { expected.fields[name] = change.fields[name] ?? .null }
+            }
+            var merged = RecordState()
+            #expect(merged.merge(change) == !change.clocks.isEmpty)
+            #expect(merged == expected, "\(change)")
+        }
+    }
+
     @Test("parsing takes exactly 15 and 5 ASCII digits and a node of ASCII letters, digits, - and _", arguments: [
         ("000000000000000-00000-a", true), ("001790000000000-00042-6f1c2a3b-4d5e-4f60-8172-93a4b5c6d7e8", true),
         ("999999999999999-99999-Node_1", true), ("00000000000000-00000-a", false), ("0000000000000000-00000-a", false),
