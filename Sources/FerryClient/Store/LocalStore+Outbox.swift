@@ -66,9 +66,10 @@ extension LocalStore {
                 let held = try Int64.fetchOne(db, sql: "SELECT seq FROM ferry_cursors WHERE space = ?", arguments: [Self.text(space)]) ?? 0
                 if held == sent { try setCursor(db, space: space, seq: seq) }
             }
+            let delete = try db.cachedStatement(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?")
             for result in response.results {
                 guard let mutation = byID[result.mutationId] else { continue }
-                try db.cachedStatement(sql: "DELETE FROM ferry_outbox WHERE mutation_id = ?").execute(arguments: [result.mutationId])
+                try delete.execute(arguments: [result.mutationId])
                 guard db.changesCount > 0 else { continue }
                 switch result.status {
                 case .applied, .duplicate:

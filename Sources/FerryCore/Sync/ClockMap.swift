@@ -20,10 +20,17 @@ public enum ClockMap {
     /// `clocks` of pushed and pulled records.
     public static func write(_ clocks: [String: HLC], into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
+        // Most fields of a record share one clock: its quoted text is made once and copied for the others.
+        var last: (clock: HLC, quoted: [UInt8])?
         for (index, (field, clock)) in clocks.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             appendQuoted(field, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
+            if let last, last.clock == clock {
+                bytes.append(contentsOf: last.quoted)
+                continue
+            }
+            let start = bytes.count
             if needsEscapes(clock.node) {
                 appendQuoted(clock.description, to: &bytes)
             } else {
@@ -31,6 +38,7 @@ public enum ClockMap {
                 clock.write(into: &bytes)
                 bytes.append(UInt8(ascii: "\""))
             }
+            last = (clock, Array(bytes[start...]))
         }
         bytes.append(UInt8(ascii: "}"))
     }
