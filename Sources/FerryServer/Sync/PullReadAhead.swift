@@ -29,7 +29,8 @@ final class PullReadAhead: Sendable {
 
     /// At most this many pages are held or being read, the oldest dropped first: each is up to a reply's byte budget.
     let capacity: Int
-    /// A page not asked for within this long is dropped: its client went away.
+    /// A page not asked for within this long is not served (its client went away); it is dropped when the next read
+    /// ahead starts, and until then counts toward ``capacity``.
     let lifetime: Duration
     private let entries = Mutex<[Key: Entry]>([:])
     private let outcomes: ReadAheadMetrics?

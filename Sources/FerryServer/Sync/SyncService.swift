@@ -174,9 +174,10 @@ struct SyncService: Sendable {
     }
 
     /// Starts reading the page a client paging through asks after `reply` (the same request from the reply's cursors),
-    /// if it has more. One page ahead: on two cores, two ahead served no faster (docs/benchmarks.md).
+    /// if it has more and resets nothing (a client that resets a space asks from 0 instead). One page ahead: on two
+    /// cores, two ahead served no faster (docs/benchmarks.md).
     private func readNextPage(after request: PullRequest, reply: PullReply, caller: SyncCaller, spaces: [SpaceSummary]) {
-        guard let readAhead, reply.hasMore else { return }
+        guard let readAhead, reply.hasMore, reply.resetRequired.isEmpty else { return }
         var next = request
         next.cursors.merge(reply.cursors) { _, new in new }
         let request = next

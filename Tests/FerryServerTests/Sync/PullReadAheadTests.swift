@@ -68,6 +68,38 @@ struct PullReadAheadTests {
         }
     }
 
+    @Test("no page is read ahead after a reply that resets a space, nor with read-ahead turned off", arguments: TestEngine.available)
+    func notReadAhead(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
+            var device = try await SyncDevice.signUp(server)
+            let gone = UUID()
+            _ = try await device.push([device.upsert("clients", ["name": "kept"]), device.upsert("clients", gone, ["name": "gone"])])
+            var stale = try await device.sibling()
+            _ = try await stale.pullAll()
+            _ = try await device.push([device.delete("clients", gone)])
+            try await server.server.collectTombstones(before: Date().addingTimeInterval(60))
+            let shared = try await device.createSpace("Shared")
+            _ = try await device.push((0..<3).map { _ in device.upsert("clients", space: shared.id, ["name": "c"]) })
+            let request = PullRequest(cursors: stale.cursors, limit: 2)
+            let reset = try await stale.pull(request)
+            #expect(reset.resetRequired == [stale.userID] && reset.hasMore)
+            // A client that ignores the reset and asks from the reply's cursors gets a page read now.
+            _ = try await stale.pull(PullRequest(cursors: reset.cursors, limit: 2))
+            #expect(try await readAheadCounts(server)["served", default: 0] == 0)
+        }
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: {
+            AuthHarness.fastHashing(&$0)
+            $0.sync.maximumPagesReadAhead = 0
+        }) { server in
+            var device = try await SyncDevice.signUp(server)
+            let written = (0..<5).map { _ in device.upsert("clients", ["name": "c"]) }
+            _ = try await device.push(written)
+            var reader = try await device.sibling()
+            #expect(try await reader.pullAll(limit: 2).changes.map(\.id) == written.map(\.id))
+            #expect(try await readAheadCounts(server).isEmpty, "no read-ahead, no counter")
+        }
+    }
+
     /// `ferry_pull_read_ahead_total` by outcome, from `/metrics` (open to loopback).
     private func readAheadCounts(_ server: LiveServer) async throws -> [String: Int] {
         let text = try await HTTPClient.send("GET", server.url("/metrics")).text
