@@ -67,7 +67,7 @@ extension SyncEngine {
     func debounceElapsed() {
         isDebouncing = false
         // A sync that ran meanwhile may have pushed everything already; then there is nothing to do.
-        if (try? store.pendingCount()) == 0 { return }
+        if (try? store.hasPendingMutations()) == false { return }
         request(.localChange, immediately: true)
     }
 
@@ -190,33 +190,54 @@ extension SyncEngine {
         }
     }
 
-    /// Follows the outbox: publishes the pending count, and turns each new entry into a debounced local-change trigger.
+    /// Follows the outbox: turns each new entry into a debounced local-change trigger, and keeps
+    /// ``SyncStatus/pendingCount`` current.
+    ///
+    /// Every commit that touches the outbox reads its highest id (one index lookup). The count scans the whole outbox,
+    /// so it is read at once after a quiet spell and then at most every ``outboxCountInterval``, always once after
+    /// the last change: a push of 100,000 entries commits 100 acknowledgements, and counting after each was a tenth of
+    /// the push's CPU (docs/benchmarks.md).
     func watchOutbox() async {
         let observation = ValueObservation.tracking { db in
-            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS count, COALESCE(MAX(mutation_id), 0) AS highest FROM ferry_outbox")
-            let count: Int = row?["count"] ?? 0
-            let highest: Int64 = row?["highest"] ?? 0
-            return OutboxSnapshot(count: count, highest: highest)
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox") ?? 0
         }
         do {
-            for try await snapshot in observation.values(in: store.writer) {
-                outboxChanged(snapshot)
+            for try await highest in observation.values(in: store.writer) {
+                outboxChanged(highest: highest)
             }
         } catch {
             logger.warning("stopped following the outbox", metadata: ["ferry.error": "\(error)"])
         }
     }
 
-    func outboxChanged(_ snapshot: OutboxSnapshot) {
-        broadcast.update { $0.pendingCount = snapshot.count }
-        defer { highestOutboxID = max(highestOutboxID ?? snapshot.highest, snapshot.highest) }
-        if let highestOutboxID, snapshot.highest > highestOutboxID {
+    /// The shortest time between two counts of the outbox for ``SyncStatus/pendingCount``.
+    static let outboxCountInterval = Duration.milliseconds(250)
+
+    func outboxChanged(highest: Int64) {
+        refreshPendingCount()
+        defer { highestOutboxID = max(highestOutboxID ?? highest, highest) }
+        if let highestOutboxID, highest > highestOutboxID {
             trigger(.localChange)
         }
     }
 
-    struct OutboxSnapshot: Sendable, Hashable {
-        var count: Int
-        var highest: Int64
+    /// Counts the outbox now, or schedules the count for when ``outboxCountInterval`` has passed since the last one.
+    func refreshPendingCount() {
+        guard !isPendingCountScheduled else { return }
+        let sinceLast = lastPendingCount.map { ContinuousClock.now - $0 } ?? Self.outboxCountInterval
+        guard sinceLast < Self.outboxCountInterval else { return countPending() }
+        isPendingCountScheduled = true
+        spawn {
+            // Real time, not the engine's sleeper: this paces work, it does not schedule syncs.
+            try? await Task.sleep(for: Self.outboxCountInterval - sinceLast)
+            await self.countPending()
+        }
+    }
+
+    func countPending() {
+        isPendingCountScheduled = false
+        lastPendingCount = .now
+        guard let count = try? store.pendingCount() else { return }
+        broadcast.update { $0.pendingCount = count }
     }
 }

@@ -85,6 +85,9 @@ public actor SyncEngine {
     /// Whether the network is expensive now (``networkCostChanged(isExpensive:)``).
     var isNetworkExpensive = false
     var highestOutboxID: Int64?
+    /// When the outbox was last counted, and whether the next count waits (``refreshPendingCount()``).
+    var lastPendingCount: ContinuousClock.Instant?
+    var isPendingCountScheduled = false
 
     // The realtime stream.
     var isActive = true

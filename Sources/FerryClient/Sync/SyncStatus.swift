@@ -20,7 +20,8 @@ public struct SyncStatus: Sendable, Hashable {
     public var phase: Phase = .idle
     /// Progress of the sync in flight, `nil` when none runs.
     public var progress: SyncProgress?
-    /// Local writes waiting for the server.
+    /// Local writes waiting for the server. Counting scans the outbox, so while writes or acknowledgements follow each
+    /// other it is refreshed at most four times a second, and always once after the last of them.
     public var pendingCount = 0
     /// When the last sync finished successfully.
     public var lastSyncedAt: Date?

@@ -21,9 +21,29 @@ public struct Mutation: Sendable, Hashable, Codable {
     /// Upsert or delete.
     public var op: Operation
     /// The written fields (upsert), in wire form.
-    public var fields: [String: JSONValue]
+    public var fields: [String: JSONValue] {
+        didSet { storedJSON = nil }
+    }
     /// One clock per written field; `_deleted` for a delete or an explicit undelete.
-    public var clocks: [String: HLC]
+    public var clocks: [String: HLC] {
+        didSet { storedJSON = nil }
+    }
+    /// `fields` and `clocks` as the JSON a store keeps them in, when the mutation was read from one: a push writes this
+    /// text as it is instead of encoding the values again (a sixth of a push's client CPU). Changing `fields` or
+    /// `clocks` drops it; it takes no part in equality.
+    package private(set) var storedJSON: StoredJSON?
+
+    /// The JSON texts of a mutation's `fields` and `clocks`, exactly as ``Mutation/writeJSON(into:)`` would write them
+    /// or as a JSON parser reads them back to the same values.
+    package struct StoredJSON: Sendable {
+        package var fields: String
+        package var clocks: String
+
+        package init(fields: String, clocks: String) {
+            self.fields = fields
+            self.clocks = clocks
+        }
+    }
 
     /// Creates a mutation.
     public init(
@@ -37,6 +57,31 @@ public struct Mutation: Sendable, Hashable, Codable {
         self.op = op
         self.fields = fields
         self.clocks = clocks
+    }
+
+    /// A mutation read from a store that keeps its fields and clocks as `storedJSON`, the texts these values were
+    /// parsed from.
+    package init(
+        mutationId: Int64, space: UUID, collection: String, id: UUID, op: Operation,
+        fields: [String: JSONValue], clocks: [String: HLC], storedJSON: StoredJSON
+    ) {
+        self.init(mutationId: mutationId, space: space, collection: collection, id: id, op: op, fields: fields, clocks: clocks)
+        self.storedJSON = storedJSON
+    }
+
+    public static func == (lhs: Mutation, rhs: Mutation) -> Bool {
+        lhs.mutationId == rhs.mutationId && lhs.space == rhs.space && lhs.collection == rhs.collection && lhs.id == rhs.id
+            && lhs.op == rhs.op && lhs.fields == rhs.fields && lhs.clocks == rhs.clocks
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(mutationId)
+        hasher.combine(space)
+        hasher.combine(collection)
+        hasher.combine(id)
+        hasher.combine(op)
+        hasher.combine(fields)
+        hasher.combine(clocks)
     }
 
     enum CodingKeys: String, CodingKey {

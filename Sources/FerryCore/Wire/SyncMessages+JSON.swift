@@ -110,11 +110,19 @@ extension Mutation: JSONTextWritable, JSONTreeReadable {
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         object.key("clocks", &bytes)
-        ClockMap.write(clocks, into: &bytes)
+        if let storedJSON {
+            bytes.append(contentsOf: storedJSON.clocks.utf8)
+        } else {
+            ClockMap.write(clocks, into: &bytes)
+        }
         object.key("collection", &bytes)
         JSONValue.write(collection, into: &bytes)
         object.key("fields", &bytes)
-        JSONValue.object(fields).write(into: &bytes)
+        if let storedJSON {
+            bytes.append(contentsOf: storedJSON.fields.utf8)
+        } else {
+            JSONValue.object(fields).write(into: &bytes)
+        }
         object.key("id", &bytes)
         JSONValue.write(id, into: &bytes)
         object.key("mutationId", &bytes)
@@ -143,6 +151,12 @@ extension Mutation: JSONTextWritable, JSONTreeReadable {
 }
 
 extension PushRequest: JSONTextWritable, JSONTreeReadable {
+    public var approximateJSONByteCount: Int {
+        mutations.reduce(256 + 64 * cursors.count) { total, mutation in
+            total + 200 + (mutation.storedJSON.map { $0.fields.utf8.count + $0.clocks.utf8.count } ?? 400)
+        }
+    }
+
     public func writeJSON(into bytes: inout [UInt8]) {
         var object = JSONObjectWriter(&bytes)
         if !cursors.isEmpty {

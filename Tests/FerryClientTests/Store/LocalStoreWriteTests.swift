@@ -109,6 +109,31 @@ struct LocalStoreWriteTests {
         #expect(try store.rejections().isEmpty)
     }
 
+    @Test("an acknowledgement counts each entry once: a result named twice, or for an entry already gone, changes nothing", arguments: StoreKind.allCases)
+    func acknowledgeRepeatedResults(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        for title in ["one", "two", "three"] {
+            try store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
+        }
+        let batch = try store.pendingMutations()
+        let first = try store.acknowledge(PushResponse(results: [
+            MutationResult(mutationId: batch[0].mutationId, status: .applied),
+            MutationResult(mutationId: batch[0].mutationId, status: .rejected, code: "forbidden_space", message: "No."),
+            MutationResult(mutationId: batch[2].mutationId, status: .duplicate),
+            MutationResult(mutationId: 9_999, status: .applied),
+        ], lastMutationId: batch[2].mutationId), for: batch)
+        #expect(first.acknowledged == 2 && first.rejected == 0)
+        #expect(try store.rejections().isEmpty)
+        #expect(try store.pendingMutations().map(\.mutationId) == [batch[1].mutationId])
+        let again = try store.acknowledge(PushResponse(results: [
+            MutationResult(mutationId: batch[0].mutationId, status: .applied),
+            MutationResult(mutationId: batch[1].mutationId, status: .applied),
+        ], lastMutationId: batch[2].mutationId), for: batch)
+        #expect(again.acknowledged == 1, "the entry acknowledged before is not counted again")
+        #expect(try store.pendingCount() == 0 && !store.hasPendingMutations())
+    }
+
     @Test("a refusal for want of an encrypted space's key keeps the change: back at the end of the outbox, its space locked", arguments: StoreKind.allCases)
     func deferredForKey(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)

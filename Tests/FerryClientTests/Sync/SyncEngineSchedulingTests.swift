@@ -112,6 +112,19 @@ struct SyncEngineSchedulingTests {
         }
     }
 
+    @Test("the pending count follows a burst of local writes to its end: the outbox is counted once more after the last one")
+    func pendingCountAfterBurst() async throws {
+        let harness = try EngineHarness()
+        try await harness.run { harness in
+            await harness.waitForStatus { $0.pendingCount == 0 }
+            for index in 0..<40 {
+                try harness.store.put(collection: "sermons", fields: ["title": .string("burst \(index)"), "date": "2026-11-01T10:00:00Z"])
+            }
+            await harness.waitForStatus { $0.pendingCount == 40 }
+            #expect(harness.engine.status.pendingCount == 40)
+        }
+    }
+
     @Test("a local write triggers one debounced push; a burst of writes makes one push")
     func localChange() async throws {
         let harness = try EngineHarness()

@@ -73,6 +73,31 @@ struct WireCodingTests {
         #expect(olderReply.cursors.isEmpty && olderReply.maxInFlight == nil, "an older server takes one push at a time")
     }
 
+    @Test("a mutation read from a store is written with the texts it was read from, until its fields or clocks change")
+    func storedJSON() throws {
+        let fresh = Mutation(mutationId: 1, space: Self.space, collection: "notes", id: UUID(), op: .upsert, fields: ["n": .number(1)], clocks: ["n": Self.clock])
+        // Texts that parse to the same values but are not the encoder's spelling, so the test sees which one is written.
+        let stored = Mutation.StoredJSON(fields: #"{ "n": 1.0 }"#, clocks: #"{ "n": "\#(Self.clock)" }"#)
+        var read = Mutation(
+            mutationId: 1, space: fresh.space, collection: fresh.collection, id: fresh.id, op: .upsert,
+            fields: fresh.fields, clocks: fresh.clocks, storedJSON: stored
+        )
+        #expect(read == fresh && read.hashValue == fresh.hashValue, "the texts take no part in equality")
+        let written = Self.text(try JSONValueEncoder().encodeText(read))
+        #expect(written.contains(#""fields":{ "n": 1.0 }"#) && written.contains(#""clocks":{ "n": "\#(Self.clock)" }"#), "\(written)")
+        #expect(try JSONValueDecoder().decode(Mutation.self, from: Data(written.utf8)) == fresh)
+
+        read.fields["title"] = .string("new")
+        let afterEdit = Self.text(try JSONValueEncoder().encodeText(read))
+        #expect(afterEdit.contains(#""title":"new""#) && !afterEdit.contains("1.0"), "a changed mutation is encoded again: \(afterEdit)")
+        var reclocked = Mutation(
+            mutationId: 1, space: fresh.space, collection: fresh.collection, id: fresh.id, op: .upsert,
+            fields: fresh.fields, clocks: fresh.clocks, storedJSON: stored
+        )
+        reclocked.clocks["n"] = HLC(milliseconds: 2, counter: 0, node: "server")
+        #expect(Self.text(try JSONValueEncoder().encodeText(reclocked)).contains("000000000000002-00000-server"))
+    }
+
     @Test("malformed messages fail with DecodingErrors naming where", arguments: [
         (#"{"deviceId":"x","mutations":[]}"#, "deviceId"),
         (#"{"deviceId":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9"}"#, ""),
