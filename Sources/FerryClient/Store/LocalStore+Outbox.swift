@@ -23,7 +23,7 @@ extension LocalStore {
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
             Self.text(mutation.space), mutation.collection, Self.text(mutation.id), mutation.op.rawValue,
-            Self.jsonText(mutation.fields), clocksText ?? ClockMap.text(mutation.clocks), createdAt ?? Timestamp.format(now()),
+            Self.fieldsText(mutation), clocksText ?? Self.clocksText(mutation), createdAt ?? Timestamp.format(now()),
         ])
     }
 
@@ -35,6 +35,42 @@ extension LocalStore {
                 arguments: [after, ceiling, limit]
             ).map(Self.mutation(from:))
         }
+    }
+
+    /// The outbox entries a push sends next, like ``pendingMutations(limit:after:through:)``, with their fields and
+    /// clocks kept as the JSON texts they are stored as (``Mutation/storedJSON``): the push writes them as they are, and
+    /// parses them only to seal a record of an encrypted space.
+    package func pushableMutations(limit: Int, after: Int64, through ceiling: Int64) throws -> [Mutation] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.mutationColumns) FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
+                arguments: [after, ceiling, limit]
+            ).map { row in
+                let (mutationID, spaceText, collection, idText, opText): (Int64, String, String, String, String) = (row[0], row[1], row[2], row[3], row[4])
+                let stored = Mutation.StoredJSON(fields: row[5], clocks: row[6])
+                guard let space = UUID(wireText: spaceText), let id = UUID(wireText: idText), let op = Mutation.Operation(rawValue: opText),
+                      Self.isObjectText(stored.fields), Self.isObjectText(stored.clocks) else {
+                    throw StoreError(code: .storeFailed, message: "An outbox entry is malformed.")
+                }
+                return Mutation(mutationId: mutationID, space: space, collection: collection, id: id, op: op, storedJSON: stored)
+            }
+        }
+    }
+
+    /// Whether `text` is braces around something: what a damaged entry most likely is not. Parsing it whole is what
+    /// ``pushableMutations(limit:after:through:)`` saves; the server refuses a push that is not JSON as a whole.
+    private static func isObjectText(_ text: String) -> Bool {
+        text.utf8.first == UInt8(ascii: "{") && text.utf8.last == UInt8(ascii: "}")
+    }
+
+    /// A mutation's fields as the outbox keeps them: the text it was read with, when it was read from there.
+    static func fieldsText(_ mutation: Mutation) -> String {
+        mutation.storedJSON?.fields ?? jsonText(mutation.fields)
+    }
+
+    /// A mutation's clocks as the outbox keeps them.
+    static func clocksText(_ mutation: Mutation) -> String {
+        mutation.storedJSON?.clocks ?? ClockMap.text(mutation.clocks)
     }
 
     /// How many local writes wait for the server: a scan of the whole outbox (``hasPendingMutations()`` is one lookup).
@@ -94,7 +130,7 @@ extension LocalStore {
                             """,
                         arguments: [
                             mutation.mutationId, Self.text(mutation.space), mutation.collection, Self.text(mutation.id),
-                            mutation.op.rawValue, Self.jsonText(mutation.fields), ClockMap.text(mutation.clocks),
+                            mutation.op.rawValue, Self.fieldsText(mutation), Self.clocksText(mutation),
                             result.code ?? "rejected", result.message ?? "The server refused this change.", Timestamp.format(now()),
                         ]
                     )
@@ -234,7 +270,8 @@ extension LocalStore {
         guard let collection = schema.collection(named: mutation.collection),
               var record = try loadRecord(db, collection, id: mutation.id) else { return }
         var changed = false
-        for (field, clock) in stored where record.clocks[field] == mutation.clocks[field] && record.clocks[field] != clock {
+        let sent = mutation.clocks
+        for (field, clock) in stored where record.clocks[field] == sent[field] && record.clocks[field] != clock {
             record.clocks[field] = clock
             changed = true
         }
@@ -307,7 +344,7 @@ extension LocalStore {
         }
         return Mutation(
             mutationId: row[0], space: space, collection: row[2], id: id, op: op,
-            fields: fields, clocks: clocks, storedJSON: .init(fields: fieldsText, clocks: clocksText)
+            fields: fields, clocks: clocks
         )
     }
 }

@@ -207,7 +207,7 @@ extension SyncPass {
     }
 
     private func read(_ range: OutboxRange) async throws -> [Mutation] {
-        try await store.offCooperativePool { try $0.pendingMutations(limit: range.limit, after: range.after, through: range.ceiling) }
+        try await store.offCooperativePool { try $0.pushableMutations(limit: range.limit, after: range.after, through: range.ceiling) }
     }
 
     private func noteWaiting(_ report: inout SyncReport, _ locked: Set<UUID>) {

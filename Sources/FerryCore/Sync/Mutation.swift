@@ -22,19 +22,38 @@ public struct Mutation: Sendable, Hashable, Codable {
     public var op: Operation
     /// The written fields (upsert), in wire form.
     public var fields: [String: JSONValue] {
-        didSet { storedJSON = nil }
+        get { storedJSON.map { JSONValue(jsonText: $0.fields)?.objectValue ?? [:] } ?? plainFields }
+        set {
+            materialize()
+            plainFields = newValue
+        }
+        _modify {
+            materialize()
+            yield &plainFields
+        }
     }
     /// One clock per written field; `_deleted` for a delete or an explicit undelete.
     public var clocks: [String: HLC] {
-        didSet { storedJSON = nil }
+        get { storedJSON.map { ClockMap.clocks(fromText: $0.clocks) ?? [:] } ?? plainClocks }
+        set {
+            materialize()
+            plainClocks = newValue
+        }
+        _modify {
+            materialize()
+            yield &plainClocks
+        }
     }
-    /// `fields` and `clocks` as the JSON a store keeps them in, when the mutation was read from one: a push writes this
-    /// text as it is instead of encoding the values again (a sixth of a push's client CPU). Changing `fields` or
-    /// `clocks` drops it; it takes no part in equality.
+
+    private var plainFields: [String: JSONValue]
+    private var plainClocks: [String: HLC]
+    /// `fields` and `clocks` as the JSON a store keeps them in, when the mutation was read from one and not changed
+    /// since. A push writes this text as it is: parsing it into values and encoding them again was a fifth of a
+    /// push's client CPU, and a push needs the values only to seal a record of an encrypted space. `fields` and
+    /// `clocks` parse it each time they are read; the first change parses it for good.
     package private(set) var storedJSON: StoredJSON?
 
-    /// The JSON texts of a mutation's `fields` and `clocks`, exactly as ``Mutation/writeJSON(into:)`` would write them
-    /// or as a JSON parser reads them back to the same values.
+    /// The JSON texts of a mutation's `fields` (an object) and `clocks` (a ``ClockMap`` text).
     package struct StoredJSON: Sendable {
         package var fields: String
         package var clocks: String
@@ -55,18 +74,21 @@ public struct Mutation: Sendable, Hashable, Codable {
         self.collection = collection
         self.id = id
         self.op = op
-        self.fields = fields
-        self.clocks = clocks
+        self.plainFields = fields
+        self.plainClocks = clocks
     }
 
-    /// A mutation read from a store that keeps its fields and clocks as `storedJSON`, the texts these values were
-    /// parsed from.
-    package init(
-        mutationId: Int64, space: UUID, collection: String, id: UUID, op: Operation,
-        fields: [String: JSONValue], clocks: [String: HLC], storedJSON: StoredJSON
-    ) {
-        self.init(mutationId: mutationId, space: space, collection: collection, id: id, op: op, fields: fields, clocks: clocks)
+    /// A mutation whose fields and clocks are the texts a store keeps them in, read only when asked for.
+    package init(mutationId: Int64, space: UUID, collection: String, id: UUID, op: Operation, storedJSON: StoredJSON) {
+        self.init(mutationId: mutationId, space: space, collection: collection, id: id, op: op, clocks: [:])
         self.storedJSON = storedJSON
+    }
+
+    /// Parses the stored texts into values, which from now on are the mutation's.
+    private mutating func materialize() {
+        guard storedJSON != nil else { return }
+        (plainFields, plainClocks) = (fields, clocks)
+        storedJSON = nil
     }
 
     public static func == (lhs: Mutation, rhs: Mutation) -> Bool {
@@ -95,8 +117,8 @@ public struct Mutation: Sendable, Hashable, Codable {
         collection = try container.decode(String.self, forKey: .collection)
         id = try container.decode(UUID.self, forKey: .id)
         op = try container.decode(Operation.self, forKey: .op)
-        fields = try container.decodeIfPresent([String: JSONValue].self, forKey: .fields) ?? [:]
-        clocks = try container.decodeIfPresent([String: HLC].self, forKey: .clocks) ?? [:]
+        plainFields = try container.decodeIfPresent([String: JSONValue].self, forKey: .fields) ?? [:]
+        plainClocks = try container.decodeIfPresent([String: HLC].self, forKey: .clocks) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -113,6 +135,7 @@ public struct Mutation: Sendable, Hashable, Codable {
     /// The state this mutation asks the record to merge: the written fields, or a tombstone for a delete.
     /// An upsert that carries a `_deleted` clock is an explicit undelete.
     public var state: RecordState {
+        let clocks = self.clocks
         let deletedClock = clocks[RecordState.deletedKey]
         switch op {
         case .delete:

@@ -109,6 +109,25 @@ struct LocalStoreWriteTests {
         #expect(try store.rejections().isEmpty)
     }
 
+    @Test("a push reads the outbox as the texts it keeps: the same mutations, written as stored; a damaged entry is refused", arguments: StoreKind.allCases)
+    func pushableMutations(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        let record = try store.put(collection: "sermons", fields: ["title": "Psalm 23", "date": "2026-11-01T10:00:00Z"])
+        try store.remove(collection: "sermons", id: record.id)
+        let pending = try store.pendingMutations()
+        let pushable = try store.pushableMutations(limit: 10, after: 0, through: .max)
+        #expect(pushable == pending && pushable.map(\.state) == pending.map(\.state))
+        #expect(pushable.allSatisfy { $0.storedJSON != nil } && pending.allSatisfy { $0.storedJSON == nil })
+        let rows = try store.writer.read { db in try Row.fetchAll(db, sql: "SELECT fields, clocks FROM ferry_outbox ORDER BY mutation_id") }
+        #expect(pushable.map { [$0.storedJSON?.fields, $0.storedJSON?.clocks] } == rows.map { [$0["fields"], $0["clocks"]] })
+        #expect(try store.pushableMutations(limit: 1, after: pending[0].mutationId, through: .max) == [pending[1]])
+
+        try store.writer.write { db in try db.execute(sql: "UPDATE ferry_outbox SET clocks = 'torn' WHERE mutation_id = ?", arguments: [pending[1].mutationId]) }
+        #expect(throws: StoreError.self) { try store.pushableMutations(limit: 10, after: 0, through: .max) }
+        #expect(try store.pushableMutations(limit: 1, after: 0, through: .max) == [pending[0]], "entries before it still go")
+    }
+
     @Test("an acknowledgement counts each entry once: a result named twice, or for an entry already gone, changes nothing", arguments: StoreKind.allCases)
     func acknowledgeRepeatedResults(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)

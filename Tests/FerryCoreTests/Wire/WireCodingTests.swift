@@ -78,23 +78,23 @@ struct WireCodingTests {
         let fresh = Mutation(mutationId: 1, space: Self.space, collection: "notes", id: UUID(), op: .upsert, fields: ["n": .number(1)], clocks: ["n": Self.clock])
         // Texts that parse to the same values but are not the encoder's spelling, so the test sees which one is written.
         let stored = Mutation.StoredJSON(fields: #"{ "n": 1.0 }"#, clocks: #"{ "n": "\#(Self.clock)" }"#)
-        var read = Mutation(
-            mutationId: 1, space: fresh.space, collection: fresh.collection, id: fresh.id, op: .upsert,
-            fields: fresh.fields, clocks: fresh.clocks, storedJSON: stored
-        )
-        #expect(read == fresh && read.hashValue == fresh.hashValue, "the texts take no part in equality")
-        let written = Self.text(try JSONValueEncoder().encodeText(read))
+        func read() -> Mutation {
+            Mutation(mutationId: 1, space: fresh.space, collection: fresh.collection, id: fresh.id, op: .upsert, storedJSON: stored)
+        }
+        var edited = read()
+        #expect(edited.fields == fresh.fields && edited.clocks == fresh.clocks && edited.state == fresh.state, "the texts read as the values")
+        #expect(edited == fresh && edited.hashValue == fresh.hashValue)
+        let written = Self.text(try JSONValueEncoder().encodeText(edited))
         #expect(written.contains(#""fields":{ "n": 1.0 }"#) && written.contains(#""clocks":{ "n": "\#(Self.clock)" }"#), "\(written)")
         #expect(try JSONValueDecoder().decode(Mutation.self, from: Data(written.utf8)) == fresh)
 
-        read.fields["title"] = .string("new")
-        let afterEdit = Self.text(try JSONValueEncoder().encodeText(read))
+        edited.fields["title"] = .string("new")
+        #expect(edited.storedJSON == nil && edited.fields == ["n": .number(1), "title": .string("new")] && edited.clocks == fresh.clocks)
+        let afterEdit = Self.text(try JSONValueEncoder().encodeText(edited))
         #expect(afterEdit.contains(#""title":"new""#) && !afterEdit.contains("1.0"), "a changed mutation is encoded again: \(afterEdit)")
-        var reclocked = Mutation(
-            mutationId: 1, space: fresh.space, collection: fresh.collection, id: fresh.id, op: .upsert,
-            fields: fresh.fields, clocks: fresh.clocks, storedJSON: stored
-        )
+        var reclocked = read()
         reclocked.clocks["n"] = HLC(milliseconds: 2, counter: 0, node: "server")
+        #expect(reclocked.fields == fresh.fields)
         #expect(Self.text(try JSONValueEncoder().encodeText(reclocked)).contains("000000000000002-00000-server"))
     }
 
