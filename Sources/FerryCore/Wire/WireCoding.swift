@@ -87,7 +87,7 @@ extension UUID {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    func appendLowercased(to bytes: inout [UInt8]) {
+    package func appendLowercased(to bytes: inout [UInt8]) {
         let digits: StaticString = "0123456789abcdef"
         // Written into the array's spare capacity in one pass: a pull reply writes two per change.
         withUnsafeBytes(of: uuid) { raw in

@@ -20,9 +20,9 @@ struct MutationFingerprint: Sendable, Hashable {
     /// hold (`record_too_large`), so only their names go in: a huge push is not hashed value by value.
     init(_ mutation: Mutation, recordLimit: Int) {
         var encoder = CanonicalEncoder()
-        encoder.text(mutation.space.lowercasedText)
+        encoder.uuid(mutation.space)
         encoder.text(mutation.collection)
-        encoder.text(mutation.id.lowercasedText)
+        encoder.uuid(mutation.id)
         encoder.text(mutation.op.rawValue)
         let fields = mutation.fields.sorted(by: { $0.key < $1.key })
         if JSONValue.object(mutation.fields).certainlyExceedsJSONSize(recordLimit) {
@@ -76,6 +76,13 @@ private struct CanonicalEncoder {
         flushIfFull()
     }
 
+    /// A UUID's lowercase text, length-prefixed as ``text(_:)`` would write it, without making the string.
+    mutating func uuid(_ uuid: UUID) {
+        count(36)
+        uuid.appendLowercased(to: &buffer)
+        flushIfFull()
+    }
+
     /// A clock's text, length-prefixed as ``text(_:)`` would write its `description`, without making the string.
     mutating func clock(_ clock: HLC) {
         let lengthAt = buffer.count
@@ -118,11 +125,7 @@ private struct CanonicalEncoder {
 
     /// Eight bytes, big-endian.
     private mutating func append(_ word: UInt64) {
-        var shift: UInt64 = 64
-        while shift > 0 {
-            shift -= 8
-            buffer.append(UInt8(truncatingIfNeeded: word >> shift))
-        }
+        withUnsafeBytes(of: word.bigEndian) { buffer.append(contentsOf: $0) }
         flushIfFull()
     }
 

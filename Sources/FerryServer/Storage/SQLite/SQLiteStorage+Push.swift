@@ -37,10 +37,9 @@ extension SQLiteStorage: RecordStorage {
         var rows = PushRows(entries: entries, schema: schema)
         for (name, group) in Dictionary(grouping: PushPlan.keysToLoad(entries), by: \.collection) {
             guard let collection = schema.collection(named: name) else { continue }
-            for chunk in group.map(\.id.databaseText).chunked(into: 500) {
-                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                rows.add(try fetchRecords(db, collection, where: "id IN (\(placeholders))", arguments: StatementArguments(chunk)), collection: name)
-            }
+            // The ids as one JSON array: one statement per collection, prepared once, whatever the push's size.
+            let ids = "[" + group.map { "\"\($0.id.databaseText)\"" }.joined(separator: ",") + "]"
+            rows.add(try fetchRecords(db, collection, where: "id IN (SELECT value FROM json_each(?))", arguments: [ids]), collection: name)
         }
         while let query = rows.nextChildQuery() {
             let condition = "\(SQLDialect.sqlite.quote(query.field)) = ? AND _space = ?"
@@ -82,12 +81,5 @@ extension SQLiteStorage: RecordStorage {
             }
         }
         return committed
-    }
-}
-
-extension Array {
-    /// The array cut into slices of at most `size` elements.
-    func chunked(into size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

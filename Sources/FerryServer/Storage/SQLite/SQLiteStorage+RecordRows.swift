@@ -32,7 +32,7 @@ extension SQLiteStorage {
         _ db: Database, _ collection: CollectionDefinition, where condition: String, arguments: StatementArguments, forWire: Bool = false
     ) throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
         let sql = "SELECT \(recordColumns(collection)) FROM \(SQLDialect.sqlite.quote(collection.name)) WHERE \(condition)"
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { storedRecord($0, collection: collection, forWire: forWire) }
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap { storedRecord($0, collection: collection, forWire: forWire) }
     }
 
     /// Upserts the row of `write`, stamped `updatedAt` (``Timestamp`` text, formatted once per push).
