@@ -221,23 +221,28 @@ extension SyncEngine {
         }
     }
 
-    /// Counts the outbox now, or schedules the count for when ``outboxCountInterval`` has passed since the last one.
+    /// Asks for a count of the outbox: at once after a quiet spell, otherwise once ``outboxCountInterval`` has passed
+    /// since the last one. One count runs at a time, so the last one published is of the latest outbox.
     func refreshPendingCount() {
         guard !isPendingCountScheduled else { return }
-        let sinceLast = lastPendingCount.map { ContinuousClock.now - $0 } ?? Self.outboxCountInterval
-        guard sinceLast < Self.outboxCountInterval else { return countPending() }
         isPendingCountScheduled = true
-        spawn {
-            // Real time, not the engine's sleeper: this paces work, it does not schedule syncs.
-            try? await Task.sleep(for: Self.outboxCountInterval - sinceLast)
-            await self.countPending()
-        }
+        guard !isCountingPending else { return }  // the count under way counts again when it ends
+        isCountingPending = true
+        spawn { await self.countPendingWhileAsked() }
     }
 
-    func countPending() {
-        isPendingCountScheduled = false
-        lastPendingCount = .now
-        guard let count = try? store.pendingCount() else { return }
-        broadcast.update { $0.pendingCount = count }
+    private func countPendingWhileAsked() async {
+        defer { isCountingPending = false }
+        while isPendingCountScheduled {
+            if let last = lastPendingCount, ContinuousClock.now - last < Self.outboxCountInterval {
+                // Real time, not the engine's sleeper: this paces work, it does not schedule syncs.
+                try? await Task.sleep(for: Self.outboxCountInterval - (ContinuousClock.now - last))
+            }
+            isPendingCountScheduled = false
+            lastPendingCount = .now
+            if let count = try? await store.offCooperativePool({ try $0.pendingCount() }) {
+                broadcast.update { $0.pendingCount = count }
+            }
+        }
     }
 }

@@ -85,9 +85,11 @@ public actor SyncEngine {
     /// Whether the network is expensive now (``networkCostChanged(isExpensive:)``).
     var isNetworkExpensive = false
     var highestOutboxID: Int64?
-    /// When the outbox was last counted, and whether the next count waits (``refreshPendingCount()``).
+    /// When the outbox was last counted, whether another count is asked for, and whether one is under way
+    /// (``refreshPendingCount()``).
     var lastPendingCount: ContinuousClock.Instant?
     var isPendingCountScheduled = false
+    var isCountingPending = false
 
     // The realtime stream.
     var isActive = true
