@@ -297,3 +297,42 @@ extension PullResponse: JSONStreamReadable {
         self.init(changes: changes, cursors: cursors, hasMore: hasMore, resetRequired: resetRequired, keyVersions: keyVersions)
     }
 }
+
+extension MutationResult: JSONStreamReadable {
+    init(stream parser: inout JSONTextParser) throws {
+        var (mutationID, status): (Int64?, Status?)
+        var (code, message, clocks): (String?, String?, [String: HLC]?)
+        try parser.readObject { parser, key in
+            switch key {
+            case "mutationId": mutationID = try parser.readInt64()
+            case "status": status = Status(rawValue: try parser.readString())
+            case "code": code = try parser.readNull() ? nil : parser.readString()
+            case "message": message = try parser.readNull() ? nil : parser.readString()
+            case "clocks": clocks = try parser.readNull() ? nil : parser.readClocks()
+            default: try parser.skipValue()
+            }
+        }
+        guard let mutationID, let status else { throw StreamMismatch() }
+        self.init(mutationId: mutationID, status: status, code: code, message: message, clocks: clocks)
+    }
+}
+
+extension PushResponse: JSONStreamReadable {
+    init(stream parser: inout JSONTextParser) throws {
+        var (results, lastMutationID, cursors, maxInFlight): ([MutationResult]?, Int64?, [UUID: Int64], Int64?) = (nil, nil, [:], nil)
+        try parser.readObject { parser, key in
+            switch key {
+            case "results":
+                var items: [MutationResult] = []
+                try parser.readArray { parser in items.append(try MutationResult(stream: &parser)) }
+                results = items
+            case "lastMutationId": lastMutationID = try parser.readInt64()
+            case "cursors": cursors = try parser.readNull() ? [:] : parser.readSpaceKeyed(Int64.self)
+            case "maxInFlight": maxInFlight = try parser.readNull() ? nil : parser.readInt64()
+            default: try parser.skipValue()
+            }
+        }
+        guard let results, let lastMutationID else { throw StreamMismatch() }
+        self.init(results: results, lastMutationId: lastMutationID, cursors: cursors, maxInFlight: maxInFlight.map { Int(clamping: $0) })
+    }
+}

@@ -42,6 +42,33 @@ struct JSONStreamReadingTests {
         #expect(streamed)
     }
 
+    @Test("a push reply is read by the stream reader, with what the tree reads", arguments: [
+        #"{"cursors":{"\#(space)":8},"lastMutationId":4,"maxInFlight":3,"results":[{"mutationId":1,"status":"applied"},{"clocks":{"t":"\#(clock)"},"mutationId":2,"status":"applied"},{"code":"type_mismatch","message":"notes.rank: \"x\"","mutationId":3,"status":"rejected"},{"mutationId":4,"status":"duplicate"}]}"#,
+        #"{"results":[{"mutationId":1,"status":"applied","code":null,"message":null,"clocks":null,"later":[1]}],"lastMutationId":1}"#,
+        #" { "results" : [ ] , "lastMutationId" : 0 , "cursors" : null , "maxInFlight" : null } "#,
+        #"{"results":[],"lastMutationId":7,"maxInFlight":99999999999999}"#,
+    ])
+    func pushReplies(_ text: String) throws {
+        let (_, streamed) = try bothPaths(PushResponse.self, text)
+        #expect(streamed)
+    }
+
+    @Test("a push reply the stream reader refuses still gets the tree path's answer or error", arguments: [
+        #"{"results":[{"mutationId":1,"status":"lost"}],"lastMutationId":1}"#,
+        #"{"results":[{"status":"applied"}],"lastMutationId":1}"#,
+        #"{"results":[{"mutationId":1,"status":"applied","clocks":{"t":"soon"}}],"lastMutationId":1}"#,
+        #"{"results":[],"lastMutationId":1,"cursors":{"not a space":1}}"#,
+        #"{"results":[]}"#,
+        #"{"results":[],"lastMutationId":1} x"#,
+    ])
+    func refusedReplies(_ text: String) {
+        let bytes = Array(text.utf8)
+        #expect((try? bytes.withUnsafeBufferPointer { try JSONTextParser.read(PushResponse.self, from: $0) }) == nil)
+        let tree = Result { try JSONValueDecoder().decode(PushResponse.self, from: JSONValue(parsing: bytes)) }
+        let both = Result { try JSONValueDecoder().decode(PushResponse.self, from: bytes) }
+        #expect("\(tree)" == "\(both)", "the same error, path included")
+    }
+
     @Test("text the stream reader refuses still gets the tree path's answer or error", arguments: [
         #"{"deviceId":"\#(record)","mutations":[{"mutationId":1.5}]}"#,
         #"{"deviceId":"\#(record)","mutations":[{"mutationId":1,"space":"\#(space)","collection":"n","id":"\#(record)","op":"merge"}]}"#,
