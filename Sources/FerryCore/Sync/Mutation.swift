@@ -84,6 +84,13 @@ public struct Mutation: Sendable, Hashable, Codable {
         self.storedJSON = storedJSON
     }
 
+    /// Whether `fields` and `clocks` are what the mutation holds: always, unless its stored texts do not parse (a
+    /// damaged store), when both read as empty.
+    package var isReadable: Bool {
+        guard let storedJSON else { return true }
+        return JSONValue(jsonText: storedJSON.fields)?.objectValue != nil && ClockMap.clocks(fromText: storedJSON.clocks) != nil
+    }
+
     /// Parses the stored texts into values, which from now on are the mutation's.
     private mutating func materialize() {
         guard storedJSON != nil else { return }

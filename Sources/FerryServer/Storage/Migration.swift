@@ -457,5 +457,47 @@ extension Migration {
                 """,
             ]
         ),
+        Migration(
+            version: 11,
+            name: "fingerprints in a row per push",
+            // Every push read and rewrote the device's 96 KiB of fingerprints, though only a replay reads them. Each
+            // push now inserts its own and drops those out of the window; the blobs kept so far move over as they are
+            // (the same 24-byte entries, in id order).
+            sqlite: [
+                """
+                CREATE TABLE ferry_device_batches (
+                  user_id TEXT NOT NULL,
+                  device_id TEXT NOT NULL,
+                  last_mutation_id INTEGER NOT NULL,
+                  fingerprints BLOB NOT NULL,
+                  PRIMARY KEY (user_id, device_id, last_mutation_id),
+                  FOREIGN KEY (user_id, device_id) REFERENCES ferry_device_mutations (user_id, device_id) ON DELETE CASCADE
+                ) STRICT
+                """,
+                """
+                INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints)
+                SELECT user_id, device_id, last_mutation_id, last_batch FROM ferry_device_mutations WHERE length(last_batch) > 0
+                """,
+                "UPDATE ferry_device_mutations SET last_batch = NULL",
+            ],
+            postgres: [
+                """
+                CREATE TABLE ferry_device_batches (
+                  user_id uuid NOT NULL,
+                  device_id uuid NOT NULL,
+                  last_mutation_id bigint NOT NULL,
+                  fingerprints bytea NOT NULL,
+                  PRIMARY KEY (user_id, device_id, last_mutation_id),
+                  FOREIGN KEY (user_id, device_id) REFERENCES ferry_device_mutations (user_id, device_id) ON DELETE CASCADE
+                )
+                """,
+                "ALTER TABLE ferry_device_batches ALTER COLUMN fingerprints SET STORAGE EXTERNAL",
+                """
+                INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints)
+                SELECT user_id, device_id, last_mutation_id, last_batch FROM ferry_device_mutations WHERE length(last_batch) > 0
+                """,
+                "UPDATE ferry_device_mutations SET last_batch = NULL",
+            ]
+        ),
     ]
 }

@@ -136,18 +136,17 @@ private struct CanonicalEncoder {
     }
 }
 
-/// The fingerprints of a device's most recently processed mutations, which its server-side progress row remembers
-/// so that replaying any of them answers `duplicate`: one blob of 24-byte entries (an 8-byte big-endian mutation
-/// id, then the 16-byte fingerprint) in ascending id order, at most ``capacity`` of them (96 KiB). An older id is
-/// refused as `mutation_id_stale`, and the device sends it again under a new id, which merges to the same record.
-///
-/// A push only ever adds ids above every id held (the fresh ones, above the last processed), so it appends its entries
-/// and drops the oldest: the blob is never parsed into a table, and an id is found by binary search.
+/// Fingerprints of a device's processed mutations, so that replaying any of them answers `duplicate`: 24-byte entries
+/// (an 8-byte big-endian mutation id, then the 16-byte fingerprint) in ascending id order. Each push stores its own
+/// fresh ones as one row of `ferry_device_batches` and drops the rows out of the window (``capacity``); a push that
+/// carries an id at or below the last processed one reads the rows back, joined in id order, and finds an id by binary
+/// search. An id older than the window is refused as `mutation_id_stale`, and the device sends it again under a new
+/// id, which merges to the same record.
 struct ProcessedBatch: Sendable, Hashable {
-    /// How many fingerprints are kept: four pushes of the largest size (``SyncLimits/maximumBatchLength``), since
-    /// the SDK writes one reply's acknowledgement while the next three pushes are on the wire, and a crash then leaves
-    /// all four to be sent again. An older replay is refused as stale and sent again under a new id, which merges to
-    /// the same record: the capacity saves work, it does not keep writes.
+    /// How many mutation ids back fingerprints are kept: four pushes of the largest size
+    /// (``SyncLimits/maximumBatchLength``), since the SDK writes one reply's acknowledgement while the next three pushes
+    /// are on the wire, and a crash then leaves all four to be sent again. The capacity saves work, it does not keep
+    /// writes.
     static let capacity = 4000
     private static let width = 8 + MutationFingerprint.length
 
@@ -157,12 +156,14 @@ struct ProcessedBatch: Sendable, Hashable {
     /// No fingerprints.
     init() { blob = [] }
 
-    /// The fingerprints a progress row holds (a torn trailing entry is dropped).
+    /// The fingerprints of stored batch rows, joined in id order (a torn trailing entry is dropped).
     init(blob: [UInt8]) {
         self.blob = Array(blob.prefix(blob.count - blob.count % Self.width))
     }
 
     var count: Int { blob.count / Self.width }
+
+    var isEmpty: Bool { blob.isEmpty }
 
     /// The fingerprint processed under `id`, if it is still held.
     func fingerprint(of id: Int64) -> MutationFingerprint? {
@@ -185,12 +186,6 @@ struct ProcessedBatch: Sendable, Hashable {
         while count > 0, self.id(at: count - 1) >= id { blob.removeLast(Self.width) }
         withUnsafeBytes(of: UInt64(bitPattern: id).bigEndian) { blob.append(contentsOf: $0) }
         blob.append(contentsOf: fingerprint.bytes)
-    }
-
-    /// Drops the oldest entries beyond ``capacity``.
-    mutating func trim() {
-        guard count > Self.capacity else { return }
-        blob.removeFirst((count - Self.capacity) * Self.width)
     }
 
     private func id(at index: Int) -> Int64 {

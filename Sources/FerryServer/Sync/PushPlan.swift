@@ -19,9 +19,9 @@ struct PushPlan: Sendable {
     var writes: [Write]
     /// The device's last processed mutation id after this push.
     var lastMutationID: Int64
-    /// What the device's progress row remembers after this push: the fingerprints of its most recently processed
-    /// mutations (``ProcessedBatch/capacity``), this push's included.
-    var processed: ProcessedBatch
+    /// The fingerprints of the mutations this push processes for the first time, which the device's batch rows keep
+    /// (``ProcessedBatch``); empty for a push of replays only.
+    var fingerprints: ProcessedBatch
     /// The spaces where every row this push writes is a record one of its applied mutations names (no cascade
     /// tombstoned a child there): the pushing device holds each of those rows as the push leaves it.
     var spacesWithOnlyOwnWrites: Set<UUID>
@@ -43,6 +43,12 @@ struct PushPlan: Sendable {
         if let follows = batch.follows, follows != previousMutationID {
             throw .outOfOrder(follows: follows, lastMutationID: previousMutationID)
         }
+    }
+
+    /// Whether the push carries an id the device processed before, so that its fingerprints must be read to tell a
+    /// replay from a reused id; a push of fresh ids alone never reads them.
+    static func needsProcessed(_ batch: PushBatch, previousMutationID: Int64) -> Bool {
+        batch.mutationIDs.contains { $0 <= previousMutationID }
     }
 
     /// Rows the plan needs to read: each mutation's record and the parent it names.
@@ -74,7 +80,8 @@ struct PushPlan: Sendable {
     /// - Parameters:
     ///   - batch: the push, each mutation validated, in request order.
     ///   - previousMutationID: the device's last processed id before this push.
-    ///   - processed: the fingerprints of the device's most recently processed mutations.
+    ///   - processed: the fingerprints of the device's most recently processed mutations, read only when the push
+    ///     carries an id at or below `previousMutationID` (``needsProcessed(_:previousMutationID:)``).
     ///   - loaded: the stored rows of ``keysToLoad(_:)`` and every stored descendant of ``deleteRoots(_:)``.
     ///   - children: for each loaded row, its stored children in its space.
     init(
@@ -83,11 +90,11 @@ struct PushPlan: Sendable {
     ) throws(Refusal) {
         let (entries, mutationIDs, fingerprints, schema) = (batch.entries, batch.mutationIDs, batch.fingerprints, batch.schema)
         var fresh: [Int] = []
-        var processed = processed
+        var appended = ProcessedBatch()
         for (index, id) in mutationIDs.enumerated() {
             if id > previousMutationID {
                 fresh.append(index)
-                processed.append(id, fingerprints[index])
+                appended.append(id, fingerprints[index])
             } else if processed.fingerprint(of: id) != fingerprints[index] {
                 // A replay only if this very write was processed; otherwise the id was reused.
                 throw .staleMutationID(mutationID: id, lastMutationID: previousMutationID)
@@ -124,8 +131,7 @@ struct PushPlan: Sendable {
             return Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: planner.contributors[key] ?? [])
         }
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
-        processed.trim()
-        self.processed = processed
+        self.fingerprints = appended
         var named = Set<RecordKey>()
         var lowered = Set<UUID>()
         for index in fresh where refused[index] == nil {

@@ -6,8 +6,8 @@ public struct SyncLimits: Sendable, Hashable {
     public var maximumBatchLength = 1000
     /// How many pushes a device may have on the wire at once (``PushResponse/maxInFlight``), each after the first
     /// naming the one it follows: the next pushes cross the network and are decoded while the last one commits.
-    /// 1 has devices wait for each reply. Each device's progress row keeps fingerprints for the pushes of one more
-    /// than 3 (``ProcessedBatch/capacity``): a larger setting only risks a replay answered stale, then renumbered.
+    /// 1 has devices wait for each reply. Each device's fingerprints are kept for the pushes of one more than 3
+    /// (``ProcessedBatch/capacity``): a larger setting only risks a replay answered stale, then renumbered.
     public var maximumPushesInFlight = 3
     /// The largest record, measured as the JSON of its fields.
     public var maximumRecordBytes = 256 * 1024

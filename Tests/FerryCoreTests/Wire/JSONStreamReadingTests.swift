@@ -62,11 +62,7 @@ struct JSONStreamReadingTests {
         #"{"results":[],"lastMutationId":1} x"#,
     ])
     func refusedReplies(_ text: String) {
-        let bytes = Array(text.utf8)
-        #expect((try? bytes.withUnsafeBufferPointer { try JSONTextParser.read(PushResponse.self, from: $0) }) == nil)
-        let tree = Result { try JSONValueDecoder().decode(PushResponse.self, from: JSONValue(parsing: bytes)) }
-        let both = Result { try JSONValueDecoder().decode(PushResponse.self, from: bytes) }
-        #expect("\(tree)" == "\(both)", "the same error, path included")
+        refusedByStream(PushResponse.self, text)
     }
 
     @Test("text the stream reader refuses still gets the tree path's answer or error", arguments: [
@@ -80,10 +76,15 @@ struct JSONStreamReadingTests {
         String(repeating: "[", count: 100),
     ])
     func refused(_ text: String) {
+        refusedByStream(PushRequest.self, text)
+    }
+
+    /// The stream reader refuses `text`, and decoding it gives the tree path's value or error, path included.
+    func refusedByStream<Value: JSONStreamReadable & JSONTreeReadable>(_ type: Value.Type, _ text: String) {
         let bytes = Array(text.utf8)
-        #expect((try? bytes.withUnsafeBufferPointer { try JSONTextParser.read(PushRequest.self, from: $0) }) == nil)
-        let tree = Result { try JSONValueDecoder().decode(PushRequest.self, from: JSONValue(parsing: bytes)) }
-        let both = Result { try JSONValueDecoder().decode(PushRequest.self, from: bytes) }
+        #expect((try? bytes.withUnsafeBufferPointer { try JSONTextParser.read(type, from: $0) }) == nil)
+        let tree = Result { try JSONValueDecoder().decode(type, from: JSONValue(parsing: bytes)) }
+        let both = Result { try JSONValueDecoder().decode(type, from: bytes) }
         #expect("\(tree)" == "\(both)", "the same error, path included")
     }
 }

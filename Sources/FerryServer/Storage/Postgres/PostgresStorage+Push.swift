@@ -24,18 +24,27 @@ extension PostgresStorage: RecordStorage {
             )
             let progressRows = try await connection.query(
                 """
-                SELECT last_mutation_id, last_batch FROM ferry_device_mutations
+                SELECT last_mutation_id FROM ferry_device_mutations
                 WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) FOR UPDATE
                 """,
                 logger: logger
             )
             var previous: Int64 = 0
-            var processed = ProcessedBatch()
-            for try await (last, blob) in progressRows.decode((Int64, ByteBuffer?).self) {
-                previous = last
-                processed = ProcessedBatch(blob: blob.map { Array($0.readableBytesView) } ?? [])
-            }
+            for try await last in progressRows.decode(Int64.self) { previous = last }
             try PushPlan.requireOrder(batch, previousMutationID: previous)
+            var processed = ProcessedBatch()
+            if PushPlan.needsProcessed(batch, previousMutationID: previous) {
+                let rows = try await connection.query(
+                    """
+                    SELECT fingerprints FROM ferry_device_batches
+                    WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) ORDER BY last_mutation_id
+                    """,
+                    logger: logger
+                )
+                var blob: [UInt8] = []
+                for try await fingerprints in rows.decode(ByteBuffer.self) { blob += fingerprints.readableBytesView }
+                processed = ProcessedBatch(blob: blob)
+            }
             let spaces = Set(batch.entries.compactMap { try? $0.get().mutation.space }).sorted { $0.uuidString < $1.uuidString }
             if !spaces.isEmpty {
                 try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(spaces)) ORDER BY id FOR UPDATE", logger: logger)
@@ -45,12 +54,25 @@ extension PostgresStorage: RecordStorage {
             let committed = try await write(&plan, connection, now: batch.now, sealedSpaces: batch.sealedSpaces)
             try await connection.query(
                 """
-                UPDATE ferry_device_mutations
-                SET last_mutation_id = \(plan.lastMutationID), last_batch = \(ByteBuffer(bytes: plan.processed.blob)), updated_at = \(batch.now)
+                UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
                 WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
                 """,
                 logger: logger
             )
+            if !plan.fingerprints.isEmpty {
+                // One round trip: the delete does not see the row inserted beside it, which is above its bound anyway.
+                try await connection.query(
+                    """
+                    WITH added AS (
+                      INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints)
+                      VALUES (\(batch.userID), \(batch.deviceID), \(plan.lastMutationID), \(ByteBuffer(bytes: plan.fingerprints.blob)))
+                    )
+                    DELETE FROM ferry_device_batches WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
+                    AND last_mutation_id <= \(plan.lastMutationID - Int64(ProcessedBatch.capacity))
+                    """,
+                    logger: logger
+                )
+            }
             return PushOutcome(batch: batch, plan: plan, committed: committed)
         }
     }

@@ -5,27 +5,35 @@ import GRDB
 extension SQLiteStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushOutcome {
         try await pool.write { db in
-            let progress = try Row.fetchOne(
-                db, sql: "SELECT last_mutation_id, last_batch FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?",
-                arguments: [batch.userID.databaseText, batch.deviceID.databaseText]
-            )
-            let previous: Int64 = progress?["last_mutation_id"] ?? 0
+            let device: StatementArguments = [batch.userID.databaseText, batch.deviceID.databaseText]
+            let previous = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT last_mutation_id FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?"),
+                arguments: device
+            ) ?? 0
             try PushPlan.requireOrder(batch, previousMutationID: previous)
-            let processed = ProcessedBatch(blob: [UInt8]((progress?["last_batch"] as Data?) ?? Data()))
+            var processed = ProcessedBatch()
+            if PushPlan.needsProcessed(batch, previousMutationID: previous) {
+                let rows = try Data.fetchAll(
+                    db, sql: "SELECT fingerprints FROM ferry_device_batches WHERE user_id = ? AND device_id = ? ORDER BY last_mutation_id",
+                    arguments: device
+                )
+                processed = ProcessedBatch(blob: rows.flatMap { [UInt8]($0) })
+            }
             let (loaded, children) = try Self.loadRows(db, for: batch.entries, schema: batch.schema)
             var plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
             let committed = try Self.write(&plan, db, now: batch.now, sealedSpaces: batch.sealedSpaces)
-            try db.execute(
-                sql: """
-                    INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, last_batch, updated_at) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (user_id, device_id) DO UPDATE SET
-                      last_mutation_id = excluded.last_mutation_id, last_batch = excluded.last_batch, updated_at = excluded.updated_at
-                    """,
-                arguments: [
-                    batch.userID.databaseText, batch.deviceID.databaseText, plan.lastMutationID, Data(plan.processed.blob),
-                    Timestamp.format(batch.now),
-                ]
-            )
+            try db.cachedStatement(sql: """
+                INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, updated_at = excluded.updated_at
+                """).execute(arguments: device + [plan.lastMutationID, Timestamp.format(batch.now)])
+            if !plan.fingerprints.isEmpty {
+                try db.cachedStatement(sql: """
+                    INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints) VALUES (?, ?, ?, ?)
+                    """).execute(arguments: device + [plan.lastMutationID, Data(plan.fingerprints.blob)])
+                try db.cachedStatement(sql: """
+                    DELETE FROM ferry_device_batches WHERE user_id = ? AND device_id = ? AND last_mutation_id <= ?
+                    """).execute(arguments: device + [plan.lastMutationID - Int64(ProcessedBatch.capacity)])
+            }
             return PushOutcome(batch: batch, plan: plan, committed: committed)
         }
     }
