@@ -29,12 +29,7 @@ extension LocalStore {
 
     /// Up to `limit` outbox entries with ids above `after` and at most `ceiling`, in id order, as mutations to push.
     public func pendingMutations(limit: Int = 500, after: Int64 = 0, through ceiling: Int64 = .max) throws -> [Mutation] {
-        try read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT \(Self.mutationColumns) FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
-                arguments: [after, ceiling, limit]
-            ).map(Self.mutation(from:))
-        }
+        try pushableMutations(limit: limit, after: after, through: ceiling).map(Self.parsed)
     }
 
     /// The outbox entries a push sends next, like ``pendingMutations(limit:after:through:)``, with their fields and
@@ -45,15 +40,7 @@ extension LocalStore {
             try Row.fetchAll(
                 db, sql: "SELECT \(Self.mutationColumns) FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
                 arguments: [after, ceiling, limit]
-            ).map { row in
-                let (mutationID, spaceText, collection, idText, opText): (Int64, String, String, String, String) = (row[0], row[1], row[2], row[3], row[4])
-                let stored = Mutation.StoredJSON(fields: row[5], clocks: row[6])
-                guard let space = UUID(wireText: spaceText), let id = UUID(wireText: idText), let op = Mutation.Operation(rawValue: opText),
-                      Self.isObjectText(stored.fields), Self.isObjectText(stored.clocks) else {
-                    throw StoreError(code: .storeFailed, message: "An outbox entry is malformed.")
-                }
-                return Mutation(mutationId: mutationID, space: space, collection: collection, id: id, op: op, storedJSON: stored)
-            }
+            ).map(Self.storedMutation(from:))
         }
     }
 
@@ -332,19 +319,29 @@ extension LocalStore {
     /// The columns ``mutation(from:)`` reads, in its order: an outbox or rejection row's mutation.
     static let mutationColumns = "mutation_id, space, collection, record_id, op, fields, clocks"
 
-    /// A mutation from a row that starts with ``mutationColumns``, read by position: a lookup by name lowercases and
-    /// compares column names, for every column of up to 1000 rows a push reads.
+    /// A mutation from a row that starts with ``mutationColumns``, its fields and clocks parsed.
     static func mutation(from row: Row) throws -> Mutation {
-        let spaceText: String = row[1], idText: String = row[3], opText: String = row[4]
-        let fieldsText: String = row[5], clocksText: String = row[6]
-        guard let space = UUID(wireText: spaceText), let id = UUID(wireText: idText),
-              let op = Mutation.Operation(rawValue: opText), let clocks = ClockMap.clocks(fromText: clocksText),
-              let fields = JSONValue(jsonText: fieldsText)?.objectValue else {
-            throw StoreError(code: .storeFailed, message: "An outbox entry is malformed.")
-        }
-        return Mutation(
-            mutationId: row[0], space: space, collection: row[2], id: id, op: op,
-            fields: fields, clocks: clocks
-        )
+        try parsed(storedMutation(from: row))
     }
+
+    /// A mutation from a row that starts with ``mutationColumns``, its fields and clocks kept as the stored texts. Read
+    /// by position: a lookup by name lowercases and compares column names, for every column of up to 1000 rows a push
+    /// reads.
+    static func storedMutation(from row: Row) throws -> Mutation {
+        let (mutationID, spaceText, collection, idText, opText): (Int64, String, String, String, String) = (row[0], row[1], row[2], row[3], row[4])
+        let stored = Mutation.StoredJSON(fields: row[5], clocks: row[6])
+        guard let space = UUID(wireText: spaceText), let id = UUID(wireText: idText), let op = Mutation.Operation(rawValue: opText),
+              isObjectText(stored.fields), isObjectText(stored.clocks) else {
+            throw malformedEntry
+        }
+        return Mutation(mutationId: mutationID, space: space, collection: collection, id: id, op: op, storedJSON: stored)
+    }
+
+    /// `mutation` with its stored texts parsed into values.
+    static func parsed(_ mutation: Mutation) throws -> Mutation {
+        guard let parsed = mutation.parsed() else { throw malformedEntry }
+        return parsed
+    }
+
+    static let malformedEntry = StoreError(code: .storeFailed, message: "An outbox entry is malformed.")
 }

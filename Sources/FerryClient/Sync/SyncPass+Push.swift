@@ -225,9 +225,8 @@ extension SyncPass {
                 continue
             }
             guard let keys, version > 0, let key = try keys.keyring.key(space: mutation.space, version: version) else { break }
-            // Sealing reads the values: a damaged entry must stop the push, not go out sealed empty.
-            guard mutation.isReadable else { throw StoreError(code: .storeFailed, message: "An outbox entry is malformed.") }
-            sealed.append(try keys.sealer(schema: store.schema).seal(mutation, with: key))
+            // Sealing reads the values, parsed once here: a damaged entry stops the push rather than go out sealed empty.
+            sealed.append(try keys.sealer(schema: store.schema).seal(LocalStore.parsed(mutation), with: key))
         }
         return sealed
     }

@@ -84,11 +84,14 @@ public struct Mutation: Sendable, Hashable, Codable {
         self.storedJSON = storedJSON
     }
 
-    /// Whether `fields` and `clocks` are what the mutation holds: always, unless its stored texts do not parse (a
-    /// damaged store), when both read as empty.
-    package var isReadable: Bool {
-        guard let storedJSON else { return true }
-        return JSONValue(jsonText: storedJSON.fields)?.objectValue != nil && ClockMap.clocks(fromText: storedJSON.clocks) != nil
+    /// This mutation with its stored texts parsed into values (itself when it holds values), or `nil` when they do not
+    /// parse: a damaged store, where `fields` and `clocks` read as empty.
+    package func parsed() -> Mutation? {
+        guard let storedJSON else { return self }
+        guard let fields = JSONValue(jsonText: storedJSON.fields)?.objectValue, let clocks = ClockMap.clocks(fromText: storedJSON.clocks) else {
+            return nil
+        }
+        return Mutation(mutationId: mutationId, space: space, collection: collection, id: id, op: op, fields: fields, clocks: clocks)
     }
 
     /// Parses the stored texts into values, which from now on are the mutation's.
