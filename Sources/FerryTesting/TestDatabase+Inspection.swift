@@ -131,3 +131,34 @@ extension TestDatabase {
         }
     }
 }
+
+extension TestDatabase {
+    /// PostgreSQL only: runs `statements` in a transaction that stays open while `body` runs and commits after it, so a
+    /// test can make the server meet rows another writer has stored but not yet committed.
+    public func whileUncommitted(_ statements: [String], _ body: () async throws -> Void) async throws {
+        guard case .postgres(let url) = location else {
+            throw TestSupportError("only a PostgreSQL test database holds a transaction open for a test")
+        }
+        try await Self.withConnection(to: url) { connection, logger in
+            try await connection.query("BEGIN", logger: logger)
+            for statement in statements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+            try await body()
+            try await connection.query("COMMIT", logger: logger)
+        }
+    }
+
+    /// PostgreSQL only: waits until a statement starting with `prefix` waits on a lock (another transaction's row),
+    /// for at most `timeout`; whether it did.
+    public func waitForLockWait(of prefix: String, timeout: Duration = .seconds(10)) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        let pattern = prefix.replacingOccurrences(of: "'", with: "''") + "%"
+        while ContinuousClock.now < deadline {
+            let waiting = try await integer("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '\(pattern)'")
+            if waiting > 0 { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+}

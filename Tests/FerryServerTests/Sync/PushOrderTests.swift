@@ -92,4 +92,43 @@ struct PushOrderTests {
             print("PushOrderTests.concurrentPairs(\(engine)): \(refused) of 12 second pushes arrived first and were sent again")
         }
     }
+
+    /// A push sent behind another is planned before its transaction on the guess that its records are all new
+    /// (PostgreSQL); where the push before it stored them, the guess fails and the push is planned on the stored rows.
+    @Test("a push following one that stored its records merges into them; one of new records stores them all", arguments: TestEngine.available)
+    func followingPushesPlannedOnTheStoredRows(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var phone = try await SyncDevice.signUp(server)
+            var pad = try await phone.sibling()
+            let (kept, deleted) = (UUID(), UUID())
+            let stored = [phone.upsert("sermons", kept, Self.sermon("One")), phone.upsert("sermons", deleted, Self.sermon("Two"))]
+            let first = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: stored, follows: nil))
+            #expect(try phone.auth.decode(first, as: PushResponse.self).results.map(\.status) == [.applied, .applied])
+
+            // Behind it: a change to one record it stored (merged: the date stays), a delete of the other, a new one.
+            let added = UUID()
+            let edits = [
+                phone.upsert("sermons", kept, ["title": "One, revised"]), phone.delete("sermons", deleted),
+                phone.upsert("sermons", added, Self.sermon("Three")),
+            ]
+            let second = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: edits, follows: 2))
+            #expect(try phone.auth.decode(second, as: PushResponse.self).results.map(\.status) == [.applied, .applied, .applied])
+
+            // Behind that: new records only, the guess holding.
+            let fresh = (0..<20).map { phone.upsert("sermons", Self.sermon("New \($0)")) }
+            let third = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: fresh, follows: 5))
+            let thirdReply = try phone.auth.decode(third, as: PushResponse.self)
+            #expect(thirdReply.results.allSatisfy { $0.status == .applied } && thirdReply.lastMutationId == 25)
+
+            let rows = latestRows(try await pad.pullAll().changes)
+            #expect(rows.count == 23)
+            #expect(rows[kept]?.fields["title"] == "One, revised" && rows[kept]?.fields["date"] == "2026-11-21T10:00:00.000Z")
+            #expect(rows[deleted]?.deleted == true)
+            #expect(rows[added]?.fields["title"] == "Three")
+            #expect(fresh.allSatisfy { rows[$0.id]?.fields["title"] == $0.fields["title"] })
+            // The last push again, as a device sends it after losing the reply: its fingerprints were kept.
+            let replay = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: fresh, follows: nil))
+            #expect(try phone.auth.decode(replay, as: PushResponse.self).results.allSatisfy { $0.status == .duplicate })
+        }
+    }
 }

@@ -4,28 +4,40 @@ import PostgresNIO
 
 extension PostgresStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushOutcome {
-        do {
-            return try await transactionalPush(batch)
-        } catch let error as PostgresTransactionError where error.closureError is PushPlan.Refusal {
-            throw error.closureError ?? error
+        let reads = PushReads(batch)
+        var speculation = SpeculativePush(batch)
+        var retried = false
+        while true {
+            do {
+                // Between its first lock and its commit a push holds up every later push of its device and every
+                // writer of its spaces: its continuations run ahead of the server's other work (decoding, replies).
+                let attempt = speculation
+                return try await Task(priority: .high) { try await transactionalPush(batch, reads: reads, speculation: attempt) }.value
+            } catch let error as PostgresTransactionError where error.closureError is PushPlan.Refusal {
+                throw error.closureError ?? error
+            } catch let error as PostgresTransactionError where error.closureError is IDTaken && !retried {
+                // Another space's push stored one of these ids after this one read it missing (that push's locks are not
+                // this one's): planned again, the id is found and its mutation refused (`space_mismatch`).
+                (speculation, retried) = (nil, true)
+            }
         }
     }
 
-    private func transactionalPush(_ batch: PushBatch) async throws -> PushOutcome {
+    /// A push's insert found an id stored that its plan, made under the push's locks, found nowhere: only another
+    /// space's push can have stored it since (see ``push(_:)``).
+    struct IDTaken: Error {}
+
+    private func transactionalPush(_ batch: PushBatch, reads: PushReads, speculation: SpeculativePush?) async throws -> PushOutcome {
         try await client.withTransaction(logger: logger) { connection in
             // Lock the device's row, then the spaces in id order: pushes of one device run one at a time, and
             // writers of one space commit in the order of their sequence numbers (a cursor never skips a commit).
-            try await connection.query(
-                """
-                INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at)
-                VALUES (\(batch.userID), \(batch.deviceID), 0, \(batch.now)) ON CONFLICT (user_id, device_id) DO NOTHING
-                """,
-                logger: logger
-            )
+            // The upsert locks the row it finds as `FOR UPDATE` would and returns its latest id, in one round trip.
             let progressRows = try await connection.query(
                 """
-                SELECT last_mutation_id FROM ferry_device_mutations
-                WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) FOR UPDATE
+                INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at)
+                VALUES (\(batch.userID), \(batch.deviceID), 0, \(batch.now))
+                ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = ferry_device_mutations.last_mutation_id
+                RETURNING last_mutation_id
                 """,
                 logger: logger
             )
@@ -45,13 +57,30 @@ extension PostgresStorage: RecordStorage {
                 for try await fingerprints in rows.decode(ByteBuffer.self) { blob += fingerprints.readableBytesView }
                 processed = ProcessedBatch(blob: blob)
             }
-            let spaces = Set(batch.entries.compactMap { try? $0.get().mutation.space }).sorted { $0.uuidString < $1.uuidString }
-            if !spaces.isEmpty {
-                try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(spaces)) ORDER BY id FOR UPDATE", logger: logger)
+            if !reads.spaces.isEmpty {
+                try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(reads.spaces)) ORDER BY id FOR UPDATE", logger: logger)
             }
-            let (loaded, children) = try await loadRows(connection, for: batch.entries, schema: batch.schema)
-            var plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
-            let committed = try await write(&plan, connection, now: batch.now, sealedSpaces: batch.sealedSpaces)
+            let (loaded, children) = try await loadRows(connection, reads, batch)
+            var plan: PushPlan
+            let layout: WriteLayout
+            var encoded: [String: RecordColumns] = [:]
+            if let speculation, speculation.holds(previousMutationID: previous, loaded: loaded) {
+                (plan, layout, encoded) = (speculation.plan, speculation.layout, speculation.columns)
+            } else {
+                plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
+                layout = WriteLayout(plan)
+            }
+            let committed = try await write(&plan, layout, connection, now: batch.now, sealedSpaces: batch.sealedSpaces, encoded: encoded)
+            try await recordProgress(of: batch, plan, connection)
+            return PushOutcome(batch: batch, plan: plan, committed: committed)
+        }
+    }
+
+    /// Moves the device's last processed id to the plan's, and keeps this push's fingerprints in a row of their own,
+    /// deleting the rows that fell out of the window (``ProcessedBatch/capacity``): one round trip. The delete does not
+    /// see the row inserted beside it, which is above its bound anyway.
+    private func recordProgress(of batch: PushBatch, _ plan: PushPlan, _ connection: PostgresConnection) async throws {
+        guard !plan.fingerprints.isEmpty else {
             try await connection.query(
                 """
                 UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
@@ -59,34 +88,33 @@ extension PostgresStorage: RecordStorage {
                 """,
                 logger: logger
             )
-            if !plan.fingerprints.isEmpty {
-                // One round trip: the delete does not see the row inserted beside it, which is above its bound anyway.
-                try await connection.query(
-                    """
-                    WITH added AS (
-                      INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints)
-                      VALUES (\(batch.userID), \(batch.deviceID), \(plan.lastMutationID), \(ByteBuffer(bytes: plan.fingerprints.blob)))
-                    )
-                    DELETE FROM ferry_device_batches WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
-                    AND last_mutation_id <= \(plan.lastMutationID - Int64(ProcessedBatch.capacity))
-                    """,
-                    logger: logger
-                )
-            }
-            return PushOutcome(batch: batch, plan: plan, committed: committed)
+            return
         }
+        try await connection.query(
+            """
+            WITH progress AS (
+              UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
+              WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
+            ), added AS (
+              INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints)
+              VALUES (\(batch.userID), \(batch.deviceID), \(plan.lastMutationID), \(ByteBuffer(bytes: plan.fingerprints.blob)))
+            )
+            DELETE FROM ferry_device_batches WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
+            AND last_mutation_id <= \(plan.lastMutationID - Int64(ProcessedBatch.capacity))
+            """,
+            logger: logger
+        )
     }
 
     /// The rows a push touches, and every stored descendant of the rows it deletes.
     private func loadRows(
-        _ connection: PostgresConnection, for entries: [Result<ValidatedMutation, Rejection>], schema: Schema
+        _ connection: PostgresConnection, _ reads: PushReads, _ batch: PushBatch
     ) async throws -> ([RecordKey: StoredRecord], [RecordKey: [RecordKey]]) {
-        var rows = PushRows(entries: entries, schema: schema)
-        for (name, group) in Dictionary(grouping: PushPlan.keysToLoad(entries), by: \.collection) {
-            guard let collection = schema.collection(named: name) else { continue }
+        var rows = PushRows(entries: batch.entries, schema: batch.schema)
+        for (collection, ids) in reads.keys {
             var binds = PostgresBindings()
-            binds.append(group.map(\.id))
-            rows.add(try await Self.fetchRecords(connection, collection, where: "id = ANY($1)", binds: binds, logger: logger), collection: name)
+            binds.append(ids)
+            rows.add(try await Self.fetchRecords(connection, collection, where: "id = ANY($1)", binds: binds, logger: logger), collection: collection.name)
         }
         while let query = rows.nextChildQuery() {
             var binds = PostgresBindings()
@@ -99,44 +127,59 @@ extension PostgresStorage: RecordStorage {
     }
 
     /// Writes the plan's rows. Each space's sequence numbers come from one locked update; rows are written with
-    /// one upsert per collection, except rows of collections with unique keys: each of those is written alone behind a
-    /// savepoint, so a write that breaks a key is rolled back alone and its mutations are rejected.
+    /// one insert of the new rows and one upsert of the stored ones per collection (columns from `encoded` when the plan
+    /// was made before the transaction), except rows of collections with unique keys: each of those is written alone
+    /// behind a savepoint, so a write that breaks a key is rolled back alone and its mutations are rejected.
     private func write(
-        _ plan: inout PushPlan, _ connection: PostgresConnection, now: Date, sealedSpaces: Set<UUID>
+        _ plan: inout PushPlan, _ layout: WriteLayout, _ connection: PostgresConnection, now: Date, sealedSpaces: Set<UUID>,
+        encoded: [String: RecordColumns]
     ) async throws -> [UUID: Int64] {
-        var nextSeq: [UUID: Int64] = [:]
+        var firstSeq: [UUID: Int64] = [:]
         var committed: [UUID: Int64] = [:]
-        for (space, writes) in Dictionary(grouping: plan.writes, by: \.record.space) {
-            let rows = try await connection.query(
-                "UPDATE ferry_spaces SET seq = seq + \(Int64(writes.count)) WHERE id = \(space) RETURNING seq", logger: logger
-            )
+        for (space, count) in layout.counts {
+            let rows = try await connection.query("UPDATE ferry_spaces SET seq = seq + \(count) WHERE id = \(space) RETURNING seq", logger: logger)
             let last = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
-            nextSeq[space] = last - Int64(writes.count) + 1
+            firstSeq[space] = last - count + 1
             committed[space] = last
         }
-        var batches: [String: [(write: PushPlan.Write, seq: Int64)]] = [:]
-        var order: [String] = []
-        for write in plan.writes {
-            let seq = nextSeq[write.record.space, default: 0]
-            nextSeq[write.record.space] = seq + 1
-            if write.collection.uniqueKeys.isEmpty {
-                if batches[write.collection.name] == nil { order.append(write.collection.name) }
-                batches[write.collection.name, default: []].append((write, seq))
-                continue
-            }
+        let seq = { [firstSeq] (slot: WriteLayout.Slot) in firstSeq[slot.space, default: 0] + slot.offset }
+        for (write, slot) in layout.keyed {
             try await connection.query("SAVEPOINT ferry_row", logger: logger)
             do {
-                try await Self.writeRecords(connection, write.collection, [(write, seq)], now: now, sealedSpaces: sealedSpaces, logger: logger)
+                let columns = try RecordColumns(write.collection, writes: [write], sealedSpaces: sealedSpaces)
+                try await Self.writeRecords(connection, columns, seqs: [seq(slot)], isNew: false, now: now, logger: logger)
                 try await connection.query("RELEASE SAVEPOINT ferry_row", logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
                 try await connection.query("ROLLBACK TO SAVEPOINT ferry_row", logger: logger)
                 plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
             }
         }
-        for name in order {
-            guard let rows = batches[name], let collection = rows.first?.write.collection else { continue }
-            try await Self.writeRecords(connection, collection, rows, now: now, sealedSpaces: sealedSpaces, logger: logger)
+        for batch in layout.batches {
+            if let columns = encoded[batch.collection.name] {
+                try await insertNew(connection, columns, seqs: batch.slots.map(seq), now: now)
+                continue
+            }
+            for isNew in [true, false] {
+                let indexes = batch.writes.indices.filter { batch.writes[$0].isNew == isNew }
+                guard !indexes.isEmpty else { continue }
+                let columns = try RecordColumns(batch.collection, writes: indexes.map { batch.writes[$0] }, sealedSpaces: sealedSpaces)
+                let seqs = indexes.map { seq(batch.slots[$0]) }
+                if isNew {
+                    try await insertNew(connection, columns, seqs: seqs, now: now)
+                } else {
+                    try await Self.writeRecords(connection, columns, seqs: seqs, isNew: false, now: now, logger: logger)
+                }
+            }
         }
         return committed
+    }
+
+    /// Inserts rows the plan found nowhere; an id stored meanwhile is ``IDTaken``.
+    private func insertNew(_ connection: PostgresConnection, _ columns: RecordColumns, seqs: [Int64], now: Date) async throws {
+        do {
+            try await Self.writeRecords(connection, columns, seqs: seqs, isNew: true, now: now, logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            throw IDTaken()
+        }
     }
 }
