@@ -95,7 +95,7 @@ struct PushOrderTests {
 
     /// A push sent behind another is planned before its transaction on the guess that its records are all new
     /// (PostgreSQL); where the push before it stored them, the guess fails and the push is planned on the stored rows.
-    @Test("a push following one that stored its records merges into them; one of new records stores them all", arguments: TestEngine.available)
+    @Test("a push following one that stored its records merges into them, with or without a delete; one of new records stores them all", arguments: TestEngine.available)
     func followingPushesPlannedOnTheStoredRows(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
@@ -115,19 +115,26 @@ struct PushOrderTests {
             #expect(try phone.auth.decode(second, as: PushResponse.self).results.map(\.status) == [.applied, .applied, .applied])
 
             // Behind that: new records only, the guess holding.
-            let fresh = (0..<20).map { phone.upsert("sermons", Self.sermon("New \($0)")) }
+            let fresh = (0..<20).map { phone.upsert("sermons", Self.sermon("New \($0)").merging(["speaker": "Pastor John"]) { $1 }) }
             let third = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: fresh, follows: 5))
             let thirdReply = try phone.auth.decode(third, as: PushResponse.self)
             #expect(thirdReply.results.allSatisfy { $0.status == .applied } && thirdReply.lastMutationId == 25)
 
+            // Behind that: changes to records it stored, which the guess takes for new; the insert finds them.
+            let revised = (0..<5).map { phone.upsert("sermons", fresh[$0].id, Self.sermon("New \($0), revised")) }
+            let fourth = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: revised, follows: 25))
+            #expect(try phone.auth.decode(fourth, as: PushResponse.self).results.map(\.status) == Array(repeating: .applied, count: 5))
+
             let rows = latestRows(try await pad.pullAll().changes)
             #expect(rows.count == 23)
+            #expect((0..<5).allSatisfy { rows[fresh[$0].id]?.fields["title"] == .string("New \($0), revised") })
+            #expect(rows[fresh[0].id]?.fields["speaker"] == "Pastor John", "merged into the stored record")
             #expect(rows[kept]?.fields["title"] == "One, revised" && rows[kept]?.fields["date"] == "2026-11-21T10:00:00.000Z")
             #expect(rows[deleted]?.deleted == true)
             #expect(rows[added]?.fields["title"] == "Three")
-            #expect(fresh.allSatisfy { rows[$0.id]?.fields["title"] == $0.fields["title"] })
+            #expect(fresh.dropFirst(5).allSatisfy { rows[$0.id]?.fields["title"] == $0.fields["title"] })
             // The last push again, as a device sends it after losing the reply: its fingerprints were kept.
-            let replay = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: fresh, follows: nil))
+            let replay = try await phone.send("POST", "/sync/v1/push", PushRequest(deviceId: phone.deviceID, mutations: revised, follows: nil))
             #expect(try phone.auth.decode(replay, as: PushResponse.self).results.allSatisfy { $0.status == .duplicate })
         }
     }

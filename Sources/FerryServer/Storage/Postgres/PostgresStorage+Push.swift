@@ -15,10 +15,13 @@ extension PostgresStorage: RecordStorage {
                 return try await Task(priority: .high) { try await transactionalPush(batch, reads: reads, speculation: attempt) }.value
             } catch let error as PostgresTransactionError where error.closureError is PushPlan.Refusal {
                 throw error.closureError ?? error
-            } catch let error as PostgresTransactionError where error.closureError is IDTaken && !retried {
-                // Another space's push stored one of these ids after this one read it missing (that push's locks are not
-                // this one's): planned again, the id is found and its mutation refused (`space_mismatch`).
-                (speculation, retried) = (nil, true)
+            } catch let error as PostgresTransactionError where error.closureError is IDTaken && (speculation != nil || !retried) {
+                // A guess that was wrong (a record it took for new is stored), or another space's push stored one of
+                // these ids after this one read it missing (that push's locks are not this one's): planned again on the
+                // stored rows, the id is found (a stored record merges; another space's refuses its mutation,
+                // `space_mismatch`). A race retries once.
+                if speculation == nil { retried = true }
+                speculation = nil
             }
         }
     }
@@ -29,51 +32,72 @@ extension PostgresStorage: RecordStorage {
 
     private func transactionalPush(_ batch: PushBatch, reads: PushReads, speculation: SpeculativePush?) async throws -> PushOutcome {
         try await client.withTransaction(logger: logger) { connection in
-            // Lock the device's row, then the spaces in id order: pushes of one device run one at a time, and
-            // writers of one space commit in the order of their sequence numbers (a cursor never skips a commit).
-            // The upsert locks the row it finds as `FOR UPDATE` would and returns its latest id, in one round trip.
-            let progressRows = try await connection.query(
-                """
-                INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at)
-                VALUES (\(batch.userID), \(batch.deviceID), 0, \(batch.now))
-                ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = ferry_device_mutations.last_mutation_id
-                RETURNING last_mutation_id
-                """,
-                logger: logger
-            )
-            var previous: Int64 = 0
-            for try await last in progressRows.decode(Int64.self) { previous = last }
+            let previous = try await lockProgress(of: batch, connection)
             try PushPlan.requireOrder(batch, previousMutationID: previous)
-            var processed = ProcessedBatch()
-            if PushPlan.needsProcessed(batch, previousMutationID: previous) {
-                let rows = try await connection.query(
-                    """
-                    SELECT fingerprints FROM ferry_device_batches
-                    WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) ORDER BY last_mutation_id
-                    """,
-                    logger: logger
-                )
-                var blob: [UInt8] = []
-                for try await fingerprints in rows.decode(ByteBuffer.self) { blob += fingerprints.readableBytesView }
-                processed = ProcessedBatch(blob: blob)
-            }
-            if !reads.spaces.isEmpty {
-                try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(reads.spaces)) ORDER BY id FOR UPDATE", logger: logger)
-            }
-            let (loaded, children) = try await loadRows(connection, reads, batch)
             var plan: PushPlan
             let layout: WriteLayout
             var encoded: [String: RecordColumns] = [:]
-            if let speculation, speculation.holds(previousMutationID: previous, loaded: loaded) {
+            if let speculation, speculation.readsNothing, speculation.previousMutationID == previous {
+                // Nothing to read: every row the plan reads it inserts, so a stored one fails the insert (`IDTaken`).
                 (plan, layout, encoded) = (speculation.plan, speculation.layout, speculation.columns)
             } else {
-                plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
-                layout = WriteLayout(plan)
+                let (processed, loaded, children) = try await readPlanInputs(batch, reads, previous: previous, connection)
+                if let speculation, speculation.holds(previousMutationID: previous, loaded: loaded) {
+                    (plan, layout, encoded) = (speculation.plan, speculation.layout, speculation.columns)
+                } else {
+                    plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
+                    layout = WriteLayout(plan)
+                }
             }
             let committed = try await write(&plan, layout, connection, now: batch.now, sealedSpaces: batch.sealedSpaces, encoded: encoded)
             try await recordProgress(of: batch, plan, connection)
             return PushOutcome(batch: batch, plan: plan, committed: committed)
         }
+    }
+
+    /// Locks the device's progress row (made on its first push) and returns its last processed id: the upsert locks the
+    /// row it finds as `FOR UPDATE` would and reads its latest id, in one round trip. Pushes of one device run one at a
+    /// time from here; writers of one space, from the lock on its row (taken in id order, so no two pushes deadlock),
+    /// commit in the order of their sequence numbers, so a cursor never skips a commit.
+    private func lockProgress(of batch: PushBatch, _ connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            """
+            INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at)
+            VALUES (\(batch.userID), \(batch.deviceID), 0, \(batch.now))
+            ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = ferry_device_mutations.last_mutation_id
+            RETURNING last_mutation_id
+            """,
+            logger: logger
+        )
+        var previous: Int64 = 0
+        for try await last in rows.decode(Int64.self) { previous = last }
+        return previous
+    }
+
+    /// What the plan is made from, read under the locks: the device's recent fingerprints when the push carries an id
+    /// it processed before, then (the spaces locked) the rows the push touches and the stored descendants of those
+    /// it deletes.
+    private func readPlanInputs(
+        _ batch: PushBatch, _ reads: PushReads, previous: Int64, _ connection: PostgresConnection
+    ) async throws -> (ProcessedBatch, [RecordKey: StoredRecord], [RecordKey: [RecordKey]]) {
+        var processed = ProcessedBatch()
+        if PushPlan.needsProcessed(batch, previousMutationID: previous) {
+            let rows = try await connection.query(
+                """
+                SELECT fingerprints FROM ferry_device_batches
+                WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID) ORDER BY last_mutation_id
+                """,
+                logger: logger
+            )
+            var blob: [UInt8] = []
+            for try await fingerprints in rows.decode(ByteBuffer.self) { blob += fingerprints.readableBytesView }
+            processed = ProcessedBatch(blob: blob)
+        }
+        if !reads.spaces.isEmpty {
+            try await connection.query("SELECT id FROM ferry_spaces WHERE id = ANY(\(reads.spaces)) ORDER BY id FOR UPDATE", logger: logger)
+        }
+        let (loaded, children) = try await loadRows(connection, reads, batch)
+        return (processed, loaded, children)
     }
 
     /// Moves the device's last processed id to the plan's, and keeps this push's fingerprints in a row of their own,

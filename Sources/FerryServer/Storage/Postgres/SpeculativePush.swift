@@ -16,6 +16,11 @@ struct SpeculativePush: Sendable {
     let layout: WriteLayout
     /// The rows of each of the layout's batches, encoded (all of them new).
     let columns: [String: RecordColumns]
+    /// Whether the guess needs no read to check: every mutation applies, none deletes, no row has unique keys, and
+    /// every row the plan would read (each record and each parent named) is one it inserts. A stored one then makes
+    /// the insert fail whole (``PostgresStorage/IDTaken``), and the push plans again on the stored rows; otherwise the
+    /// plan is the one the push would make, without locking the spaces before their sequence numbers or loading rows.
+    let readsNothing: Bool
 
     /// The guess for `batch`, or `nil` when it follows no push (its device's last id is unknown before the lock) or
     /// carries an id at or below the one it follows (a replay: its fingerprints must be read).
@@ -30,6 +35,9 @@ struct SpeculativePush: Sendable {
             columns[rows.collection.name] = encoded
         }
         (previousMutationID, self.plan, self.layout, self.columns) = (follows, plan, layout, columns)
+        let written = Set(plan.writes.map(\.key))
+        readsNothing = layout.keyed.isEmpty && PushPlan.deleteRoots(batch.entries).isEmpty
+            && plan.results.allSatisfy { $0.status == .applied } && PushPlan.keysToLoad(batch.entries).isSubset(of: written)
     }
 
     /// Whether the plan is the one the push makes under its locks: the device's last id is the one assumed, and

@@ -18,7 +18,7 @@ struct WriteLayout: Sendable {
         var slots: [Slot]
     }
 
-    /// Each space written, in the order first written, with how many rows.
+    /// Each space written, in id order (the order a push locks spaces in), with how many rows.
     private(set) var counts: [(space: UUID, count: Int64)] = []
     /// Rows of collections without unique keys, by collection in the order first written.
     private(set) var batches: [Batch] = []
@@ -46,7 +46,7 @@ struct WriteLayout: Sendable {
                 batches.append(Batch(collection: write.collection, writes: [write], slots: [slot]))
             }
         }
-        counts = spaces.map { ($0, taken[$0] ?? 0) }
+        counts = spaces.sorted { $0.uuidString < $1.uuidString }.map { ($0, taken[$0] ?? 0) }
     }
 }
 
