@@ -135,15 +135,16 @@ extension JSONTextParser {
         return members
     }
 
-    /// An object of clocks; `null` is none. A clock without escapes is read from the bytes, with no string built.
+    /// An object of clocks; `null` is none. A clock without escapes is read from the bytes, with no string built, and
+    /// one with the same bytes as the clock before it (most fields of a record share one) is that clock again.
     mutating func readClocks() throws -> [String: HLC] {
         var clocks: [String: HLC] = [:]
         if try readNull() { return clocks }
-        var node: String?
+        var previous: ReadClock?
         try readObject { parser, field in
-            let clock = try parser.readClock(reusingNode: node)
-            node = clock.node
-            clocks[field] = clock
+            let clock = try parser.readClock(after: previous)
+            previous = clock
+            clocks[field] = clock.clock
         }
         return clocks
     }
@@ -155,30 +156,41 @@ extension JSONTextParser {
         let start = position
         var pairs = 0
         var clocks: [String: HLC] = [:]
-        var node: String?
+        var previous: ReadClock?
         try readObject { parser, field in
-            let clock = try parser.readClock(reusingNode: node)
-            node = clock.node
-            clocks[field] = clock
+            let clock = try parser.readClock(after: previous)
+            previous = clock
+            clocks[field] = clock.clock
             pairs += 1
         }
         guard pairs == clocks.count else { return (clocks, nil) }
         return (clocks, String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self))
     }
 
-    private mutating func readClock(reusingNode node: String?) throws -> HLC {
+    /// A clock read from the bytes between `start` and `end` (its text without the quotes), or from an escaped string.
+    struct ReadClock {
+        var clock: HLC
+        var text: Range<Int>?
+    }
+
+    private mutating func readClock(after previous: ReadClock?) throws -> ReadClock {
         guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
         var end = position + 1
         while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") { end += 1 }
         guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else {
-            guard let clock = HLC(try parseString(), reusingNode: node) else { throw StreamMismatch() }
-            return clock
+            guard let clock = HLC(try parseString(), reusingNode: previous?.clock.node) else { throw StreamMismatch() }
+            return ReadClock(clock: clock)
         }
-        guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: bytes[(position + 1)..<end]), reusingNode: node) else {
+        let text = (position + 1)..<end
+        position = end + 1
+        if let previous, let known = previous.text, known.count == text.count,
+           memcmp(bytes.baseAddress! + known.lowerBound, bytes.baseAddress! + text.lowerBound, text.count) == 0 {
+            return ReadClock(clock: previous.clock, text: text)
+        }
+        guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: bytes[text]), reusingNode: previous?.clock.node) else {
             throw StreamMismatch()
         }
-        position = end + 1
-        return clock
+        return ReadClock(clock: clock, text: text)
     }
 
     /// A map keyed by space id (``SpaceKeyed``) of integers; `null` is none.
