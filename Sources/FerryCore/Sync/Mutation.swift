@@ -38,9 +38,11 @@ public struct Mutation: Sendable, Hashable, Codable {
         set {
             materialize()
             plainClocks = newValue
+            receivedClocksText = nil
         }
         _modify {
             materialize()
+            receivedClocksText = nil
             yield &plainClocks
         }
     }
@@ -52,6 +54,10 @@ public struct Mutation: Sendable, Hashable, Codable {
     /// push's client CPU, and a push needs the values only to seal a record of an encrypted space. `fields` and
     /// `clocks` parse it each time they are read; the first change parses it for good.
     package private(set) var storedJSON: StoredJSON?
+    /// `clocks` as the text a request carried them in, when that text is the one ``ClockMap/text(_:)`` writes for them
+    /// (keys in order, no space, no escape): a server stores a new record's clocks as that text, without writing them
+    /// again. Dropped when `clocks` changes.
+    package internal(set) var receivedClocksText: String?
 
     /// The JSON texts of a mutation's `fields` (an object) and `clocks` (a ``ClockMap`` text).
     package struct StoredJSON: Sendable {

@@ -167,6 +167,29 @@ extension JSONTextParser {
         return (clocks, String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self))
     }
 
+    /// ``readClocks()``, with the clocks' text as it was sent when it is exactly what ``ClockMap/text(_:)`` writes for
+    /// them: ASCII keys in strictly increasing order, no whitespace and no escape anywhere (so every clock was read in
+    /// its one wire form).
+    mutating func readClocksKeepingWrittenText() throws -> (clocks: [String: HLC], text: String?) {
+        guard try peek() == UInt8(ascii: "{") else { return (try readClocks(), nil) }
+        let start = position
+        var clocks: [String: HLC] = [:]
+        var previous: ReadClock?
+        var previousKey: String?
+        var ordered = true
+        try readObject { parser, field in
+            let clock = try parser.readClock(after: previous)
+            previous = clock
+            clocks[field] = clock.clock
+            if let previousKey, !(previousKey < field) { ordered = false }
+            previousKey = field
+        }
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        let plain = text.allSatisfy { $0 > 0x20 && $0 < 0x80 && $0 != UInt8(ascii: "\\") }
+        guard ordered, plain else { return (clocks, nil) }
+        return (clocks, String(decoding: text, as: UTF8.self))
+    }
+
     /// A clock read from the bytes between `start` and `end` (its text without the quotes), or from an escaped string.
     struct ReadClock {
         var clock: HLC
@@ -209,6 +232,7 @@ extension Mutation: JSONStreamReadable {
     init(stream parser: inout JSONTextParser) throws {
         var (mutationID, space, collection, id, op): (Int64?, UUID?, String?, UUID?, Operation?)
         var (fields, clocks): ([String: JSONValue], [String: HLC]) = ([:], [:])
+        var clocksText: String?
         try parser.readObject { parser, key in
             switch key {
             case "mutationId": mutationID = try parser.readInt64()
@@ -217,12 +241,13 @@ extension Mutation: JSONStreamReadable {
             case "id": id = try parser.readUUID()
             case "op": op = Operation(rawValue: try parser.readString())
             case "fields": fields = try parser.readFields()
-            case "clocks": clocks = try parser.readClocks()
+            case "clocks": (clocks, clocksText) = try parser.readClocksKeepingWrittenText()
             default: try parser.skipValue()
             }
         }
         guard let mutationID, let space, let collection, let id, let op else { throw StreamMismatch() }
         self.init(mutationId: mutationID, space: space, collection: collection, id: id, op: op, fields: fields, clocks: clocks)
+        receivedClocksText = clocksText
     }
 }
 

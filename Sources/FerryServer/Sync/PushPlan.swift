@@ -11,6 +11,9 @@ struct PushPlan: Sendable {
         var record: StoredRecord
         var isNew: Bool
         var mutationIndexes: [Int]
+        /// The `_clocks` text to store, when the row is new and made by one mutation alone, whose clocks it then holds
+        /// (``ValidatedMutation/clocksText``); `nil` to write them from `record`.
+        var clocksText: String? = nil
     }
 
     /// One result per mutation of the request, in order.
@@ -128,7 +131,11 @@ struct PushPlan: Sendable {
         }
         self.writes = planner.order.compactMap { key in
             guard let record = planner.rows[key], let collection = schema.collection(named: key.collection) else { return nil }
-            return Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: planner.contributors[key] ?? [])
+            let indexes = planner.contributors[key] ?? []
+            var write = Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: indexes)
+            // Merged into a state never written, one mutation's clocks are the row's, whole.
+            if write.isNew, indexes.count == 1, case .success(let valid) = entries[indexes[0]] { write.clocksText = valid.clocksText }
+            return write
         }
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
         self.fingerprints = appended

@@ -9,6 +9,9 @@ struct ValidatedMutation: Sendable {
     var state: RecordState
     /// Clocks the server lowered because they ran too far ahead, as stored.
     var cappedClocks: [String: HLC]
+    /// `state.clocks` as ``ClockMap/text(_:)`` writes them, when the request carried exactly that text
+    /// (``Mutation/receivedClocksText``) and the server changed none: a new record's `_clocks` column as it is.
+    var clocksText: String? = nil
     var key: RecordKey { RecordKey(collection: collection.name, id: mutation.id) }
 }
 

@@ -34,6 +34,25 @@ struct JSONStreamReadingTests {
         #expect(streamed)
     }
 
+    @Test("a mutation keeps its clocks' text only when it is exactly what ClockMap writes for them", arguments: [
+        (#"{"a":"\#(clock)","b":"\#(clock)"}"#, true),
+        (#"{}"#, true),
+        (#"{"b":"\#(clock)","a":"\#(clock)"}"#, false),
+        (#"{"a":"\#(clock)","a":"\#(clock)"}"#, false),
+        (#"{"a": "\#(clock)"}"#, false),
+        (#"{"a":"\u0030\#(String(clock.dropFirst()))"}"#, false),
+        (#"{"\u0061":"\#(clock)"}"#, false),
+        (#"{"é":"\#(clock)"}"#, false),
+    ])
+    func receivedClocksText(_ clocks: String, kept: Bool) throws {
+        let text = #"{"mutationId":1,"space":"\#(Self.space)","collection":"n","id":"\#(Self.record)","op":"upsert","clocks":\#(clocks)}"#
+        var mutation = try Array(text.utf8).withUnsafeBufferPointer { try JSONTextParser.read(Mutation.self, from: $0) }
+        #expect(mutation.receivedClocksText == (kept ? clocks : nil))
+        if kept { #expect(ClockMap.text(mutation.clocks) == clocks) }
+        mutation.clocks["c"] = mutation.clocks["a"]
+        #expect(mutation.receivedClocksText == nil, "a change to the clocks drops the text")
+    }
+
     @Test("a pull reply is read by the stream reader, with what the tree reads", arguments: [
         #"{"changes":[{"clocks":{"title":"\#(clock)"},"collection":"notes","deleted":false,"fields":{"title":"T","rank":3.5},"id":"\#(record)","seq":9,"space":"\#(space)"}],"cursors":{"\#(space)":9},"hasMore":true,"keyVersions":{},"resetRequired":[]}"#,
         #"{"changes":[],"cursors":{},"hasMore":false}"#,

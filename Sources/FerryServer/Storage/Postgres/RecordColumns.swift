@@ -15,10 +15,11 @@ struct RecordColumns: Sendable {
     var sealed: PostgresColumnArray
     var fields: [PostgresColumnArray]
 
-    /// The columns of `records`, in order; the values of a record in one of `sealedSpaces` go to `_sealed`.
-    init(_ collection: CollectionDefinition, _ records: some Collection<(id: UUID, record: StoredRecord)>, sealedSpaces: Set<UUID>) throws {
+    /// The columns of a plan's writes of one collection, in order; the values of a record in one of `sealedSpaces` go
+    /// to `_sealed`.
+    init(_ collection: CollectionDefinition, writes: some Collection<PushPlan.Write>, sealedSpaces: Set<UUID>) throws {
         self.collection = collection
-        let count = records.count
+        let count = writes.count
         let types = collection.fields.map { collection.storedType(of: $0) }
         ids = PostgresColumnArray(.uuid, capacity: count)
         spaces = PostgresColumnArray(.uuid, capacity: count)
@@ -26,10 +27,11 @@ struct RecordColumns: Sendable {
         deleted = PostgresColumnArray(.bool, capacity: count)
         sealed = PostgresColumnArray(.json, capacity: count)
         fields = types.map { PostgresColumnArray(.init($0), capacity: count * 2) }
-        for (id, record) in records {
-            ids.append(id)
+        for write in writes {
+            let record = write.record
+            ids.append(write.key.id)
             spaces.append(record.space)
-            clocks.append(ClockCoding.encode(record.state.clocks))
+            clocks.append(write.clocksText ?? ClockCoding.encode(record.state.clocks))
             deleted.append(record.state.isDeleted)
             let (typed, sealedValues) = record.storageValues(in: collection, isSealed: sealedSpaces.contains(record.space))
             sealed.append(sealedValues)
@@ -37,10 +39,5 @@ struct RecordColumns: Sendable {
                 try fields[index].append(SQLDialect.postgres.columnValue(typed[field.name] ?? .null, type: types[index]))
             }
         }
-    }
-
-    /// The columns of a plan's writes of one collection.
-    init(_ collection: CollectionDefinition, writes: some Collection<PushPlan.Write>, sealedSpaces: Set<UUID>) throws {
-        try self.init(collection, writes.lazy.map { ($0.key.id, $0.record) }, sealedSpaces: sealedSpaces)
     }
 }

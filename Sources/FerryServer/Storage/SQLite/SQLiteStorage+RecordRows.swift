@@ -41,7 +41,7 @@ extension SQLiteStorage {
         let (typed, sealed) = write.record.storageValues(in: collection, isSealed: isSealed)
         var values: [DatabaseValue] = [
             write.key.id.databaseText.databaseValue, write.record.space.databaseText.databaseValue, seq.databaseValue,
-            ClockCoding.encode(write.record.state.clocks).databaseValue, write.record.state.isDeleted.databaseValue,
+            (write.clocksText ?? ClockCoding.encode(write.record.state.clocks)).databaseValue, write.record.state.isDeleted.databaseValue,
             updatedAt.databaseValue, sealed.databaseValue,
         ]
         values.reserveCapacity(values.count + collection.fields.count)
