@@ -26,8 +26,9 @@ extension PostgresStorage: RecordStorage {
         }
     }
 
-    /// A push's insert found an id stored that its plan, made under the push's locks, found nowhere: only another
-    /// space's push can have stored it since (see ``push(_:)``).
+    /// A push's insert of a row its plan took for new found the id stored: the plan was a guess that read nothing
+    /// (``SpeculativePush/readsNothing``), or another space's push stored the id after this one read it missing (that
+    /// push's locks are not this one's). Either way the push plans again (see ``push(_:)``).
     struct IDTaken: Error {}
 
     private func transactionalPush(_ batch: PushBatch, reads: PushReads, speculation: SpeculativePush?) async throws -> PushOutcome {
