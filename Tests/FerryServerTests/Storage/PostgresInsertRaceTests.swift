@@ -13,11 +13,18 @@ struct PostgresInsertRaceTests {
           notes:
             fields:
               title: text
+          labels:
+            fields:
+              title: text
+            unique: [title]
         """
 
+    /// A collection without unique keys (its new rows are inserted in one statement) and one with (each row alone).
+    static let collections = ["notes", "labels"]
+
     @Test("the push plans again, finds the id and refuses its mutation: the other space's record is never moved or overwritten",
-          arguments: TestEngine.available.filter { $0 == .postgres })
-    func idStoredDuringPush(_ engine: TestEngine) async throws {
+          arguments: TestEngine.available.filter { $0 == .postgres }, collections)
+    func idStoredDuringPush(_ engine: TestEngine, collection: String) async throws {
         try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let owner = try await SyncDevice.signUp(server, "owner")
             var intruder = try await SyncDevice.signUp(server, "intruder")
@@ -28,24 +35,24 @@ struct PostgresInsertRaceTests {
             try await database.whileUncommitted([
                 "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = '\(owner.userID.lowercasedText)'",
                 """
-                INSERT INTO notes (id, _space, _seq, _clocks, _deleted, _updated_at, title)
+                INSERT INTO \(collection) (id, _space, _seq, _clocks, _deleted, _updated_at, title)
                 SELECT '\(id.lowercasedText)', id, seq, '{"title":"\(clock)"}', false, now(), 'the owner''s'
                 FROM ferry_spaces WHERE id = '\(owner.userID.lowercasedText)'
                 """,
             ]) {
-                let mutation = intruder.upsert("notes", id, ["title": "the intruder's"])
+                let mutation = intruder.upsert(collection, id, ["title": "the intruder's"])
                 push = Task { [intruder] in try await intruder.push([mutation]) }
-                let waits = try await database.waitForLockWait(of: #"INSERT INTO "notes""#)
+                let waits = try await database.waitForLockWait(of: "INSERT INTO \"\(collection)\"")
                 #expect(waits, "the push waits on the uncommitted id")
             }
             let reply = try await #require(push).value
             #expect(reply.results.map(\.status) == [.rejected])
             #expect(reply.results.first?.code == "space_mismatch")
-            #expect(try await database.strings("SELECT _space::text || ' ' || title FROM notes WHERE id = '\(id.lowercasedText)'")
+            #expect(try await database.strings("SELECT _space::text || ' ' || title FROM \(collection) WHERE id = '\(id.lowercasedText)'")
                 == ["\(owner.userID.lowercasedText) the owner's"])
 
             // The intruder's next write lands: the refused one left nothing half done.
-            let next = try await intruder.push([intruder.upsert("notes", ["title": "its own"])])
+            let next = try await intruder.push([intruder.upsert(collection, ["title": "its own"])])
             #expect(next.results.map(\.status) == [.applied])
         }
     }

@@ -1,5 +1,6 @@
 import FerryCore
 import Foundation
+import HTTPTypes
 import PostgresNIO
 
 extension PostgresStorage: RecordStorage {
@@ -15,11 +16,14 @@ extension PostgresStorage: RecordStorage {
                 return try await Task(priority: .high) { try await transactionalPush(batch, reads: reads, speculation: attempt) }.value
             } catch let error as PostgresTransactionError where error.closureError is PushPlan.Refusal {
                 throw error.closureError ?? error
-            } catch let error as PostgresTransactionError where error.closureError is IDTaken && (speculation != nil || !retried) {
+            } catch let error as PostgresTransactionError where error.closureError is IDTaken {
                 // A guess that was wrong (a record it took for new is stored), or another space's push stored one of
                 // these ids after this one read it missing (that push's locks are not this one's): planned again on the
                 // stored rows, the id is found (a stored record merges; another space's refuses its mutation,
-                // `space_mismatch`). A race retries once.
+                // `space_mismatch`). A race retries once; a second one in a row is contention to retry later.
+                guard speculation != nil || !retried else {
+                    throw APIError(.serviceUnavailable, .unavailable, "Other pushes kept storing this push's records meanwhile; retry shortly.", headers: [.retryAfter: "1"])
+                }
                 if speculation == nil { retried = true }
                 speculation = nil
             }
@@ -172,10 +176,13 @@ extension PostgresStorage: RecordStorage {
             try await connection.query("SAVEPOINT ferry_row", logger: logger)
             do {
                 let columns = try RecordColumns(write.collection, writes: [write], sealedSpaces: sealedSpaces)
-                try await Self.writeRecords(connection, columns, seqs: [seq(slot)], isNew: false, now: now, logger: logger)
+                // A row the plan found nowhere is inserted, not upserted, here too: an id another space stored meanwhile
+                // must fail (`IDTaken`), not move that record into this space.
+                try await Self.writeRecords(connection, columns, seqs: [seq(slot)], isNew: write.isNew, now: now, logger: logger)
                 try await connection.query("RELEASE SAVEPOINT ferry_row", logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
                 try await connection.query("ROLLBACK TO SAVEPOINT ferry_row", logger: logger)
+                guard Self.breaksUniqueKey(error, of: write.collection) else { throw IDTaken() }
                 plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
             }
         }
@@ -197,6 +204,12 @@ extension PostgresStorage: RecordStorage {
             }
         }
         return committed
+    }
+
+    /// Whether a unique violation is of one of the collection's unique keys rather than of its id.
+    private static func breaksUniqueKey(_ error: PSQLError, of collection: CollectionDefinition) -> Bool {
+        guard let constraint = error.serverInfo?[.constraintName] else { return false }
+        return collection.uniqueKeys.contains { SQLDialect.postgres.uniqueIndexName(collection.name, $0) == constraint }
     }
 
     /// Inserts rows the plan found nowhere; an id stored meanwhile is ``IDTaken``.
