@@ -89,10 +89,12 @@ struct MutationValidator: Sendable {
             try checkUniqueKeyLengths(state, collection)
         }
         let capped = capClocks(&state)
-        var valid = ValidatedMutation(mutation: mutation, collection: collection, state: state, cappedClocks: capped)
         // A delete's state keeps only `_deleted`'s clock: the text is its clocks only when it sent no other.
-        if capped.isEmpty, state.clocks.count == mutation.clocks.count { valid.clocksText = mutation.receivedClocksText }
-        return valid
+        let keepsText = capped.isEmpty && state.clocks.count == mutation.clocks.count
+        return ValidatedMutation(
+            mutation: mutation, collection: collection, state: state, cappedClocks: capped,
+            clocksText: keepsText ? mutation.receivedClocksText : nil
+        )
     }
 
     /// A unique key's values must fit a database index entry on both engines (PostgreSQL's btree holds about 2.7 KB):

@@ -2,17 +2,30 @@ import FerryCore
 import Foundation
 
 /// A mutation that passed the checks that need no database: collection, fields, types, clocks, size, role.
-struct ValidatedMutation: Sendable {
-    var mutation: Mutation
-    var collection: CollectionDefinition
+///
+/// A class, immutable: a push hands each one through several passes (the rows to read, the plan, the layout), and
+/// copying a struct of a mutation, a collection definition and a state retained a dozen references each time (a
+/// tenth of a push's CPU went to retains, releases and hashing of such copies).
+final class ValidatedMutation: Sendable {
+    let mutation: Mutation
+    let collection: CollectionDefinition
     /// The state to merge, with normalized values and capped clocks.
-    var state: RecordState
+    let state: RecordState
     /// Clocks the server lowered because they ran too far ahead, as stored.
-    var cappedClocks: [String: HLC]
+    let cappedClocks: [String: HLC]
     /// `state.clocks` as ``ClockMap/text(_:)`` writes them, when the request carried exactly that text
     /// (``Mutation/receivedClocksText``) and the server changed none: a new record's `_clocks` column as it is.
-    var clocksText: String? = nil
-    var key: RecordKey { RecordKey(collection: collection.name, id: mutation.id) }
+    let clocksText: String?
+    let key: RecordKey
+
+    init(mutation: Mutation, collection: CollectionDefinition, state: RecordState, cappedClocks: [String: HLC], clocksText: String? = nil) {
+        self.mutation = mutation
+        self.collection = collection
+        self.state = state
+        self.cappedClocks = cappedClocks
+        self.clocksText = clocksText
+        key = RecordKey(collection: collection.name, id: mutation.id)
+    }
 }
 
 /// A mutation refused with a machine code and a message.

@@ -94,7 +94,8 @@ struct PushOrderTests {
     }
 
     /// A push sent behind another is planned before its transaction on the guess that its records are all new
-    /// (PostgreSQL); where the push before it stored them, the guess fails and the push is planned on the stored rows.
+    /// (``PlanGuess``, both engines); where the push before it stored them, the guess fails and the push is planned on the
+    /// stored rows.
     @Test("a push following one that stored its records merges into them, with or without a delete; one of new records stores them all", arguments: TestEngine.available)
     func followingPushesPlannedOnTheStoredRows(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in

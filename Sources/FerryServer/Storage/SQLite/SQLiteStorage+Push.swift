@@ -4,7 +4,12 @@ import GRDB
 
 extension SQLiteStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushOutcome {
-        try await pool.write { db in
+        // Planned and encoded before the writer, which every push of every device waits for (``PlanGuess``).
+        let updatedAt = Timestamp.format(batch.now)
+        let guess = PlanGuess(batch).flatMap { guess in
+            (try? Self.rowValues(of: guess.plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)).map { (plan: guess, values: $0) }
+        }
+        return try await pool.write { db in
             let device: StatementArguments = [batch.userID.databaseText, batch.deviceID.databaseText]
             let previous = try Int64.fetchOne(
                 db.cachedStatement(sql: "SELECT last_mutation_id FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?"),
@@ -20,12 +25,19 @@ extension SQLiteStorage: RecordStorage {
                 processed = ProcessedBatch(blob: rows.flatMap { [UInt8]($0) })
             }
             let (loaded, children) = try Self.loadRows(db, for: batch.entries, schema: batch.schema)
-            var plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
-            let committed = try Self.write(&plan, db, now: batch.now, sealedSpaces: batch.sealedSpaces)
+            var plan: PushPlan
+            var values: [[DatabaseValue]]
+            if let guess, guess.plan.holds(previousMutationID: previous, loaded: loaded) {
+                (plan, values) = (guess.plan.plan, guess.values)
+            } else {
+                plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
+                values = try Self.rowValues(of: plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)
+            }
+            let committed = try Self.write(&plan, values: &values, db)
             try db.cachedStatement(sql: """
                 INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, updated_at = excluded.updated_at
-                """).execute(arguments: device + [plan.lastMutationID, Timestamp.format(batch.now)])
+                """).execute(arguments: device + [plan.lastMutationID, updatedAt])
             if !plan.fingerprints.isEmpty {
                 try db.cachedStatement(sql: """
                     INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints) VALUES (?, ?, ?, ?)
@@ -57,31 +69,38 @@ extension SQLiteStorage: RecordStorage {
         return (rows.loaded, rows.children)
     }
 
-    /// Writes the plan's rows, each with the next sequence number of its space (one update per space reserves them
-    /// all). A write that breaks a unique key is rolled back alone and its mutations are rejected; its number stays
-    /// unused, which a cursor does not mind. Returns each space's last sequence number.
-    private static func write(_ plan: inout PushPlan, _ db: Database, now: Date, sealedSpaces: Set<UUID>) throws -> [UUID: Int64] {
+    /// Each of the plan's rows as ``writeRecord(_:_:values:)`` binds it, its sequence number left for the write.
+    private static func rowValues(of plan: PushPlan, updatedAt: String, sealedSpaces: Set<UUID>) throws -> [[DatabaseValue]] {
+        try plan.writes.map { try rowValues($0, updatedAt: updatedAt, isSealed: sealedSpaces.contains($0.record.space)) }
+    }
+
+    /// Writes the plan's rows (`values`, from ``rowValues(of:updatedAt:sealedSpaces:)``), each with the next sequence
+    /// number of its space (one update per space reserves them all). A write that breaks a unique key is rolled back
+    /// alone and its mutations are rejected; its number stays unused, which a cursor does not mind. Returns each
+    /// space's last sequence number.
+    private static func write(_ plan: inout PushPlan, values: inout [[DatabaseValue]], _ db: Database) throws -> [UUID: Int64] {
         var nextSeq: [UUID: Int64] = [:]
         var committed: [UUID: Int64] = [:]
-        for (space, writes) in Dictionary(grouping: plan.writes, by: \.record.space) {
+        var counts: [UUID: Int] = [:]
+        for write in plan.writes { counts[write.record.space, default: 0] += 1 }
+        for (space, count) in counts {
             let last = try Int64.fetchOne(
-                db, sql: "UPDATE ferry_spaces SET seq = seq + ? WHERE id = ? RETURNING seq", arguments: [writes.count, space.databaseText]
+                db, sql: "UPDATE ferry_spaces SET seq = seq + ? WHERE id = ? RETURNING seq", arguments: [count, space.databaseText]
             ) ?? 0
-            nextSeq[space] = last - Int64(writes.count) + 1
+            nextSeq[space] = last - Int64(count) + 1
             committed[space] = last
         }
-        let updatedAt = Timestamp.format(now)
-        for write in plan.writes {
+        for (index, write) in plan.writes.enumerated() {
             let seq = nextSeq[write.record.space, default: 0]
             nextSeq[write.record.space] = seq + 1
-            let isSealed = sealedSpaces.contains(write.record.space)
+            values[index][seqColumn] = seq.databaseValue
             guard !write.collection.uniqueKeys.isEmpty else {
-                try writeRecord(db, write, seq: seq, updatedAt: updatedAt, isSealed: isSealed)
+                try writeRecord(db, write.collection, values: values[index])
                 continue
             }
             do {
                 try db.inSavepoint {
-                    try writeRecord(db, write, seq: seq, updatedAt: updatedAt, isSealed: isSealed)
+                    try writeRecord(db, write.collection, values: values[index])
                     return .commit
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {

@@ -35,12 +35,13 @@ extension SQLiteStorage {
         return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap { storedRecord($0, collection: collection, forWire: forWire) }
     }
 
-    /// Upserts the row of `write`, stamped `updatedAt` (``Timestamp`` text, formatted once per push).
-    static func writeRecord(_ db: Database, _ write: PushPlan.Write, seq: Int64, updatedAt: String, isSealed: Bool) throws {
+    /// The values of `write`'s row in the order of ``upsertText(_:)``'s columns, stamped `updatedAt` (``Timestamp``
+    /// text, formatted once per push); its sequence number (at ``seqColumn``) is the writer's to set.
+    static func rowValues(_ write: PushPlan.Write, updatedAt: String, isSealed: Bool) throws -> [DatabaseValue] {
         let collection = write.collection
         let (typed, sealed) = write.record.storageValues(in: collection, isSealed: isSealed)
         var values: [DatabaseValue] = [
-            write.key.id.databaseText.databaseValue, write.record.space.databaseText.databaseValue, seq.databaseValue,
+            write.key.id.databaseText.databaseValue, write.record.space.databaseText.databaseValue, DatabaseValue.null,
             (write.clocksText ?? ClockCoding.encode(write.record.state.clocks)).databaseValue, write.record.state.isDeleted.databaseValue,
             updatedAt.databaseValue, sealed.databaseValue,
         ]
@@ -48,6 +49,14 @@ extension SQLiteStorage {
         for field in collection.fields {
             values.append(try databaseValue(typed[field.name] ?? .null, type: collection.storedType(of: field)))
         }
+        return values
+    }
+
+    /// Where ``rowValues(_:updatedAt:isSealed:)`` leaves the sequence number.
+    static let seqColumn = 2
+
+    /// Upserts a row of `collection` from its ``rowValues(_:updatedAt:isSealed:)``.
+    static func writeRecord(_ db: Database, _ collection: CollectionDefinition, values: [DatabaseValue]) throws {
         // One statement per collection, prepared once per connection: a push writes up to 1000 rows, and
         // preparing (with GRDB's authorizer) cost more than running.
         try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText)).execute(columns: values)
