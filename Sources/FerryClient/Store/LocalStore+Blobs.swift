@@ -77,10 +77,17 @@ extension LocalStore {
         let url = cacheURL(reference.sha256)
         guard FileManager.default.fileExists(atPath: url.path()) else { return nil }
         try write { db in
-            try db.execute(sql: "UPDATE ferry_blob_cache SET last_access_at = ? WHERE sha256 = ?", arguments: [Timestamp.format(now()), reference.sha256])
+            try db.execute(
+                sql: "UPDATE ferry_blob_cache SET last_access_at = ?, rowid = \(Self.nextAccessRowID) WHERE sha256 = ?",
+                arguments: [Timestamp.format(now()), reference.sha256]
+            )
         }
         return url
     }
+
+    /// An access moves its entry's rowid past every other, so that accesses within one millisecond (the resolution of
+    /// `last_access_at`) still evict in the order they happened: least recently used is by time, then by rowid.
+    private static let nextAccessRowID = "(SELECT MAX(rowid) + 1 FROM ferry_blob_cache)"
 
     /// The transfer queue, uploads first, oldest first.
     public func blobTransfers() throws -> [BlobTransfer] {
@@ -113,7 +120,8 @@ extension LocalStore {
             try db.execute(
                 sql: """
                     INSERT INTO ferry_blob_cache (sha256, size, sealed, pinned, last_access_at) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (sha256) DO UPDATE SET last_access_at = excluded.last_access_at, pinned = MAX(pinned, excluded.pinned)
+                    ON CONFLICT (sha256) DO UPDATE SET last_access_at = excluded.last_access_at, pinned = MAX(pinned, excluded.pinned),
+                      rowid = \(Self.nextAccessRowID)
                     """,
                 arguments: [reference.sha256, reference.size, sealed, pinned, Timestamp.format(now())]
             )
@@ -222,7 +230,7 @@ extension LocalStore {
             let rows = try Row.fetchAll(db, sql: """
                 SELECT sha256, size FROM ferry_blob_cache
                 WHERE pinned = 0 AND sha256 NOT IN (SELECT sha256 FROM ferry_blob_transfers WHERE direction = 'upload' AND failed = 0)
-                ORDER BY last_access_at
+                ORDER BY last_access_at, rowid
                 """)
             for row in rows where total > limit {
                 let size: Int64 = row["size"]

@@ -85,7 +85,8 @@ extension LocalStore {
     /// `sentCursors` says the push was sent with (a cursor that moved since is left alone).
     @discardableResult
     public func acknowledge(_ response: PushResponse, for batch: [Mutation], sentCursors: [UUID: Int64] = [:]) throws -> Acknowledgement {
-        let byID = Dictionary(batch.map { ($0.mutationId, $0) }, uniquingKeysWith: { first, _ in first })
+        // Positions, not copies: a copy of a mutation retains each of its texts.
+        let indexByID = Dictionary(batch.indices.map { (batch[$0].mutationId, $0) }, uniquingKeysWith: { first, _ in first })
         return try write { db in
             try pinClock(db)
             var acknowledgement = Acknowledgement(acknowledged: 0, rejected: 0)
@@ -94,20 +95,21 @@ extension LocalStore {
                 let held = try Int64.fetchOne(db, sql: "SELECT seq FROM ferry_cursors WHERE space = ?", arguments: [Self.text(space)]) ?? 0
                 if held == sent { try setCursor(db, space: space, seq: seq) }
             }
-            var removed = try removeFromOutbox(db, response.results.map(\.mutationId).filter { byID[$0] != nil })
+            var removed = try removeFromOutbox(db, response.results.map(\.mutationId).filter { indexByID[$0] != nil })
             for result in response.results {
                 // Each entry once: one the outbox no longer held (or a result named twice) changes nothing.
-                guard let mutation = byID[result.mutationId], removed.remove(result.mutationId) != nil else { continue }
+                guard let index = indexByID[result.mutationId], removed.remove(result.mutationId) != nil else { continue }
                 switch result.status {
                 case .applied, .duplicate:
                     acknowledgement.acknowledged += 1
                     if let stored = result.clocks, !stored.isEmpty {
-                        try adoptServerClocks(db, stored, for: mutation)
+                        try adoptServerClocks(db, stored, for: batch[index])
                     }
-                case .rejected where try waitsForKey(db, result.code, space: mutation.space):
+                case .rejected where try waitsForKey(db, result.code, space: batch[index].space):
                     acknowledgement.deferred += 1
-                    try deferUntilKeyed(db, mutation, code: result.code)
+                    try deferUntilKeyed(db, batch[index], code: result.code)
                 case .rejected:
+                    let mutation = batch[index]
                     acknowledgement.rejected += 1
                     try db.execute(
                         sql: """

@@ -20,6 +20,17 @@ struct MutationFingerprint: Sendable, Hashable {
     /// hold (`record_too_large`), so only their names go in: a huge push is not hashed value by value.
     init(_ mutation: Mutation, recordLimit: Int) {
         var encoder = CanonicalEncoder()
+        self.init(mutation, recordLimit: recordLimit, encoder: &encoder)
+    }
+
+    /// The fingerprints of a push's mutations, in order, made with one encoder whose buffer each reuses.
+    static func of(_ mutations: [Mutation], recordLimit: Int) -> [MutationFingerprint] {
+        var encoder = CanonicalEncoder()
+        return mutations.indices.map { MutationFingerprint(mutations[$0], recordLimit: recordLimit, encoder: &encoder) }
+    }
+
+    private init(_ mutation: Mutation, recordLimit: Int, encoder: inout CanonicalEncoder) {
+        encoder.reset()
         encoder.uuid(mutation.space)
         encoder.text(mutation.collection)
         encoder.uuid(mutation.id)
@@ -61,6 +72,12 @@ private struct CanonicalEncoder {
     /// of 1000 was a large allocation each time).
     init() { buffer.reserveCapacity(1024) }
 
+    /// Starts a new digest, keeping the buffer's room.
+    mutating func reset() {
+        hasher = SHA256()
+        buffer.removeAll(keepingCapacity: true)
+    }
+
     mutating func tag(_ byte: UInt8) {
         buffer.append(byte)
         flushIfFull()
@@ -86,7 +103,7 @@ private struct CanonicalEncoder {
     /// A clock's text, length-prefixed as ``text(_:)`` would write its `description`, without making the string.
     mutating func clock(_ clock: HLC) {
         let lengthAt = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: 8))  // the length, filled in below (no flush in between)
+        withUnsafeBytes(of: UInt64(0)) { buffer.append(contentsOf: $0) }  // the length, filled in below (no flush in between)
         clock.write(into: &buffer)
         let length = UInt64(buffer.count - lengthAt - 8)
         for index in 0..<8 { buffer[lengthAt + index] = UInt8(truncatingIfNeeded: length >> (56 - 8 * UInt64(index))) }

@@ -61,23 +61,29 @@ struct MutationValidator: Sendable {
                 "Space \(mutation.space.lowercased) is end-to-end encrypted and has no key yet; a trusted device stores version 1 with PUT /sync/v1/secrets first."
             )
         }
+        // Values that normalize to something else (a timestamp's spelling, a sealed value's form) are written back
+        // after the walk: the fields are the request's dictionary, and writing each value back copied it whole.
+        var normalizedValues: [(name: String, value: JSONValue)] = []
         for (name, value) in state.fields {
             guard state.clocks[name] != nil else {
                 throw Rejection(.invalidClock, "Field '\(name)' has no clock; every written field needs one.")
             }
             guard let field = collection.field(named: name) else { continue }
+            let normalized: JSONValue
             if let keyVersion, collection.isSealed(field) {
-                state.fields[name] = try SealedFieldValue.normalized(value, field: name, keyVersion: keyVersion)
-                continue
+                normalized = try SealedFieldValue.normalized(value, field: name, keyVersion: keyVersion)
+            } else {
+                var typed = field
+                typed.type = collection.storedType(of: field)
+                do {
+                    normalized = try FieldValue.normalized(value, for: typed)
+                } catch {
+                    throw Rejection(.typeMismatch, "\(collection.name).\(error.description)")
+                }
             }
-            var typed = field
-            typed.type = collection.storedType(of: field)
-            do {
-                state.fields[name] = try FieldValue.normalized(value, for: typed)
-            } catch {
-                throw Rejection(.typeMismatch, "\(collection.name).\(error.description)")
-            }
+            if normalized != value { normalizedValues.append((name, normalized)) }
         }
+        for (name, value) in normalizedValues { state.fields[name] = value }
         let record = JSONValue.object(state.fields)
         if !record.certainlyFitsJSONSize(limits.maximumRecordBytes) {
             let size = record.jsonByteCount

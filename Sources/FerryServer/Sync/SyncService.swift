@@ -74,7 +74,7 @@ struct SyncService: Sendable {
         var batch = PushBatch(
             userID: userID, deviceID: request.deviceId, entries: request.mutations.map(validator.validate),
             mutationIDs: request.mutations.map(\.mutationId),
-            fingerprints: request.mutations.map { MutationFingerprint($0, recordLimit: limits.maximumRecordBytes) },
+            fingerprints: MutationFingerprint.of(request.mutations, recordLimit: limits.maximumRecordBytes),
             schema: schema, now: time
         )
         batch.sealedSpaces = Set(encrypted.map(\.id))
