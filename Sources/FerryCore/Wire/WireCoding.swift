@@ -49,9 +49,10 @@ struct JSONObjectWriter {
     /// Writes a JSON array of values that write themselves.
     static func array(_ items: [some JSONTextWritable], _ bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "["))
-        for (index, item) in items.enumerated() {
+        // By index: a copy of each item (a mutation, say) retained all its texts only to write them.
+        for index in items.indices {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            item.writeJSON(into: &bytes)
+            items[index].writeJSON(into: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
     }

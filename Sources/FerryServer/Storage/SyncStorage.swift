@@ -73,7 +73,7 @@ struct PushOutcome: Sendable {
     /// of what it held with its own writes; lowered clocks come back in the results).
     init(batch: PushBatch, plan: PushPlan, committed: [UUID: Int64]) {
         var cursors: [UUID: Int64] = [:]
-        let written = Dictionary(grouping: plan.writes, by: \.record.space).mapValues { Int64($0.count) }
+        let written = plan.rowsPerSpace
         for space in plan.spacesWithOnlyOwnWrites {
             guard let last = committed[space], let count = written[space], let cursor = batch.cursors[space] else { continue }
             if cursor == last - count { cursors[space] = last }

@@ -100,13 +100,25 @@ private struct CanonicalEncoder {
         flushIfFull()
     }
 
+    /// The last clock written and its bytes: most fields of a record share one clock, written once and copied.
+    private var lastClock: HLC?
+    private var lastClockBytes: [UInt8] = []
+
     /// A clock's text, length-prefixed as ``text(_:)`` would write its `description`, without making the string.
     mutating func clock(_ clock: HLC) {
+        if lastClock == clock {
+            buffer.append(contentsOf: lastClockBytes)
+            flushIfFull()
+            return
+        }
         let lengthAt = buffer.count
         withUnsafeBytes(of: UInt64(0)) { buffer.append(contentsOf: $0) }  // the length, filled in below (no flush in between)
         clock.write(into: &buffer)
         let length = UInt64(buffer.count - lengthAt - 8)
         for index in 0..<8 { buffer[lengthAt + index] = UInt8(truncatingIfNeeded: length >> (56 - 8 * UInt64(index))) }
+        lastClock = clock
+        lastClockBytes.removeAll(keepingCapacity: true)
+        lastClockBytes.append(contentsOf: buffer[lengthAt...])
         flushIfFull()
     }
 

@@ -156,6 +156,14 @@ struct PushPlan: Sendable {
 }
 
 extension PushPlan {
+    /// How many rows the plan writes in each space. By index: a copy of a write retains its collection definition's
+    /// every name.
+    var rowsPerSpace: [UUID: Int64] {
+        var counts: [UUID: Int64] = [:]
+        for index in writes.indices { counts[writes[index].record.space, default: 0] += 1 }
+        return counts
+    }
+
     /// Turns the results of the mutations behind `write` into rejections (its row could not be written).
     mutating func reject(_ write: Write, _ code: ErrorCode, _ message: String) {
         for index in write.mutationIndexes where results[index].status == .applied {

@@ -49,5 +49,10 @@ struct MutationFingerprintTests {
         var many = mutation
         many.clocks = Dictionary(uniqueKeysWithValues: (0..<3000).map { ("field\($0)", clock) })
         #expect(MutationFingerprint(many, recordLimit: 256 * 1024).bytes == Self.reference(many))
+        // A push's fingerprints share one encoder (its buffer, its last clock): each is still its mutation's alone.
+        var other = mutation
+        other.clocks = ["text": HLC(milliseconds: 2, counter: 1, node: "other"), "n": clock, "tags": clock, "meta": clock]
+        let batch = [mutation, many, other, mutation]
+        #expect(MutationFingerprint.of(batch, recordLimit: 256 * 1024).map(\.bytes) == batch.map(Self.reference))
     }
 }

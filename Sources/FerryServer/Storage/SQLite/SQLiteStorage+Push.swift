@@ -71,7 +71,9 @@ extension SQLiteStorage: RecordStorage {
 
     /// Each of the plan's rows as ``writeRecord(_:_:values:)`` binds it, its sequence number left for the write.
     private static func rowValues(of plan: PushPlan, updatedAt: String, sealedSpaces: Set<UUID>) throws -> [[DatabaseValue]] {
-        try plan.writes.map { try rowValues($0, updatedAt: updatedAt, isSealed: sealedSpaces.contains($0.record.space)) }
+        try plan.writes.indices.map { index in
+            try rowValues(plan.writes[index], updatedAt: updatedAt, isSealed: sealedSpaces.contains(plan.writes[index].record.space))
+        }
     }
 
     /// Writes the plan's rows (`values`, from ``rowValues(of:updatedAt:sealedSpaces:)``), each with the next sequence
@@ -81,23 +83,24 @@ extension SQLiteStorage: RecordStorage {
     private static func write(_ plan: inout PushPlan, values: inout [[DatabaseValue]], _ db: Database) throws -> [UUID: Int64] {
         var nextSeq: [UUID: Int64] = [:]
         var committed: [UUID: Int64] = [:]
-        var counts: [UUID: Int] = [:]
-        for write in plan.writes { counts[write.record.space, default: 0] += 1 }
-        for (space, count) in counts {
+        for (space, count) in plan.rowsPerSpace {
             let last = try Int64.fetchOne(
                 db, sql: "UPDATE ferry_spaces SET seq = seq + ? WHERE id = ? RETURNING seq", arguments: [count, space.databaseText]
             ) ?? 0
-            nextSeq[space] = last - Int64(count) + 1
+            nextSeq[space] = last - count + 1
             committed[space] = last
         }
-        for (index, write) in plan.writes.enumerated() {
-            let seq = nextSeq[write.record.space, default: 0]
-            nextSeq[write.record.space] = seq + 1
+        // By index, reading what each row needs: a copy of a write retains its collection definition's every name.
+        for index in plan.writes.indices {
+            let space = plan.writes[index].record.space
+            let seq = nextSeq[space, default: 0]
+            nextSeq[space] = seq + 1
             values[index][seqColumn] = seq.databaseValue
-            guard !write.collection.uniqueKeys.isEmpty else {
-                try writeRecord(db, write.collection, values: values[index])
+            guard !plan.writes[index].collection.uniqueKeys.isEmpty else {
+                try writeRecord(db, plan.writes[index].collection, values: values[index])
                 continue
             }
+            let write = plan.writes[index]
             do {
                 try db.inSavepoint {
                     try writeRecord(db, write.collection, values: values[index])
