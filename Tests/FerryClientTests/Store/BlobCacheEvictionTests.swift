@@ -7,7 +7,7 @@ import Testing
 /// resolution of its access time): the end-to-end eviction test failed on such a tie, now and then.
 @Suite("Store: blob cache eviction order")
 struct BlobCacheEvictionTests {
-    @Test("accesses in the same millisecond evict in the order they happened")
+    @Test("accesses and caching again in the same millisecond evict in the order they happened")
     func sameMillisecond() throws {
         // A frozen clock: every access below happens at the same instant.
         let fixture = try StoreFixture(kind: .file)
@@ -27,8 +27,12 @@ struct BlobCacheEvictionTests {
         }
         // The first is used again, last: it is the most recently used, the second the least.
         #expect(try store.cachedFile(for: references[0]) != nil)
+        // The second is cached again (a download of a file the cache holds), after that: now the most recent of all.
+        let again = folder.appending(path: "file-1-again")
+        try Data(repeating: 1, count: 1024).write(to: again)
+        try store.moveIntoCache(again, references[1])
         #expect(try store.evictBlobs(toFit: 1024) == 2)
-        #expect(try store.cachedFile(for: references[0]) != nil)
-        #expect(try store.cachedFile(for: references[1]) == nil && store.cachedFile(for: references[2]) == nil)
+        #expect(try store.cachedFile(for: references[1]) != nil)
+        #expect(try store.cachedFile(for: references[0]) == nil && store.cachedFile(for: references[2]) == nil)
     }
 }
