@@ -40,7 +40,7 @@ extension SQLDialect {
     }
 
     /// Unique keys hold within a space: two companies may both have a client named "Acme".
-    package func uniqueIndexName(_ collection: String, _ key: [String]) -> String {
+    func uniqueIndexName(_ collection: String, _ key: [String]) -> String {
         indexName(collection, "uq__" + key.joined(separator: "__"))
     }
 

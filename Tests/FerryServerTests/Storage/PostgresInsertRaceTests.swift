@@ -17,10 +17,18 @@ struct PostgresInsertRaceTests {
             fields:
               title: text
             unique: [title]
+          \(longName):
+            fields:
+              title: text
+            unique: [title]
         """
 
-    /// A collection without unique keys (its new rows are inserted in one statement) and one with (each row alone).
-    static let collections = ["notes", "labels"]
+    /// A name of the longest length: PostgreSQL cuts it to name the table's primary key (`…_pkey` in 63 bytes).
+    static let longName = "labels_" + String(repeating: "x", count: Identifier.maximumLength - 7)
+
+    /// A collection without unique keys (its new rows are inserted in one statement), one with (each row alone), and
+    /// one with a name of the longest length.
+    static let collections = ["notes", "labels", longName]
 
     @Test("the push plans again, finds the id and refuses its mutation: the other space's record is never moved or overwritten",
           arguments: TestEngine.available.filter { $0 == .postgres }, collections)

@@ -182,7 +182,7 @@ extension PostgresStorage: RecordStorage {
                 try await connection.query("RELEASE SAVEPOINT ferry_row", logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
                 try await connection.query("ROLLBACK TO SAVEPOINT ferry_row", logger: logger)
-                guard Self.breaksUniqueKey(error, of: write.collection) else { throw IDTaken() }
+                if Self.breaksPrimaryKey(error, of: write.collection) { throw IDTaken() }
                 plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
             }
         }
@@ -206,10 +206,13 @@ extension PostgresStorage: RecordStorage {
         return committed
     }
 
-    /// Whether a unique violation is of one of the collection's unique keys rather than of its id.
-    private static func breaksUniqueKey(_ error: PSQLError, of collection: CollectionDefinition) -> Bool {
-        guard let constraint = error.serverInfo?[.constraintName] else { return false }
-        return collection.uniqueKeys.contains { SQLDialect.postgres.uniqueIndexName(collection.name, $0) == constraint }
+    /// Whether a unique violation is of the collection's id rather than of a unique key: the constraint is the table's
+    /// primary key, under the name PostgreSQL gives it (`<table>_pkey`, the table's name cut to fit 63 bytes). Any
+    /// other index, even one this server's schema does not know (a newer server added it), rejects the mutation.
+    private static func breaksPrimaryKey(_ error: PSQLError, of collection: CollectionDefinition) -> Bool {
+        let suffix = "_pkey"
+        let name = String(decoding: collection.name.utf8.prefix(Identifier.maximumLength - suffix.utf8.count), as: UTF8.self) + suffix
+        return error.serverInfo?[.constraintName] == name
     }
 
     /// Inserts rows the plan found nowhere; an id stored meanwhile is ``IDTaken``.
