@@ -16,14 +16,9 @@ struct MutationFingerprint: Sendable, Hashable {
         self.bytes = bytes
     }
 
-    /// The fingerprint of `mutation`. Fields whose JSON certainly exceeds `recordLimit` bytes are refused whatever they
-    /// hold (`record_too_large`), so only their names go in: a huge push is not hashed value by value.
-    init(_ mutation: Mutation, recordLimit: Int) {
-        var encoder = CanonicalEncoder()
-        self.init(mutation, recordLimit: recordLimit, encoder: &encoder)
-    }
-
-    /// The fingerprints of a push's mutations, in order, made with one encoder whose buffer each reuses.
+    /// The fingerprints of a push's mutations, in order, made with one encoder whose buffer each reuses. Fields whose
+    /// JSON certainly exceeds `recordLimit` bytes are refused whatever they hold (`record_too_large`), so only their
+    /// names go in: a huge push is not hashed value by value.
     static func of(_ mutations: [Mutation], recordLimit: Int) -> [MutationFingerprint] {
         var encoder = CanonicalEncoder()
         return mutations.indices.map { MutationFingerprint(mutations[$0], recordLimit: recordLimit, encoder: &encoder) }

@@ -6,8 +6,8 @@ extension SQLiteStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushOutcome {
         // Planned and encoded before the writer, which every push of every device waits for (``PlanGuess``).
         let updatedAt = Timestamp.format(batch.now)
-        let guess = PlanGuess(batch).flatMap { guess in
-            (try? Self.rowValues(of: guess.plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)).map { (plan: guess, values: $0) }
+        let prepared = PlanGuess(batch).flatMap { guess in
+            (try? Self.rowValues(of: guess.plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)).map { (guess: guess, values: $0) }
         }
         return try await pool.write { db in
             let device: StatementArguments = [batch.userID.databaseText, batch.deviceID.databaseText]
@@ -27,8 +27,8 @@ extension SQLiteStorage: RecordStorage {
             let (loaded, children) = try Self.loadRows(db, for: batch.entries, schema: batch.schema)
             var plan: PushPlan
             var values: [[DatabaseValue]]
-            if let guess, guess.plan.holds(previousMutationID: previous, loaded: loaded) {
-                (plan, values) = (guess.plan.plan, guess.values)
+            if let prepared, prepared.guess.holds(previousMutationID: previous, loaded: loaded) {
+                (plan, values) = (prepared.guess.plan, prepared.values)
             } else {
                 plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
                 values = try Self.rowValues(of: plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)
