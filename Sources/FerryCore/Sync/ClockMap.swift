@@ -93,6 +93,24 @@ public enum ClockMap {
         return accepted ? text : nil
     }
 
+    /// Hands each key and clock of `text`, a text ``text(_:)`` wrote (``Mutation/receivedClocksText``), to `visit` as
+    /// their bytes, in order; returns how many there were, or `nil`, having handed over none, when `text` is not in
+    /// that form. So a digest reads a request's clocks as they came, without sorting them again.
+    package static func forEachWrittenPair(
+        in text: String, _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
+    ) -> Int? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var count = 0
+            guard walkFlat(bytes, { _, _ in count += 1; return true }) == .complete else { return nil }
+            _ = walkFlat(bytes) { key, value in
+                visit(UnsafeBufferPointer(rebasing: key), UnsafeBufferPointer(rebasing: value))
+                return true
+            }
+            return count
+        }
+    }
+
     /// Whether `field` has a clock in `text`, which ``wireText(_:)`` accepted (so `"<field>":` can only be a key).
     public static func hasClock(_ field: String, inWireText text: String) -> Bool {
         var pattern = "\"\(field)\""

@@ -16,14 +16,17 @@ struct DeviceService: Sendable {
     let events: any RealtimeFeed
     var now: @Sendable () -> Date = Date.init
 
-    /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device: the
-    /// session and the device are read in one go (see ``caller(_:)``).
+    /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device and its
+    /// account's spaces: the session, the device and the spaces are read in one go (see ``caller(_:)``).
     func caller(authorization: String?, auth: AuthService) async throws -> SyncCaller {
-        let (caller, device) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
-            let found = try await storage.sessionWithDevice(id: sessionID)
-            return (found?.session, found?.device)
+        let (caller, context) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
+            let found = try await storage.sessionContext(id: sessionID)
+            return (found?.session, found)
         }
-        return try await resolve(caller, device: device)
+        var resolved = try await resolve(caller, device: context?.device)
+        // The spaces of the token's account: a session is always its own account's, but the claim decides.
+        if context?.session.userID == caller.userID { resolved.spaces = context?.spaces }
+        return resolved
     }
 
     /// The caller with its bound device. A revoked device is refused (403 `device_revoked`); a bound device's

@@ -8,6 +8,9 @@ struct SyncCaller: Sendable {
     var account: AuthService.Caller
     /// The registered device the session is bound to, as of this request; `nil` for a session that registered none.
     var device: DeviceRecord?
+    /// The account's spaces, read with the session when the request was authenticated; `nil` when they were not
+    /// (a realtime stream's caller, checked again later).
+    var spaces: [SpaceSummary]?
 
     /// The account.
     var userID: UUID { account.userID }

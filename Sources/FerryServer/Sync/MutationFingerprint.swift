@@ -42,10 +42,15 @@ struct MutationFingerprint: Sendable, Hashable {
                 encoder.value(value)
             }
         }
-        encoder.count(mutation.clocks.count)
-        for (name, clock) in mutation.clocks.sorted(by: { $0.key < $1.key }) {
-            encoder.text(name)
-            encoder.clock(clock)
+        // The clocks as the request carried them when that is their written text: the same names and clocks in the
+        // same order, so the same bytes, without sorting them again.
+        if let text = mutation.receivedClocksText, encoder.clocks(writtenText: text) {
+        } else {
+            encoder.count(mutation.clocks.count)
+            for (name, clock) in mutation.clocks.sorted(by: { $0.key < $1.key }) {
+                encoder.text(name)
+                encoder.clock(clock)
+            }
         }
         bytes = Array(encoder.finalize().prefix(Self.length))
     }
@@ -115,6 +120,27 @@ private struct CanonicalEncoder {
         lastClockBytes.removeAll(keepingCapacity: true)
         lastClockBytes.append(contentsOf: buffer[lengthAt...])
         flushIfFull()
+    }
+
+    /// The count and the pairs of a clock text ``ClockMap/text(_:)`` wrote, as ``count(_:)``, ``text(_:)`` and
+    /// ``clock(_:)`` write them (a clock's wire text is its `description`); `false`, writing nothing, for other text.
+    mutating func clocks(writtenText text: String) -> Bool {
+        // Appended without a flush in between, so the count can be filled in at `countAt`.
+        let countAt = buffer.count
+        func word(_ value: Int) { withUnsafeBytes(of: UInt64(value).bigEndian) { buffer.append(contentsOf: $0) } }
+        word(0)
+        guard let count = ClockMap.forEachWrittenPair(in: text, { name, clock in
+            word(name.count)
+            buffer.append(contentsOf: name)
+            word(clock.count)
+            buffer.append(contentsOf: clock)
+        }) else {
+            buffer.removeSubrange(countAt...)
+            return false
+        }
+        withUnsafeBytes(of: UInt64(count).bigEndian) { buffer.replaceSubrange(countAt..<countAt + 8, with: $0) }
+        flushIfFull()
+        return true
     }
 
     mutating func value(_ value: JSONValue) {

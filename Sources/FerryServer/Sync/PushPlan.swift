@@ -109,14 +109,14 @@ struct PushPlan: Sendable {
         }
         var planner: Planner
         repeat {
-            planner = Planner(rows: loaded, storedChildren: children, childLinks: schema.childLinks, schema: schema)
+            planner = Planner(rows: loaded, capacity: fresh.count, storedChildren: children, childLinks: schema.childLinks, schema: schema)
             for index in fresh where refused[index] == nil {
                 guard case .success(let valid) = entries[index] else { continue }
                 if let rejection = planner.apply(valid, index: index) { refused[index] = rejection }
             }
             let broken = planner.brokenRecords(stored: loaded)
             for (key, rejection) in broken {
-                for index in planner.contributors[key] ?? [] where refused[index] == nil { refused[index] = rejection }
+                for index in planner.contributors(of: key) where refused[index] == nil { refused[index] = rejection }
             }
             if broken.isEmpty { break }
         } while true
@@ -131,7 +131,7 @@ struct PushPlan: Sendable {
         }
         self.writes = planner.order.compactMap { key in
             guard let record = planner.rows[key], let collection = schema.collection(named: key.collection) else { return nil }
-            let indexes = planner.contributors[key] ?? []
+            let indexes = planner.contributors(of: key)
             var write = Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: indexes)
             // Merged into a state never written, one mutation's clocks are the row's, whole.
             if write.isNew, indexes.count == 1, case .success(let valid) = entries[indexes[0]] { write.clocksText = valid.clocksText }
@@ -139,18 +139,20 @@ struct PushPlan: Sendable {
         }
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
         self.fingerprints = appended
-        var named = Set<RecordKey>()
         var lowered = Set<UUID>()
         for index in fresh where refused[index] == nil {
-            guard case .success(let valid) = entries[index] else { continue }
-            named.insert(valid.key)
             // A clock the server lowered may lose a merge the device's own clock won: the device pulls the row.
-            if !valid.cappedClocks.isEmpty { lowered.insert(valid.mutation.space) }
+            if case .success(let valid) = entries[index], !valid.cappedClocks.isEmpty { lowered.insert(valid.mutation.space) }
         }
-        // A cascade may also tombstone a record the push names (created, then its parent deleted, in one push): the
-        // device hid that child without a clock, so it must pull the server's tombstone.
-        let spaces = Set(writes.map(\.record.space))
-        let cascaded = Set(writes.filter { !named.contains($0.key) || planner.cascaded.contains($0.key) }.map(\.record.space))
+        // Every row the plan writes was changed by a mutation that names it or by a cascade. A cascade may also
+        // tombstone a record the push names (created, then its parent deleted, in one push): the device hid that child
+        // without a clock, so it must pull the server's tombstone.
+        var spaces = Set<UUID>()
+        var cascaded = Set<UUID>()
+        for index in writes.indices {
+            spaces.insert(writes[index].record.space)
+            if !planner.cascaded.isEmpty, planner.cascaded.contains(writes[index].key) { cascaded.insert(writes[index].record.space) }
+        }
         self.spacesWithOnlyOwnWrites = spaces.subtracting(cascaded).subtracting(lowered)
     }
 }
@@ -178,13 +180,26 @@ private struct Planner {
     let storedChildren: [RecordKey: [RecordKey]]
     let childLinks: [String: [(collection: CollectionDefinition, field: String)]]
     let schema: Schema
+    /// The rows changed, in the order they were first changed.
     var order: [RecordKey] = []
-    var contributors: [RecordKey: [Int]] = [:]
+    /// Each changed row's place in `order`.
+    private var slots: [RecordKey: Int] = [:]
+    /// The first mutation that changed each row of `order`, and the others for the rows several changed: most rows
+    /// have one, and an array each was an allocation per row.
+    private var firstContributors: [Int] = []
+    private var moreContributors: [Int: [Int]] = [:]
     /// The rows a delete's cascade changed.
     var cascaded = Set<RecordKey>()
 
-    init(rows: [RecordKey: StoredRecord], storedChildren: [RecordKey: [RecordKey]], childLinks: [String: [(collection: CollectionDefinition, field: String)]], schema: Schema) {
+    /// `capacity`: how many rows the plan is likely to change (its mutations).
+    init(
+        rows: [RecordKey: StoredRecord], capacity: Int, storedChildren: [RecordKey: [RecordKey]],
+        childLinks: [String: [(collection: CollectionDefinition, field: String)]], schema: Schema
+    ) {
         self.rows = rows
+        // Room for a push's rows up front: growing rehashed every key (a tenth of planning a push of new records).
+        self.rows.reserveCapacity(rows.count + capacity)
+        slots.reserveCapacity(capacity)
         self.storedChildren = storedChildren
         self.childLinks = childLinks
         self.schema = schema
@@ -243,10 +258,21 @@ private struct Planner {
         return nil
     }
 
+    /// The mutations that changed `key`'s row, in order.
+    func contributors(of key: RecordKey) -> [Int] {
+        guard let slot = slots[key] else { return [] }
+        return [firstContributors[slot]] + (moreContributors[slot] ?? [])
+    }
+
     private mutating func mark(_ key: RecordKey, _ record: StoredRecord, contributor: Int) {
-        if contributors[key] == nil { order.append(key) }
+        if let slot = slots[key] {
+            moreContributors[slot, default: []].append(contributor)
+        } else {
+            slots[key] = order.count
+            order.append(key)
+            firstContributors.append(contributor)
+        }
         rows[key] = record
-        contributors[key, default: []].append(contributor)
     }
 
     /// Tombstones every descendant of `key` in its space with the parent's delete clock (unless a later undelete

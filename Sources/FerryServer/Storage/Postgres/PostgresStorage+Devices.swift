@@ -129,28 +129,45 @@ extension PostgresStorage: DeviceStorage {
         )
     }
 
-    func sessionWithDevice(id: UUID) async throws -> (session: SessionRecord, device: DeviceRecord?)? {
+    func sessionContext(id: UUID) async throws -> SessionContext? {
         let deviceColumns = Self.deviceColumns.split(separator: ", ").map { "d.\($0)" }.joined(separator: ", ")
+        // One row per space of the account (one with null space columns when it has none), each repeating the session
+        // and its device: one round trip where a pull took two.
         let rows = try await client.query(
             """
-            SELECT s.id, s.user_id, s.created_at, s.refreshed_at, s.device_id, \(unescaped: deviceColumns)
-            FROM ferry_sessions s LEFT JOIN ferry_devices d ON d.id = s.device_id WHERE s.id = \(id)
+            SELECT s.id, s.user_id, s.created_at, s.refreshed_at, s.device_id, \(unescaped: deviceColumns),
+                   sp.id, sp.name, sp.is_personal, sp.is_encrypted, sp.seq, sp.key_version, m.role
+            FROM ferry_sessions s LEFT JOIN ferry_devices d ON d.id = s.device_id
+            LEFT JOIN ferry_members m ON m.user_id = s.user_id LEFT JOIN ferry_spaces sp ON sp.id = m.space_id
+            WHERE s.id = \(id) ORDER BY sp.is_personal DESC, sp.created_at, sp.id
             """,
             logger: logger
         )
+        var context: SessionContext?
         for try await row in rows {
-            let columns = try row.decode(
-                (UUID, UUID, Date, Date, UUID?, UUID?, UUID?, String?, String?, String?, String?, String?, String?, String?, Date?, Date?, Date?).self
-            )
-            let session = SessionRecord(id: columns.0, userID: columns.1, createdAt: columns.2, refreshedAt: columns.3, deviceID: columns.4)
-            // The joined device's columns, all null for an unbound session.
-            guard let deviceID = columns.5, let userID = columns.6, let name = columns.7, let type = columns.8, let hostname = columns.9,
-                  let publicKey = columns.10, let trust = columns.13, let createdAt = columns.14, let lastSeenAt = columns.15
-            else { return (session, nil) }
-            return (session, Self.device((
-                deviceID, userID, name, type, hostname, publicKey, columns.11, columns.12, trust, createdAt, lastSeenAt, columns.16
-            )))
+            if context == nil {
+                let columns = try row.decode(
+                    (UUID, UUID, Date, Date, UUID?, UUID?, UUID?, String?, String?, String?, String?, String?, String?, String?, Date?, Date?, Date?).self
+                )
+                let session = SessionRecord(id: columns.0, userID: columns.1, createdAt: columns.2, refreshedAt: columns.3, deviceID: columns.4)
+                var device: DeviceRecord?
+                // The joined device's columns, all null for an unbound session.
+                if let deviceID = columns.5, let userID = columns.6, let name = columns.7, let type = columns.8, let hostname = columns.9,
+                   let publicKey = columns.10, let trust = columns.13, let createdAt = columns.14, let lastSeenAt = columns.15 {
+                    device = Self.device((
+                        deviceID, userID, name, type, hostname, publicKey, columns.11, columns.12, trust, createdAt, lastSeenAt, columns.16
+                    ))
+                }
+                context = SessionContext(session: session, device: device, spaces: [])
+            }
+            let cells = row.makeRandomAccess()
+            guard let spaceID = try cells[17].decode(UUID?.self), let role = SpaceRole(rawValue: try cells[23].decode(String.self)) else { continue }
+            context?.spaces.append(SpaceSummary(
+                id: spaceID, name: try cells[18].decode(String.self), isPersonal: try cells[19].decode(Bool.self),
+                isEncrypted: try cells[20].decode(Bool.self), role: role, seq: try cells[21].decode(Int64.self),
+                keyVersion: Int(try cells[22].decode(Int32.self))
+            ))
         }
-        return nil
+        return context
     }
 }

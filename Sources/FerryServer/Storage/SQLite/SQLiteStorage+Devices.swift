@@ -7,12 +7,15 @@ extension SQLiteStorage: DeviceStorage {
         try await pool.read { db in try Self.device(db, id: id) }
     }
 
-    func sessionWithDevice(id: UUID) async throws -> (session: SessionRecord, device: DeviceRecord?)? {
+    func sessionContext(id: UUID) async throws -> SessionContext? {
         try await pool.read { db in
             guard let session = try Row.fetchOne(db, sql: "SELECT * FROM ferry_sessions WHERE id = ?", arguments: [id.databaseText])
                 .map(SessionRecord.init(row:))
             else { return nil }
-            return (session, try session.deviceID.flatMap { try Self.device(db, id: $0) })
+            return SessionContext(
+                session: session, device: try session.deviceID.flatMap { try Self.device(db, id: $0) },
+                spaces: try Self.spaces(db, userID: session.userID)
+            )
         }
     }
 

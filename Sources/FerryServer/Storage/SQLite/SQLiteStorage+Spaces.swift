@@ -4,21 +4,23 @@ import GRDB
 
 extension SQLiteStorage: SpaceStorage {
     func spaces(userID: UUID) async throws -> [SpaceSummary] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT s.id, s.name, s.is_personal, s.is_encrypted, s.seq, s.key_version, m.role FROM ferry_members m
-                    JOIN ferry_spaces s ON s.id = m.space_id WHERE m.user_id = ? ORDER BY s.is_personal DESC, s.created_at, s.id
-                    """,
-                arguments: [userID.databaseText]
-            ).compactMap { row in
-                guard let id = UUID(uuidString: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { return nil }
-                return SpaceSummary(
-                    id: id, name: row["name"], isPersonal: row["is_personal"], isEncrypted: row["is_encrypted"], role: role, seq: row["seq"],
-                    keyVersion: row["key_version"]
-                )
-            }
+        try await pool.read { db in try Self.spaces(db, userID: userID) }
+    }
+
+    static func spaces(_ db: Database, userID: UUID) throws -> [SpaceSummary] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT s.id, s.name, s.is_personal, s.is_encrypted, s.seq, s.key_version, m.role FROM ferry_members m
+                JOIN ferry_spaces s ON s.id = m.space_id WHERE m.user_id = ? ORDER BY s.is_personal DESC, s.created_at, s.id
+                """,
+            arguments: [userID.databaseText]
+        ).compactMap { row in
+            guard let id = UUID(uuidString: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { return nil }
+            return SpaceSummary(
+                id: id, name: row["name"], isPersonal: row["is_personal"], isEncrypted: row["is_encrypted"], role: role, seq: row["seq"],
+                keyVersion: row["key_version"]
+            )
         }
     }
 
