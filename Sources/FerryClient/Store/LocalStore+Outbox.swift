@@ -37,10 +37,15 @@ extension LocalStore {
     /// parses them only to seal a record of an encrypted space.
     package func pushableMutations(limit: Int, after: Int64, through ceiling: Int64) throws -> [Mutation] {
         try read { db in
-            try Row.fetchAll(
+            // Read from the statement's rows as they come, not copied into rows first (a push reads 1000 a batch).
+            let rows = try Row.fetchCursor(
                 db, sql: "SELECT \(Self.mutationColumns) FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
                 arguments: [after, ceiling, limit]
-            ).map(Self.storedMutation(from:))
+            )
+            var mutations: [Mutation] = []
+            mutations.reserveCapacity(min(max(limit, 0), 1024))
+            while let row = try rows.next() { mutations.append(try Self.storedMutation(from: row)) }
+            return mutations
         }
     }
 

@@ -94,20 +94,21 @@ public enum ClockMap {
     }
 
     /// Hands each key and clock of `text`, a text ``text(_:)`` wrote (``Mutation/receivedClocksText``), to `visit` as
-    /// their bytes, in order; returns how many there were, or `nil`, having handed over none, when `text` is not in
-    /// that form. So a digest reads a request's clocks as they came, without sorting them again.
+    /// their bytes, in order, in one pass; returns how many there were, or `nil` when `text` turns out not to be in that
+    /// form, and the caller then drops what it was handed. So a digest reads a request's clocks as they came, without
+    /// sorting them again.
     package static func forEachWrittenPair(
         in text: String, _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
     ) -> Int? {
         var text = text
         return text.withUTF8 { bytes in
             var count = 0
-            guard walkFlat(bytes, { _, _ in count += 1; return true }) == .complete else { return nil }
-            _ = walkFlat(bytes) { key, value in
+            let walk = walkFlat(bytes) { key, value in
                 visit(UnsafeBufferPointer(rebasing: key), UnsafeBufferPointer(rebasing: value))
+                count += 1
                 return true
             }
-            return count
+            return walk == .complete ? count : nil
         }
     }
 

@@ -214,7 +214,14 @@ private struct Planner {
             return Rejection(.spaceMismatch, "Record \(key.id.lowercased) belongs to another space; records never move between spaces.")
         }
         var record = existing ?? StoredRecord(space: valid.mutation.space, state: RecordState())
-        let changed = record.state.merge(valid.state)
+        let changed: Bool
+        if existing == nil, valid.isWhole {
+            // What merging into a state never written leaves, without checking each field's clock again.
+            record.state = valid.state
+            changed = !valid.state.clocks.isEmpty
+        } else {
+            changed = record.state.merge(valid.state)
+        }
         guard changed else { return nil }
         mark(key, record, contributor: index)
         // Cascade whenever the parent's delete clock moves forward, not only on its first delete: after two
