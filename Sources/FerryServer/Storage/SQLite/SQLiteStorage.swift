@@ -24,6 +24,7 @@ public final class SQLiteStorage: DatabaseStorage {
             configuration.busyMode = .timeout(5)
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA secure_delete = FAST")
             }
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
