@@ -213,6 +213,7 @@ extension JSONTextParser {
             position = index + 1
             return (clocks, "{}")
         }
+        clocks.reserveCapacity(6)  // a record's fields, without growing (rehashing) on the way
         var previousKey: Range<Int>?
         var previous: (text: Range<Int>, clock: HLC)?
         while true {

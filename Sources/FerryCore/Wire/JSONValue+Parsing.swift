@@ -116,6 +116,8 @@ struct JSONTextParser {
             depth -= 1
             return .object(members)
         }
+        // Room for a record's fields: growing from one member rehashed them at two, three and five.
+        members.reserveCapacity(6)
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw invalid() }

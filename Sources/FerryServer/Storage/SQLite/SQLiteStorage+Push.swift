@@ -1,4 +1,5 @@
 import FerryCore
+import FerryGRDB
 import Foundation
 import GRDB
 
@@ -69,7 +70,7 @@ extension SQLiteStorage: RecordStorage {
         return (rows.loaded, rows.children)
     }
 
-    /// Each of the plan's rows as ``writeRecord(_:_:values:)`` binds it, its sequence number left for the write.
+    /// Each of the plan's rows as ``upsertStatement(_:_:)`` binds it, its sequence number left for the write.
     private static func rowValues(of plan: PushPlan, updatedAt: String, sealedSpaces: Set<UUID>) throws -> [[DatabaseValue]] {
         try plan.writes.indices.map { index in
             try rowValues(plan.writes[index], updatedAt: updatedAt, isSealed: sealedSpaces.contains(plan.writes[index].record.space))
@@ -90,6 +91,15 @@ extension SQLiteStorage: RecordStorage {
             nextSeq[space] = last - count + 1
             committed[space] = last
         }
+        // The statement of the collection before: most rows of a push are of one collection, and looking the statement
+        // up by its text for each row hashed that text each time.
+        var last: (collection: String, statement: Statement)?
+        func statement(_ collection: CollectionDefinition) throws -> Statement {
+            if let last, last.collection == collection.name { return last.statement }
+            let statement = try upsertStatement(db, collection)
+            last = (collection.name, statement)
+            return statement
+        }
         // By index, reading what each row needs: a copy of a write retains its collection definition's every name.
         for index in plan.writes.indices {
             let space = plan.writes[index].record.space
@@ -97,13 +107,14 @@ extension SQLiteStorage: RecordStorage {
             nextSeq[space] = seq + 1
             values[index][seqColumn] = seq.databaseValue
             guard !plan.writes[index].collection.uniqueKeys.isEmpty else {
-                try writeRecord(db, plan.writes[index].collection, values: values[index])
+                try statement(plan.writes[index].collection).execute(columns: values[index])
                 continue
             }
             let write = plan.writes[index]
+            let upsert = try statement(write.collection)
             do {
                 try db.inSavepoint {
-                    try writeRecord(db, write.collection, values: values[index])
+                    try upsert.execute(columns: values[index])
                     return .commit
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {

@@ -55,11 +55,11 @@ extension SQLiteStorage {
     /// Where ``rowValues(_:updatedAt:isSealed:)`` leaves the sequence number.
     static let seqColumn = 2
 
-    /// Upserts a row of `collection` from its ``rowValues(_:updatedAt:isSealed:)``.
-    static func writeRecord(_ db: Database, _ collection: CollectionDefinition, values: [DatabaseValue]) throws {
-        // One statement per collection, prepared once per connection: a push writes up to 1000 rows, and
-        // preparing (with GRDB's authorizer) cost more than running.
-        try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText)).execute(columns: values)
+    /// The statement that upserts a row of `collection` from its ``rowValues(_:updatedAt:isSealed:)``
+    /// (`execute(columns:)`). One per collection, prepared once per connection: a push writes up to 1000 rows, and
+    /// preparing (with GRDB's authorizer) cost more than running.
+    static func upsertStatement(_ db: Database, _ collection: CollectionDefinition) throws -> Statement {
+        try db.cachedStatement(sql: upsertTexts.text(for: collection, build: upsertText))
     }
 
     private static let upsertTexts = StatementTextCache()
