@@ -114,7 +114,7 @@ extension UUID {
         self = parsed
     }
 
-    private static func parse(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
+    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard text.count == 36 else { return nil }
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &raw) { out -> Bool in

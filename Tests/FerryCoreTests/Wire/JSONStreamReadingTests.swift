@@ -26,6 +26,8 @@ struct JSONStreamReadingTests {
         #"{"deviceId":"\#(record)","mutations":[{"mutationId":2,"space":"\#(space)","collection":"n","id":"\#(record)","op":"delete","fields":null,"clocks":null,"later":{"x":[true]}}],"cursors":null}"#,
         #"{"deviceId":"\#(record)","deviceId":"\#(space)","mutations":[]}"#,
         #"{"deviceId":"\#(record)","mutations":[{"mutationId":3,"space":"\#(space)","collection":"n\u00e9","id":"\#(record)","op":"upsert","clocks":{"t":"\u0030\#(String(clock.dropFirst()))"}}]}"#,
+        // Ids read from their bytes, in either case, and an escaped id read as a string.
+        #"{"deviceId":"\#(record.uppercased())","mutations":[{"mutationId":5,"space":"\u0030\#(String(space.dropFirst()))","collection":"n","id":"\#(record.uppercased())","op":"delete","clocks":{"_deleted":"\#(clock)"}}]}"#,
         // Repeated clocks are read once: the same bytes again, other bytes of the same length, an escaped form of them.
         #"{"deviceId":"\#(record)","mutations":[{"mutationId":4,"space":"\#(space)","collection":"n","id":"\#(record)","op":"upsert","clocks":{"a":"\#(clock)","b":"\#(clock)","c":"\#(clock.replacingOccurrences(of: "00007", with: "00008"))","d":"\#(clock)","e":"\u0030\#(String(clock.dropFirst()))","f":"\#(clock)","g":"\#(clock.replacingOccurrences(of: "4f0c", with: "5f0c"))"}}]}"#,
     ])
@@ -94,6 +96,8 @@ struct JSONStreamReadingTests {
         #"{"deviceId":"\#(record)","mutations":[]} x"#,
         #"{"deviceId":"\#(record)","mutations":[{"mutationId":9007199254740992,"space":"\#(space)","collection":"n","id":"\#(record)","op":"upsert"}]}"#,
         #"{"deviceId":"\#(record)","mutations":[],"cursors":{"not a space":1}}"#,
+        #"{"deviceId":"\#(record.replacingOccurrences(of: "-", with: "x"))","mutations":[]}"#,
+        #"{"deviceId":"\#(record)\"","mutations":[]}"#,
         String(repeating: "[", count: 100),
     ])
     func refused(_ text: String) {
