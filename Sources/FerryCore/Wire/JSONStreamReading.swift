@@ -137,7 +137,9 @@ extension JSONTextParser {
     /// An object of field values; `null` is none.
     mutating func readFields() throws -> [String: JSONValue] {
         if try readNull() { return [:] }
-        guard try peek() == UInt8(ascii: "{"), case .object(let members) = try parseValue() else { throw StreamMismatch() }
+        // Room for a record's fields (one object per mutation or change): growing from one member rehashed them at
+        // two, three and five.
+        guard try peek() == UInt8(ascii: "{"), case .object(let members) = try parseObject(reserving: 6) else { throw StreamMismatch() }
         return members
     }
 

@@ -107,7 +107,9 @@ struct JSONTextParser {
         position += 1
     }
 
-    private mutating func parseObject() throws -> JSONValue {
+    /// An object; `reserving` members' room up front (a record's fields, whose count is known to be a few), which
+    /// nested objects do not get: a body of millions of tiny objects must not cost a record's room each.
+    mutating func parseObject(reserving capacity: Int = 0) throws -> JSONValue {
         try enter()
         var members: [String: JSONValue] = [:]
         skipWhitespace()
@@ -116,8 +118,7 @@ struct JSONTextParser {
             depth -= 1
             return .object(members)
         }
-        // Room for a record's fields: growing from one member rehashed them at two, three and five.
-        members.reserveCapacity(6)
+        if capacity > 0 { members.reserveCapacity(capacity) }
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw invalid() }

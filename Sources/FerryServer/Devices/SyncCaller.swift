@@ -8,8 +8,8 @@ struct SyncCaller: Sendable {
     var account: AuthService.Caller
     /// The registered device the session is bound to, as of this request; `nil` for a session that registered none.
     var device: DeviceRecord?
-    /// The account's spaces, read with the session when the request was authenticated; `nil` when they were not
-    /// (a realtime stream's caller, checked again later).
+    /// The account's spaces, read with the session when the request was authenticated (a pull uses them; a push,
+    /// whose body may take long to arrive, reads them again); `nil` for a caller resolved from an open stream's session.
     var spaces: [SpaceSummary]?
 
     /// The account.

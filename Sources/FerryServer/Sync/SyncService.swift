@@ -64,7 +64,8 @@ struct SyncService: Sendable {
                 "follows (\(follows)) must be the last mutation id of an earlier push: at least 0 and below this push's first id."
             )
         }
-        let summaries = try await spaces(of: caller)
+        // Read now, after the body arrived: a slow upload must not carry a membership removed while it came in.
+        let summaries = try await storage.spaces(userID: userID)
         let roles = Dictionary(summaries.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
         let time = now()
         var validator = MutationValidator(schema: schema, limits: limits, userID: userID, roles: roles, now: time)
@@ -173,7 +174,8 @@ struct SyncService: Sendable {
         return reply
     }
 
-    /// The caller's spaces, as read with its session when it has them (one round trip fewer).
+    /// The caller's spaces, as read with its session when it has them (one round trip fewer). Only for a pull, whose
+    /// body is small: a push reads them after its body arrived.
     private func spaces(of caller: SyncCaller) async throws -> [SpaceSummary] {
         if let spaces = caller.spaces { return spaces }
         return try await storage.spaces(userID: caller.userID)

@@ -250,4 +250,28 @@ struct PushPullTests {
             #expect(rows.count == 3)
         }
     }
+
+    @Test("rows of a collection after one that breaks its unique key are written, and the server keeps serving", arguments: TestEngine.available)
+    func rowsAfterUniqueViolation(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var device = try await SyncDevice.signUp(server)
+            let (first, second) = (UUID(), UUID())
+            let (one, two) = (JSONValue.string(first.uuidString), JSONValue.string(second.uuidString))
+            let reply = try await device.push([
+                device.upsert("sermons", first, ["title": "Grace", "date": "2026-11-21T10:00:00Z"]),
+                device.upsert("sermons", second, ["title": "Hope", "date": "2026-11-22T10:00:00Z"]),
+                device.upsert("transcripts", ["sermon_id": one, "text": "first"]),
+                device.upsert("transcripts", ["sermon_id": one, "text": "again"]),
+                // The same collection's statement right after the one that failed (SQLite: a statement GRDB dropped).
+                device.upsert("transcripts", ["sermon_id": two, "text": "other"]),
+                device.upsert("transcripts", ["sermon_id": two, "text": "twice"]),
+                device.upsert("transcripts", ["sermon_id": one, "text": "thrice"]),
+            ])
+            #expect(reply.results.map(\.code) == [nil, nil, nil, "unique_violation", nil, "unique_violation", "unique_violation"])
+            let next = try await device.push([device.upsert("notes", ["sermon_id": two, "text": "still serving"])])
+            #expect(next.results.map(\.status) == [.applied])
+            let texts = try await device.pullAll().changes.filter { $0.collection == "transcripts" }.compactMap { $0.fields["text"]?.stringValue }
+            #expect(texts.sorted() == ["first", "other"])
+        }
+    }
 }

@@ -118,6 +118,9 @@ extension SQLiteStorage: RecordStorage {
                     return .commit
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                // GRDB drops a failed statement from its cache without resetting it, and resetting it again traps:
+                // the next row prepares its own.
+                last = nil
                 plan.reject(write, .uniqueViolation, "Another record in this space has the same \(write.collection.name) unique key.")
             }
         }
