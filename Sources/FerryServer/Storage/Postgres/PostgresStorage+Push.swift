@@ -6,7 +6,7 @@ import PostgresNIO
 extension PostgresStorage: RecordStorage {
     func push(_ batch: PushBatch) async throws -> PushOutcome {
         let reads = PushReads(batch)
-        var speculation = SpeculativePush(batch)
+        var speculation = SpeculativePush(batch, reads: reads)
         var retried = false
         while true {
             do {

@@ -20,7 +20,8 @@ struct SpeculativePush: Sendable {
 
     /// The guess for `batch`, or `nil` when it follows no push (its device's last id is unknown before the lock) or
     /// carries an id at or below the one it follows (a replay: its fingerprints must be read).
-    init?(_ batch: PushBatch) {
+    /// `reads`: what the push would read under its locks (``PushReads``), of which the guess must write every row.
+    init?(_ batch: PushBatch, reads: PushReads) {
         guard let guess = PlanGuess(batch) else { return nil }
         let plan = guess.plan
         let layout = WriteLayout(plan)
@@ -30,9 +31,10 @@ struct SpeculativePush: Sendable {
             columns[rows.collection.name] = encoded
         }
         (self.guess, self.layout, self.columns) = (guess, layout, columns)
-        let written = Set(plan.writes.map(\.key))
+        // Without deletes nothing cascades, so every row written is a record a mutation names: one of `reads`' keys,
+        // each written once. All of them are written exactly when there are as many writes as keys.
         readsNothing = layout.keyed.isEmpty && PushPlan.deleteRoots(batch.entries).isEmpty
-            && plan.results.allSatisfy { $0.status == .applied } && PushPlan.keysToLoad(batch.entries).isSubset(of: written)
+            && plan.results.allSatisfy { $0.status == .applied } && plan.writes.count == reads.keyCount
     }
 
     /// Whether the plan is the one the push makes under its locks (``PlanGuess/holds(previousMutationID:loaded:)``).

@@ -58,8 +58,13 @@ struct PushReads: Sendable {
 
     init(_ batch: PushBatch) {
         spaces = Set(batch.entries.compactMap { try? $0.get().mutation.space }).sorted { $0.uuidString < $1.uuidString }
-        keys = Dictionary(grouping: PushPlan.keysToLoad(batch.entries), by: \.collection).sorted { $0.key < $1.key }.compactMap { name, group in
+        let toLoad = PushPlan.keysToLoad(batch.entries)
+        keyCount = toLoad.count
+        keys = Dictionary(grouping: toLoad, by: \.collection).sorted { $0.key < $1.key }.compactMap { name, group in
             batch.schema.collection(named: name).map { ($0, group.map(\.id)) }
         }
     }
+
+    /// How many distinct records the push reads: each mutation's record and each parent it names.
+    let keyCount: Int
 }
