@@ -1,4 +1,5 @@
 import FerryCore
+import FerryGRDB
 import FerrySecurity
 import Foundation
 import GRDB
@@ -65,7 +66,7 @@ public final class LocalStore: Sendable {
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
-            configuration.prepareDatabase { db in try db.execute(sql: Self.secureDeletePragma) }
+            configuration.prepareDatabase { db in try db.zeroDeletedContentOnlyInWrittenPages() }
             pool = try DatabasePool(path: fileURL.path(), configuration: configuration)
         } catch {
             throw StoreError(code: .storeFailed, message: "Could not open the store at \(fileURL.path()): \(error).")
@@ -285,11 +286,6 @@ public final class LocalStore: Sendable {
             Self.blockingWork.async { continuation.resume(with: Result { try operation(self) }) }
         }
     }
-
-    /// Deleted content is zeroed only where that writes no page that would not be written anyway. Debian's SQLite
-    /// zeroes every freed page (`SQLITE_SECURE_DELETE`): each acknowledged batch of the outbox, whose values the
-    /// records table holds anyway, was written once more to the WAL and again at the checkpoint.
-    static let secureDeletePragma = "PRAGMA secure_delete = FAST"
 
     private static let blockingWork = DispatchQueue(label: "ferry.store.blocking-work", qos: .utility, attributes: .concurrent)
 

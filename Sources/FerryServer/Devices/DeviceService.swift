@@ -16,11 +16,11 @@ struct DeviceService: Sendable {
     let events: any RealtimeFeed
     var now: @Sendable () -> Date = Date.init
 
-    /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device and its
-    /// account's spaces: the session, the device and the spaces are read in one go (see ``caller(_:)``).
-    func caller(authorization: String?, auth: AuthService) async throws -> SyncCaller {
+    /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device and,
+    /// `withSpaces`, its account's spaces: all read in one go (see ``caller(_:)``).
+    func caller(authorization: String?, auth: AuthService, withSpaces: Bool = false) async throws -> SyncCaller {
         let (caller, context) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
-            let found = try await storage.sessionContext(id: sessionID)
+            let found = try await storage.sessionContext(id: sessionID, withSpaces: withSpaces)
             return (found?.session, found)
         }
         var resolved = try await resolve(caller, device: context?.device)

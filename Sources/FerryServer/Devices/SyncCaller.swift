@@ -8,8 +8,7 @@ struct SyncCaller: Sendable {
     var account: AuthService.Caller
     /// The registered device the session is bound to, as of this request; `nil` for a session that registered none.
     var device: DeviceRecord?
-    /// The account's spaces, read with the session when the request was authenticated (a pull uses them; a push,
-    /// whose body may take long to arrive, reads them again); `nil` for a caller resolved from an open stream's session.
+    /// The account's spaces, read with the session when the route asked for them (the pull's does); `nil` otherwise.
     var spaces: [SpaceSummary]?
 
     /// The account.

@@ -38,7 +38,12 @@ extension FerryServer {
             .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
             .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices))
             .group(context: AuthenticatedContext.self)
-        SyncRoutes(sync: sync).register(on: authenticated)
+        // The pull's authentication also reads the caller's spaces, in the same round trip; no other route needs them.
+        let pulling = router.group("sync/v1")
+            .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
+            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices, readsSpaces: true))
+            .group(context: AuthenticatedContext.self)
+        SyncRoutes(sync: sync).register(on: authenticated, pulling: pulling)
         SpaceRoutes(spaces: spaces).register(on: authenticated)
         DeviceRoutes(devices: devices, secrets: secrets).register(on: authenticated)
         ProfileRoutes(auth: auth).register(on: authenticated)

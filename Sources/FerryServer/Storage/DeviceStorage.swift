@@ -22,22 +22,23 @@ struct SecretsBatch: Sendable {
     var now: Date
 }
 
-/// What every authenticated request reads beside its token: the session, its bound device and its account's spaces.
+/// What an authenticated request reads beside its token: the session, its bound device and, for a pull, its account's
+/// spaces.
 struct SessionContext: Sendable {
     var session: SessionRecord
     /// The device the session is bound to; `nil` for an unbound session.
     var device: DeviceRecord?
-    /// The spaces of the session's account, as ``SpaceStorage/spaces(userID:)`` lists them.
-    var spaces: [SpaceSummary]
+    /// The spaces of the session's account, as ``SpaceStorage/spaces(userID:)`` lists them; `nil` when not asked for.
+    var spaces: [SpaceSummary]?
 }
 
 /// Devices, their trust, and the space keys sealed to them.
 protocol DeviceStorage: Sendable {
     /// The device with this id, in any account.
     func device(id: UUID) async throws -> DeviceRecord?
-    /// The session with this id, the device it is bound to and its account's spaces, read in one go (one round trip on
-    /// PostgreSQL): every authenticated request needs the first two, and a pull or a push the spaces.
-    func sessionContext(id: UUID) async throws -> SessionContext?
+    /// The session with this id, the device it is bound to and, `withSpaces`, its account's spaces, read in one go (one
+    /// round trip on PostgreSQL): every authenticated request needs the first two, and a pull the spaces.
+    func sessionContext(id: UUID, withSpaces: Bool) async throws -> SessionContext?
     /// The account's devices, oldest first, revoked ones included.
     func devices(userID: UUID) async throws -> [DeviceRecord]
     /// In one transaction with the account's registrations serialised: reads the context, stores what `decide`

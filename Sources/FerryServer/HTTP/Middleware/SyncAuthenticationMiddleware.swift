@@ -11,12 +11,15 @@ struct SyncAuthenticationMiddleware: RouterMiddleware {
     typealias Context = FerryRequestContext
     let auth: AuthService
     let devices: DeviceService
+    /// Whether the caller's spaces are read with its session (``SyncCaller/spaces``): for the pull, which needs them,
+    /// and no other route, which would read them for nothing.
+    var readsSpaces = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let authorization = request.headers[.authorization]
         var context = context
         context.caller = try await withTimeout(RequestDeadline.duration) { [auth, devices] in
-            try await devices.caller(authorization: authorization, auth: auth)
+            try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces)
         }
         return try await next(request, context)
     }

@@ -129,17 +129,22 @@ extension PostgresStorage: DeviceStorage {
         )
     }
 
-    func sessionContext(id: UUID) async throws -> SessionContext? {
+    func sessionContext(id: UUID, withSpaces: Bool) async throws -> SessionContext? {
         let deviceColumns = Self.deviceColumns.split(separator: ", ").map { "d.\($0)" }.joined(separator: ", ")
-        // One row per space of the account (one with null space columns when it has none), each repeating the session
-        // and its device: one round trip where a pull took two.
+        // With the spaces, one row per space of the account (one with null space columns when it has none), each
+        // repeating the session and its device: one round trip where a pull took two.
+        let (spaceColumns, spaceJoins, order) = withSpaces
+            ? (
+                ", sp.id, sp.name, sp.is_personal, sp.is_encrypted, sp.seq, sp.key_version, m.role",
+                "LEFT JOIN ferry_members m ON m.user_id = s.user_id LEFT JOIN ferry_spaces sp ON sp.id = m.space_id",
+                "ORDER BY sp.is_personal DESC, sp.created_at, sp.id"
+            )
+            : ("", "", "")
         let rows = try await client.query(
             """
-            SELECT s.id, s.user_id, s.created_at, s.refreshed_at, s.device_id, \(unescaped: deviceColumns),
-                   sp.id, sp.name, sp.is_personal, sp.is_encrypted, sp.seq, sp.key_version, m.role
-            FROM ferry_sessions s LEFT JOIN ferry_devices d ON d.id = s.device_id
-            LEFT JOIN ferry_members m ON m.user_id = s.user_id LEFT JOIN ferry_spaces sp ON sp.id = m.space_id
-            WHERE s.id = \(id) ORDER BY sp.is_personal DESC, sp.created_at, sp.id
+            SELECT s.id, s.user_id, s.created_at, s.refreshed_at, s.device_id, \(unescaped: deviceColumns)\(unescaped: spaceColumns)
+            FROM ferry_sessions s LEFT JOIN ferry_devices d ON d.id = s.device_id \(unescaped: spaceJoins)
+            WHERE s.id = \(id) \(unescaped: order)
             """,
             logger: logger
         )
@@ -158,11 +163,12 @@ extension PostgresStorage: DeviceStorage {
                         deviceID, userID, name, type, hostname, publicKey, columns.11, columns.12, trust, createdAt, lastSeenAt, columns.16
                     ))
                 }
-                context = SessionContext(session: session, device: device, spaces: [])
+                context = SessionContext(session: session, device: device, spaces: withSpaces ? [] : nil)
             }
+            guard withSpaces else { continue }
             let cells = row.makeRandomAccess()
             guard let spaceID = try cells[17].decode(UUID?.self), let role = SpaceRole(rawValue: try cells[23].decode(String.self)) else { continue }
-            context?.spaces.append(SpaceSummary(
+            context?.spaces?.append(SpaceSummary(
                 id: spaceID, name: try cells[18].decode(String.self), isPersonal: try cells[19].decode(Bool.self),
                 isEncrypted: try cells[20].decode(Bool.self), role: role, seq: try cells[21].decode(Int64.self),
                 keyVersion: Int(try cells[22].decode(Int32.self))

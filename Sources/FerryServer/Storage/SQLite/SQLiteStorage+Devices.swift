@@ -7,14 +7,14 @@ extension SQLiteStorage: DeviceStorage {
         try await pool.read { db in try Self.device(db, id: id) }
     }
 
-    func sessionContext(id: UUID) async throws -> SessionContext? {
+    func sessionContext(id: UUID, withSpaces: Bool) async throws -> SessionContext? {
         try await pool.read { db in
             guard let session = try Row.fetchOne(db, sql: "SELECT * FROM ferry_sessions WHERE id = ?", arguments: [id.databaseText])
                 .map(SessionRecord.init(row:))
             else { return nil }
             return SessionContext(
                 session: session, device: try session.deviceID.flatMap { try Self.device(db, id: $0) },
-                spaces: try Self.spaces(db, userID: session.userID)
+                spaces: withSpaces ? try Self.spaces(db, userID: session.userID) : nil
             )
         }
     }

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryGRDB
 import FerrySecurity
 import Foundation
 import GRDB
@@ -24,7 +25,7 @@ public final class SQLiteStorage: DatabaseStorage {
             configuration.busyMode = .timeout(5)
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                try db.execute(sql: "PRAGMA secure_delete = FAST")
+                try db.zeroDeletedContentOnlyInWrittenPages()
             }
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
