@@ -42,6 +42,13 @@ extension PostgresStorage {
     /// One row of ``recordColumns(_:)``.
     static func storedRecord(_ row: PostgresRow, collection: CollectionDefinition, forWire: Bool = false) throws -> (id: UUID, seq: Int64, record: StoredRecord)? {
         var cells = row.makeIterator()
+        return try storedRecord(&cells, collection: collection, forWire: forWire)
+    }
+
+    /// The columns of ``recordColumns(_:)``, one cell each, read from `cells`.
+    static func storedRecord(
+        _ cells: inout some IteratorProtocol<PostgresCell>, collection: CollectionDefinition, forWire: Bool = false
+    ) throws -> (id: UUID, seq: Int64, record: StoredRecord)? {
         guard let id = try cells.next()?.decode(UUID?.self), let space = try cells.next()?.decode(UUID?.self),
               let seq = try cells.next()?.decode(Int64?.self)
         else { return nil }
@@ -62,64 +69,77 @@ extension PostgresStorage {
     }
 
     /// The changes of the rows of `collection` matching `condition`, written into a pull reply's JSON straight from
-    /// their cells by `writer`; a row the writer refuses (sealed values, clocks in another form) goes
-    /// through ``storedRecord(_:collection:forWire:)`` and a ``Change``.
+    /// their bytes by `writer`; a row the writer refuses (sealed values, clocks in another form) goes through
+    /// ``storedRecord(_:collection:forWire:)`` and a ``Change``.
+    ///
+    /// Each row is selected as one record of ``recordColumns(_:)`` (``PostgresRecordCells``).
     static func writeChanges(
         _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
         writer: ChangeRowWriter, into changes: inout WireChanges, logger: Logger
     ) async throws {
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: selectRecords(collection, where: condition), binds: binds), logger: logger)
+        let sql = "SELECT ROW(\(recordColumns(collection))) FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)"
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         let types = collection.fields.map { collection.storedType(of: $0) }
+        let fieldStart = 6
+        var record = PostgresRecordCells(capacity: fieldStart + types.count)
         var fields: [WireCell] = []
         fields.reserveCapacity(types.count)
         for try await row in rows {
-            var cells = row.makeIterator()
-            guard let id = try cells.next()?.decode(UUID?.self), let space = try cells.next()?.decode(UUID?.self),
-                  let seq = try cells.next()?.decode(Int64?.self), let clocks = cells.next()?.bytes, let deleted = cells.next(),
-                  let sealed = cells.next()
-            else { continue }
-            let isDeleted = try deleted.decode(Bool?.self) ?? false
-            fields.removeAll(keepingCapacity: true)
-            while fields.count < types.count, let cell = cells.next() { fields.append(try WireCell(cell, type: types[fields.count])) }
-            var written = false
-            if sealed.bytes == nil, fields.count == types.count {
-                written = try changes.append(seq: seq, writer: writer) { bytes in
-                    try clocks.withUnsafeReadableBytes { text in
-                        writer.write(
-                            id: id, space: space, seq: seq, deleted: isDeleted, clocks: text, isNull: { fields[$0].isNull },
-                            writeValue: { index, bytes in fields[index].write(into: &bytes) }, into: &bytes
-                        )
-                    }
+            let buffer = try row.decode(ByteBuffer.self)
+            let written = try buffer.withUnsafeReadableBytes { bytes in
+                guard record.read(bytes, count: fieldStart + types.count) else { throw RecordFormError() }
+                guard let id = record.bytes(0, in: bytes).flatMap(Self.uuid), let space = record.bytes(1, in: bytes).flatMap(Self.uuid),
+                      let seq = record.bytes(2, in: bytes).flatMap(PostgresRecordCells.int64), let clocks = record.bytes(3, in: bytes),
+                      let deleted = record.bytes(4, in: bytes), deleted.count == 1, record.bytes(5, in: bytes) == nil
+                else { return false }
+                fields.removeAll(keepingCapacity: true)
+                for (index, type) in types.enumerated() {
+                    fields.append(try WireCell(record.bytes(fieldStart + index, in: bytes), type: type) { record.cell(fieldStart + index, of: buffer) })
+                }
+                return try changes.append(seq: seq, writer: writer) { json in
+                    writer.write(
+                        id: id, space: space, seq: seq, deleted: deleted[0] != 0, clocks: clocks, isNull: { fields[$0].isNull },
+                        writeValue: { index, json in fields[index].write(into: &json) }, into: &json
+                    )
                 }
             }
-            if !written, let found = try storedRecord(row, collection: collection, forWire: true) {
+            guard !written else { continue }
+            var cells = record.cells.indices.map { record.cell($0, of: buffer) }.makeIterator()
+            if let found = try storedRecord(&cells, collection: collection, forWire: true) {
                 changes.append(Change(space: found.record.space, collection: collection.name, id: found.id, seq: found.seq, record: found.record), with: writer)
             }
         }
     }
 
+    /// A record whose bytes are not the columns asked for: PostgreSQL answered another query than the one sent.
+    struct RecordFormError: Error {}
+
+    private static func uuid(_ bytes: UnsafeRawBufferPointer) -> UUID? {
+        bytes.count == 16 ? UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)) : nil
+    }
+
     /// A field's cell as a pull writes it: the bytes of text and of PostgreSQL's binary `bigint`, `double precision` and
-    /// `boolean`, read without a `PostgresCell` kept per field (their copies were a tenth of a pull's server time);
-    /// any other type (or an unexpected size) in wire form, decoded as ``wireValue(_:type:)`` does.
+    /// `boolean`, read in place (valid while the record's bytes are); any other type (or an unexpected size) in wire
+    /// form, decoded from its `cell` as ``wireValue(_:type:)`` does.
     private enum WireCell {
         case null
-        case text(ByteBuffer)
+        case text(UnsafeRawBufferPointer)
         case integer(Int64)
         case real(Double)
         case bool(Bool)
         case value(JSONValue)
 
-        init(_ cell: PostgresCell, type: FieldType) throws {
-            guard let buffer = cell.bytes else {
+        init(_ bytes: UnsafeRawBufferPointer?, type: FieldType, cell: () -> PostgresCell) throws {
+            guard let bytes else {
                 self = .null
                 return
             }
-            switch (type, cell.format, buffer.readableBytes) {
-            case (.text, .binary, _), (.uuid, .binary, _): self = .text(buffer)
-            case (.integer, .binary, 8): self = .integer(buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: Int64.self)!)
-            case (.real, .binary, 8): self = .real(Double(bitPattern: buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt64.self)!))
-            case (.bool, .binary, 1): self = .bool(buffer.getInteger(at: buffer.readerIndex, as: UInt8.self)! != 0)
-            default: self = .value(try PostgresStorage.wireValue(cell, type: type))
+            switch (type, bytes.count) {
+            case (.text, _), (.uuid, _): self = .text(bytes)
+            case (.integer, 8): self = .integer(PostgresRecordCells.int64(bytes)!)
+            case (.real, 8): self = .real(Double(bitPattern: UInt64(bitPattern: PostgresRecordCells.int64(bytes)!)))
+            case (.bool, 1): self = .bool(bytes[0] != 0)
+            default: self = .value(try PostgresStorage.wireValue(cell(), type: type))
             }
         }
 
@@ -132,7 +152,7 @@ extension PostgresStorage {
         func write(into bytes: inout [UInt8]) {
             switch self {
             case .null: JSONValue.null.write(into: &bytes)
-            case .text(let buffer): buffer.withUnsafeReadableBytes { JSONValue.write(utf8: $0.assumingMemoryBound(to: UInt8.self), into: &bytes) }
+            case .text(let text): JSONValue.write(utf8: text.assumingMemoryBound(to: UInt8.self), into: &bytes)
             case .integer(let number): JSONValue.write(Double(number), into: &bytes)
             case .real(let number): JSONValue.write(number, into: &bytes)
             case .bool(let flag): JSONValue.bool(flag).write(into: &bytes)
