@@ -60,18 +60,34 @@ struct WireChanges {
         }
     }
 
+    /// The bytes of JSON written so far.
+    var byteCount: Int { buffer.count }
+
+    /// Set once a collection's read stopped at the reply's byte budget: its later rows were never read.
+    private(set) var isCut = false
+
+    /// Whether the rows of one collection appended since `start` (a ``byteCount``) spent more than `budget` bytes,
+    /// marking the read cut when they did. The caller then reads no further rows of it: a reply cut to `budget`
+    /// cannot reach past them (``PullPage/limited(toBytes:atLeastOne:start:)``), and a page of limit + 1 records
+    /// of the largest size no longer sits in memory whole (5,001 × 256 KiB).
+    mutating func spent(_ budget: Int, since start: Int) -> Bool {
+        isCut = isCut || buffer.count - start > budget
+        return buffer.count - start > budget
+    }
+
     var changes: [WireChange] {
         entries.map { WireChange(seq: $0.seq, space: space, collection: $0.collection, pageHeaderBytes: $0.pageHeaderBytes, json: buffer[$0.range]) }
     }
 }
 
 extension PullPage {
-    /// The first `limit` changes in sequence order, from up to `limit + 1` per collection.
-    init(sorted changes: [WireChange], cursor: Int64, limit: Int) {
-        var ordered = changes
+    /// The first `limit` changes in sequence order, from up to `limit + 1` per collection; it has more when some
+    /// collection's read was cut at the byte budget too.
+    init(sorted changes: WireChanges, cursor: Int64, limit: Int) {
+        var ordered = changes.changes
         ordered.sort { $0.seq < $1.seq }
         let page = Array(ordered.prefix(limit))
-        self.init(changes: page, cursor: page.last?.seq ?? cursor, hasMore: ordered.count > limit, resetRequired: false)
+        self.init(changes: page, cursor: page.last?.seq ?? cursor, hasMore: ordered.count > limit || changes.isCut, resetRequired: false)
     }
 }
 

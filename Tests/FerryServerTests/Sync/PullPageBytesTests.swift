@@ -48,3 +48,52 @@ struct PullPageBytesTests {
         }
     }
 }
+
+extension PullPageBytesTests {
+    /// Each collection's read stops once its own rows pass the byte cap. Stopping on the bytes of the whole space
+    /// would lose rows: whichever collection is read first fills the cap with its large rows, and the other's small
+    /// rows, earlier in sequence, would never be read.
+    @Test("two collections, small rows first in sequence and large rows after: every change arrives once, in order", arguments: TestEngine.available)
+    func collectionsCutApart(_ engine: TestEngine) async throws {
+        let schema = """
+            version: 1
+            collections:
+              audio:
+                fields:
+                  text: text
+              notes:
+                fields:
+                  text: text
+            """
+        try await LiveServer.with(engine, schema: schema, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.sync.maximumPullBytes = 64 * 1024
+        }) { server in
+            var writer = try await SyncDevice.signUp(server)
+            let reader = try await writer.sibling()
+            let large = String(repeating: "spoken ", count: 4 * 1024)
+            var written: [UUID] = []
+            for (collection, text) in [("notes", "small"), ("audio", "small"), ("audio", large), ("notes", large)] {
+                let batch = (0..<(text == large ? 6 : 20)).map { _ in writer.upsert(collection, ["text": .string(text)]) }
+                #expect(try await writer.push(batch).results.allSatisfy { $0.status == .applied })
+                written += batch.map(\.id)
+            }
+            var cursors: [UUID: Int64] = [:]
+            var seen: [UUID] = []
+            var lastSeq: Int64 = 0
+            for _ in 0..<100 {
+                let reply = try await reader.send("POST", "/sync/v1/pull", PullRequest(cursors: cursors, limit: 5000))
+                #expect(reply.status == 200)
+                let page = try JSONDecoder().decode(PullResponse.self, from: reply.body)
+                for change in page.changes {
+                    #expect(change.seq > lastSeq, "changes come in sequence order, none twice")
+                    lastSeq = change.seq
+                }
+                seen += page.changes.map(\.id)
+                cursors.merge(page.cursors) { _, new in new }
+                if !page.hasMore { break }
+            }
+            #expect(seen == written, "\(seen.count) of \(written.count) changes arrived, in the order written")
+        }
+    }
+}

@@ -12,7 +12,8 @@ extension PostgresStorage {
                 try await connection.query(PostgresQuery(unsafeSQL: Self.orderedScansOnly), logger: logger)
                 var pages = PullPages(limit: limit, bytes: bytes)
                 for entry in cursors where pages.remaining > 0 {
-                    pages.add(try await page(connection, entry, limit: pages.remaining, schema: schema, format: format), of: entry.space, after: entry.cursor)
+                    let page = try await page(connection, entry, limit: pages.remaining, bytes: pages.remainingBytes, schema: schema, format: format)
+                    pages.add(page, of: entry.space, after: entry.cursor)
                 }
                 try await connection.query("COMMIT", logger: logger)
                 return pages.pages
@@ -34,7 +35,7 @@ extension PostgresStorage {
         "_space = $1 AND _seq > $2\(PullBound.condition(bounded: bounded, upper: "$4")) ORDER BY _seq LIMIT $3"
     }
 
-    private func page(_ connection: PostgresConnection, _ entry: SpaceCursor, limit: Int, schema: Schema, format: PullFormat) async throws -> PullPage {
+    private func page(_ connection: PostgresConnection, _ entry: SpaceCursor, limit: Int, bytes: Int, schema: Schema, format: PullFormat) async throws -> PullPage {
         let (space, cursor) = (entry.space, entry.cursor)
         let rows = try await connection.query("SELECT purged_seq FROM ferry_spaces WHERE id = \(space)", logger: logger)
         let purged = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
@@ -61,10 +62,10 @@ extension PostgresStorage {
             if let bound { binds.append(bound) }
             try await Self.writeChanges(
                 connection, collection, where: Self.pageCondition(bounded: bound != nil), binds: binds, writer: format.writer(for: collection), into: &changes,
-                logger: logger
+                budget: bytes, logger: logger
             )
         }
-        return PullPage(sorted: changes.changes, cursor: cursor, limit: limit)
+        return PullPage(sorted: changes, cursor: cursor, limit: limit)
     }
 
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int {

@@ -72,10 +72,11 @@ extension PostgresStorage {
     /// their bytes by `writer`; a row the writer refuses (sealed values, clocks in another form) goes through
     /// ``storedRecord(_:collection:forWire:)`` and a ``Change``.
     ///
-    /// Each row is selected as one record of ``recordColumns(_:)`` (``PostgresRecordCells``).
+    /// Each row is selected as one record of ``recordColumns(_:)`` (``PostgresRecordCells``). Rows stop once this
+    /// collection's changes spent more than `budget` bytes (``WireChanges/spent(_:since:)``).
     static func writeChanges(
         _ connection: PostgresConnection, _ collection: CollectionDefinition, where condition: String, binds: PostgresBindings,
-        writer: ChangeRowWriter, into changes: inout WireChanges, logger: Logger
+        writer: ChangeRowWriter, into changes: inout WireChanges, budget: Int, logger: Logger
     ) async throws {
         let sql = "SELECT ROW(\(recordColumns(collection))) FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)"
         let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
@@ -84,7 +85,9 @@ extension PostgresStorage {
         var record = PostgresRecordCells(capacity: fieldStart + types.count)
         var fields: [WireCell] = []
         fields.reserveCapacity(types.count)
+        let start = changes.byteCount
         for try await row in rows {
+            if changes.spent(budget, since: start) { break }
             let buffer = try row.decode(ByteBuffer.self)
             let written = try buffer.withUnsafeReadableBytes { bytes in
                 guard record.read(bytes, count: fieldStart + types.count) else { throw RecordFormError() }

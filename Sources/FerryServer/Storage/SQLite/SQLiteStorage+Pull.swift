@@ -8,13 +8,15 @@ extension SQLiteStorage {
         try await pool.read { db in
             var pages = PullPages(limit: limit, bytes: bytes)
             for entry in cursors where pages.remaining > 0 {
-                pages.add(try Self.page(db, entry, limit: pages.remaining, schema: schema, format: format), of: entry.space, after: entry.cursor)
+                let page = try Self.page(db, entry, limit: pages.remaining, bytes: pages.remainingBytes, schema: schema, format: format)
+                pages.add(page, of: entry.space, after: entry.cursor)
             }
             return pages.pages
         }
     }
 
-    private static func page(_ db: Database, _ entry: SpaceCursor, limit: Int, schema: Schema, format: PullFormat) throws -> PullPage {
+    /// A space's page; each collection's rows stop once they spent more than `bytes` (``WireChanges/spent(_:since:)``).
+    private static func page(_ db: Database, _ entry: SpaceCursor, limit: Int, bytes: Int, schema: Schema, format: PullFormat) throws -> PullPage {
         let (space, cursor) = (entry.space, entry.cursor)
         let purged = try Int64.fetchOne(db, sql: "SELECT purged_seq FROM ferry_spaces WHERE id = ?", arguments: [space.databaseText]) ?? 0
         if cursor > 0, cursor < purged {
@@ -31,16 +33,18 @@ extension SQLiteStorage {
         for collection in schema.collections {
             var arguments: StatementArguments = [space.databaseText, cursor]
             if let bound { arguments += [bound] }
-            let found = try fetchRecords(
+            let rows = try recordCursor(
                 db, collection, where: "_space = ? AND _seq > ?\(PullBound.condition(bounded: bound != nil, upper: "?")) ORDER BY _seq LIMIT ?",
-                arguments: arguments + [limit + 1], forWire: true
+                arguments: arguments + [limit + 1]
             )
             let writer = format.writer(for: collection)
-            for row in found {
-                changes.append(Change(space: space, collection: collection.name, id: row.id, seq: row.seq, record: row.record), with: writer)
+            let start = changes.byteCount
+            while !changes.spent(bytes, since: start), let row = try rows.next() {
+                guard let found = storedRecord(row, collection: collection, forWire: true) else { continue }
+                changes.append(Change(space: space, collection: collection.name, id: found.id, seq: found.seq, record: found.record), with: writer)
             }
         }
-        return PullPage(sorted: changes.changes, cursor: cursor, limit: limit)
+        return PullPage(sorted: changes, cursor: cursor, limit: limit)
     }
 
     func purgeTombstones(before cutoff: Date, schema: Schema) async throws -> Int {

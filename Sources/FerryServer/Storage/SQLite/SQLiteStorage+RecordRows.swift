@@ -31,8 +31,13 @@ extension SQLiteStorage {
     static func fetchRecords(
         _ db: Database, _ collection: CollectionDefinition, where condition: String, arguments: StatementArguments, forWire: Bool = false
     ) throws -> [(id: UUID, seq: Int64, record: StoredRecord)] {
+        try Array(recordCursor(db, collection, where: condition, arguments: arguments).compactMap { storedRecord($0, collection: collection, forWire: forWire) })
+    }
+
+    /// The rows of ``recordColumns(_:)`` of `collection` matching `condition`, one at a time.
+    static func recordCursor(_ db: Database, _ collection: CollectionDefinition, where condition: String, arguments: StatementArguments) throws -> RowCursor {
         let sql = "SELECT \(recordColumns(collection)) FROM \(SQLDialect.sqlite.quote(collection.name)) WHERE \(condition)"
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap { storedRecord($0, collection: collection, forWire: forWire) }
+        return try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
     }
 
     /// The values of `write`'s row in the order of ``upsertText(_:)``'s columns, stamped `updatedAt` (``Timestamp``
