@@ -69,7 +69,9 @@ public struct ChangeRowWriter: Sendable {
         var everyCoveredHasClock = true
         for index in names.indices {
             let hasValue = !isNull(index)
-            let clock = pairs.firstIndex { ClockMap.same($0.key, names[index]) }
+            // Clocks are most often stored in the fields' order: the pair at the field's own index is tried first.
+            let clock = index < pairs.count && ClockMap.same(pairs[index].key, names[index])
+                ? index : pairs.firstIndex { ClockMap.same($0.key, names[index]) }
             guard hasValue || (clock != nil && layout == .changes) else { continue }
             if let clock { pairs[clock].isField = true }
             covered += 1

@@ -96,16 +96,36 @@ extension JSONValue {
         }
     }
 
+    /// Whether `text` holds a byte a JSON string escapes: a control character, `"` or `\`. Eight bytes at a time: a
+    /// pull writes every text value of every row through here.
+    package static func needsEscape(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = text.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index + 8 <= text.count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // Each term has a high bit set exactly when some byte is below 0x20, or is zero after the xor (the
+            // word-at-a-time "has less" and "has zero" tests); bytes of 0x80 and above never set one.
+            let found = ((word &- ones &* 0x20) & ~word) | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
+            if found & highs != 0 { return true }
+            index += 8
+        }
+        while index < text.count {
+            let byte = base[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index += 1
+        }
+        return false
+    }
+
     /// A JSON string of `text`, valid UTF-8 (a database's text column), written as a `String` holding it is.
     public static func write(utf8 text: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied whole, not byte by byte.
-        var clean = true
-        for byte in text where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            clean = false
-            break
-        }
-        if clean {
+        if !needsEscape(text) {
             bytes.append(contentsOf: text)
             bytes.append(UInt8(ascii: "\""))
             return

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryTesting
 import Foundation
 import Testing
 
@@ -86,5 +87,48 @@ struct JSONWritingTests {
         #expect(tree.objectValue?.count == 20_000 && tree.objectValue?["k19999"] == .number(19_999))
         let items = try JSONValueEncoder().encode(Array(0..<50_000))
         #expect(JSONValue(jsonText: items.jsonText) == items)
+    }
+}
+
+/// The word-at-a-time scan for bytes a JSON string escapes agrees with the byte-by-byte rule.
+@Suite("JSON strings: the escape scan")
+struct JSONEscapeScanTests {
+    static func naive(_ bytes: [UInt8]) -> Bool {
+        bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
+    @Test("every byte value, at every position of strings from 0 to 19 bytes of clean filler")
+    func everyByteEveryPosition() {
+        for length in 0..<20 {
+            for filler: UInt8 in [UInt8(ascii: "a"), 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xE9, 0xFF] {
+                for position in 0..<max(length, 1) {
+                    for byte in UInt8.min...UInt8.max {
+                        var text = [UInt8](repeating: filler, count: length)
+                        if length > 0 { text[position] = byte }
+                        let scanned = text.withUnsafeBufferPointer { JSONValue.needsEscape($0) }
+                        if scanned != Self.naive(text) {
+                            Issue.record("length \(length), filler \(filler), byte \(byte) at \(position): scan says \(scanned)")
+                            return
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("random strings, mostly clean, agree with the byte-by-byte rule and write the same JSON as a String does")
+    func randomStrings() throws {
+        var random = SplitMix64(seed: 0x5EED)
+        for _ in 0..<5000 {
+            let length = Int(random.next() % 64)
+            let text = (0..<length).map { _ in
+                random.next() % 16 == 0 ? UInt8(truncatingIfNeeded: random.next() % 0x60) : UInt8(truncatingIfNeeded: 0x20 + random.next() % 0x5F)
+            }
+            #expect(text.withUnsafeBufferPointer { JSONValue.needsEscape($0) } == Self.naive(text))
+            var written: [UInt8] = []
+            text.withUnsafeBufferPointer { JSONValue.write(utf8: $0, into: &written) }
+            let decoded = try JSONDecoder().decode(String.self, from: Data(written))
+            #expect(Array(decoded.utf8) == text)
+        }
     }
 }

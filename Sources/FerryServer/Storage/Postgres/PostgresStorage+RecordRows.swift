@@ -85,6 +85,7 @@ extension PostgresStorage {
         var record = PostgresRecordCells(capacity: fieldStart + types.count)
         var fields: [WireCell] = []
         fields.reserveCapacity(types.count)
+        var decoded: [JSONValue] = []
         let start = changes.byteCount
         for try await row in rows {
             if changes.spent(budget, since: start) { break }
@@ -96,13 +97,15 @@ extension PostgresStorage {
                       let deleted = record.bytes(4, in: bytes), deleted.count == 1, record.bytes(5, in: bytes) == nil
                 else { return false }
                 fields.removeAll(keepingCapacity: true)
+                decoded.removeAll(keepingCapacity: true)
                 for (index, type) in types.enumerated() {
-                    fields.append(try WireCell(record.bytes(fieldStart + index, in: bytes), type: type) { record.cell(fieldStart + index, of: buffer) })
+                    let column = fieldStart + index
+                    fields.append(try WireCell(record.bytes(column, in: bytes), type: type, decoded: &decoded) { record.cell(column, of: buffer) })
                 }
                 return try changes.append(seq: seq, writer: writer) { json in
                     writer.write(
-                        id: id, space: space, seq: seq, deleted: deleted[0] != 0, clocks: clocks, isNull: { fields[$0].isNull },
-                        writeValue: { index, json in fields[index].write(into: &json) }, into: &json
+                        id: id, space: space, seq: seq, deleted: deleted[0] != 0, clocks: clocks, isNull: { fields[$0].isNull(decoded) },
+                        writeValue: { index, json in fields[index].write(decoded, into: &json) }, into: &json
                     )
                 }
             }
@@ -122,44 +125,49 @@ extension PostgresStorage {
     }
 
     /// A field's cell as a pull writes it: the bytes of text and of PostgreSQL's binary `bigint`, `double precision` and
-    /// `boolean`, read in place (valid while the record's bytes are); any other type (or an unexpected size) in wire
-    /// form, decoded from its `cell` as ``wireValue(_:type:)`` does.
-    private enum WireCell {
-        case null
-        case text(UnsafeRawBufferPointer)
-        case integer(Int64)
-        case real(Double)
-        case bool(Bool)
-        case value(JSONValue)
+    /// `boolean`, read in place (valid while the record's bytes are); any other type (or an unexpected size) decoded
+    /// from its `cell` as ``wireValue(_:type:)`` does, kept in the row's `decoded` values. A plain struct rather than
+    /// an enum with a ``JSONValue`` case: such an enum's copies and switches went through the runtime, a twentieth of
+    /// a pull.
+    private struct WireCell {
+        enum Kind { case null, text, integer, real, bool, decoded }
+        var kind: Kind
+        var text = UnsafeRawBufferPointer(start: nil, count: 0)
+        /// The integer, the double's bits, the bool (0 or 1), or the index in `decoded`.
+        var bits: UInt64 = 0
 
-        init(_ bytes: UnsafeRawBufferPointer?, type: FieldType, cell: () -> PostgresCell) throws {
+        init(_ bytes: UnsafeRawBufferPointer?, type: FieldType, decoded: inout [JSONValue], cell: () -> PostgresCell) throws {
             guard let bytes else {
-                self = .null
+                kind = .null
                 return
             }
             switch (type, bytes.count) {
-            case (.text, _), (.uuid, _): self = .text(bytes)
-            case (.integer, 8): self = .integer(PostgresRecordCells.int64(bytes)!)
-            case (.real, 8): self = .real(Double(bitPattern: UInt64(bitPattern: PostgresRecordCells.int64(bytes)!)))
-            case (.bool, 1): self = .bool(bytes[0] != 0)
-            default: self = .value(try PostgresStorage.wireValue(cell(), type: type))
+            case (.text, _), (.uuid, _): (kind, text) = (.text, bytes)
+            case (.integer, 8): (kind, bits) = (.integer, UInt64(bitPattern: PostgresRecordCells.int64(bytes)!))
+            case (.real, 8): (kind, bits) = (.real, UInt64(bitPattern: PostgresRecordCells.int64(bytes)!))
+            case (.bool, 1): (kind, bits) = (.bool, bytes[0] != 0 ? 1 : 0)
+            default:
+                (kind, bits) = (.decoded, UInt64(decoded.count))
+                decoded.append(try PostgresStorage.wireValue(cell(), type: type))
             }
         }
 
-        var isNull: Bool {
-            if case .null = self { return true }
-            if case .value(let value) = self { return value.isNull }
-            return false
+        func isNull(_ decoded: [JSONValue]) -> Bool {
+            switch kind {
+            case .null: true
+            case .decoded: decoded[Int(bits)].isNull
+            default: false
+            }
         }
 
-        func write(into bytes: inout [UInt8]) {
-            switch self {
+        func write(_ decoded: [JSONValue], into bytes: inout [UInt8]) {
+            switch kind {
             case .null: JSONValue.null.write(into: &bytes)
-            case .text(let text): JSONValue.write(utf8: text.assumingMemoryBound(to: UInt8.self), into: &bytes)
-            case .integer(let number): JSONValue.write(Double(number), into: &bytes)
-            case .real(let number): JSONValue.write(number, into: &bytes)
-            case .bool(let flag): JSONValue.bool(flag).write(into: &bytes)
-            case .value(let value): value.write(into: &bytes)
+            case .text: JSONValue.write(utf8: text.assumingMemoryBound(to: UInt8.self), into: &bytes)
+            case .integer: JSONValue.write(Double(Int64(bitPattern: bits)), into: &bytes)
+            case .real: JSONValue.write(Double(bitPattern: bits), into: &bytes)
+            case .bool: JSONValue.bool(bits != 0).write(into: &bytes)
+            case .decoded: decoded[Int(bits)].write(into: &bytes)
             }
         }
     }
