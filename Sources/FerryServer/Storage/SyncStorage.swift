@@ -46,6 +46,8 @@ struct PullPages: Sendable {
         hasChanges = hasChanges || !cut.changes.isEmpty
         remaining = cut.changes.count < page.changes.count ? 0 : remaining - cut.changes.count
         remainingBytes -= used
+        // A first change larger than the cap spent it all: no other space is read for a page that could hold nothing.
+        if remainingBytes <= 0 { remaining = 0 }
     }
 
     private var hasChanges = false

@@ -97,3 +97,37 @@ extension PullPageBytesTests {
         }
     }
 }
+
+extension PullPageBytesTests {
+    /// A change larger than the cap is still sent alone; when it is the last one, the page says so, on both engines.
+    @Test("one record larger than the byte cap comes alone, and as the last one the page has no more", arguments: TestEngine.available)
+    func oversizedLastChange(_ engine: TestEngine) async throws {
+        let schema = """
+            version: 1
+            collections:
+              notes:
+                fields:
+                  text: text
+            """
+        try await LiveServer.with(engine, schema: schema, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.sync.maximumPullBytes = 1024
+        }) { server in
+            var writer = try await SyncDevice.signUp(server)
+            let reader = try await writer.sibling()
+            let batch = [writer.upsert("notes", ["text": .string("small")]), writer.upsert("notes", ["text": .string(String(repeating: "large ", count: 1000))])]
+            #expect(try await writer.push(batch).results.allSatisfy { $0.status == .applied })
+            var cursors: [UUID: Int64] = [:]
+            var pages: [[UUID]] = []
+            var lastHasMore = true
+            while lastHasMore, pages.count < 10 {
+                let reply = try await reader.send("POST", "/sync/v1/pull", PullRequest(cursors: cursors, limit: 5000))
+                let page = try JSONDecoder().decode(PullResponse.self, from: reply.body)
+                pages.append(page.changes.map(\.id))
+                cursors.merge(page.cursors) { _, new in new }
+                lastHasMore = page.hasMore
+            }
+            #expect(pages == [[batch[0].id], [batch[1].id]], "the small record, then the large one alone, and no empty page after it")
+        }
+    }
+}

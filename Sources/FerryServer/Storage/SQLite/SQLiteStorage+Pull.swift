@@ -39,7 +39,9 @@ extension SQLiteStorage {
             )
             let writer = format.writer(for: collection)
             let start = changes.byteCount
-            while !changes.spent(bytes, since: start), let row = try rows.next() {
+            while let row = try rows.next() {
+                // Checked once another row exists, so a cut page always has more to read.
+                if changes.spent(bytes, since: start) { break }
                 guard let found = storedRecord(row, collection: collection, forWire: true) else { continue }
                 changes.append(Change(space: space, collection: collection.name, id: found.id, seq: found.seq, record: found.record), with: writer)
             }
