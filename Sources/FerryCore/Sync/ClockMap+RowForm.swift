@@ -117,6 +117,18 @@ extension ClockMap {
         !pair.isField || !same(pair.value, rowClock)
     }
 
+    /// The object of every pair.
+    static func writeObject(_ pairs: [ClockPair], into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendQuoted(pair.key, &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendQuoted(pair.value, &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// The object of the pairs that are exceptions to `rowClock`.
     private static func writeExceptions(_ pairs: [ClockPair], rowClock: Bytes, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
@@ -150,14 +162,14 @@ extension ClockMap {
         return best
     }
 
-    private static func same(_ left: Bytes, _ right: Bytes) -> Bool {
+    static func same(_ left: Bytes, _ right: Bytes) -> Bool {
         // The first bytes tell most keys apart without a call to memcmp.
         left.count == right.count
             && (left.isEmpty || left.first == right.first
                 && memcmp(left.base.baseAddress! + left.startIndex, right.base.baseAddress! + right.startIndex, left.count) == 0)
     }
 
-    private static func appendQuoted(_ slice: Bytes, _ bytes: inout [UInt8]) {
+    static func appendQuoted(_ slice: Bytes, _ bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: slice))
         bytes.append(UInt8(ascii: "\""))

@@ -86,10 +86,13 @@ public enum ClockMap {
     }
 
     /// `text` when a pull reply may carry it as it is, without parsing it and writing it again: a JSON object in the
-    /// form ``parseFlat(_:)`` reads whose keys are distinct and whose values are all clocks. `nil` otherwise.
+    /// form ``parseFlat(_:)`` reads whose keys are distinct and whose values are all clocks, without a row clock
+    /// (``rowClockKey``, which only the stored form has). `nil` otherwise.
     public static func wireText(_ text: String) -> String? {
         var text = text
-        let accepted = text.withUTF8 { wirePairs($0, capacity: 8) != nil }
+        let accepted = text.withUTF8 { buffer in
+            wirePairs(buffer, capacity: 8).map { pairs in !pairs.contains { isRowClockKey($0.key) } } ?? false
+        }
         return accepted ? text : nil
     }
 

@@ -62,6 +62,13 @@ public struct ChangeRowWriter: Sendable {
     ) rethrows -> Bool {
         let text = clocks.assumingMemoryBound(to: UInt8.self)
         guard var pairs = ClockMap.wirePairs(text, capacity: names.count + 1) else { return false }
+        if let star = pairs.firstIndex(where: { ClockMap.isRowClockKey($0.key) }) {
+            let rowClock = pairs.remove(at: star).value
+            return try writeStored(
+                id: id, space: space, seq: seq, deleted: deleted, rowClock: rowClock, others: pairs,
+                isNull: isNull, writeValue: writeValue, into: &bytes
+            )
+        }
         // The row clock covers the fields in the change that `clocks` does not name, each of which needs a clock. A
         // change carries a field with a value or a clock; a row of the rows layout shows a field without a value as
         // null, so a cleared field's clock always goes in `clocks`.
@@ -89,12 +96,59 @@ public struct ChangeRowWriter: Sendable {
         return true
     }
 
+    /// A row whose clocks are in the stored form with a row clock (``ClockMap/storedText(_:fields:)``). It covers the
+    /// fields the row form's `clock` covers (a value, and no clock of their own), so the row form copies it and the
+    /// other clocks as they are stored. The field form, or a row clock that covers no field, gets the clocks expanded.
+    private func writeStored(
+        id: UUID, space: UUID, seq: Int64, deleted: Bool, rowClock: ClockMap.Bytes, others: [ClockMap.ClockPair],
+        isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
+    ) rethrows -> Bool {
+        let covered = names.indices.filter { index in !isNull(index) && !others.contains { ClockMap.same($0.key, names[index]) } }
+        guard clockForm == .row, !covered.isEmpty else {
+            var flat: [UInt8] = [UInt8(ascii: "{")]
+            flat.reserveCapacity(2 + (others.count + covered.count) * (rowClock.count + 24))
+            for pair in others {
+                if flat.count > 1 { flat.append(UInt8(ascii: ",")) }
+                ClockMap.appendQuoted(pair.key, &flat)
+                flat.append(UInt8(ascii: ":"))
+                ClockMap.appendQuoted(pair.value, &flat)
+            }
+            for index in covered {
+                if flat.count > 1 { flat.append(UInt8(ascii: ",")) }
+                flat.append(contentsOf: memberKeys[index])
+                ClockMap.appendQuoted(rowClock, &flat)
+            }
+            flat.append(UInt8(ascii: "}"))
+            return try flat.withUnsafeBytes { clocks in
+                try write(id: id, space: space, seq: seq, deleted: deleted, clocks: clocks, isNull: isNull, writeValue: writeValue, into: &bytes)
+            }
+        }
+        let empty = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+        switch layout {
+        case .changes:
+            try writeChange(id: id, space: space, seq: seq, deleted: deleted, text: empty, pairs: others, rowForm: true, stored: rowClock,
+                            isNull: isNull, writeValue: writeValue, into: &bytes)
+        case .rows:
+            try writeRow(id: id, seq: seq, deleted: deleted, text: empty, pairs: others, rowForm: true, stored: rowClock,
+                         isNull: isNull, writeValue: writeValue, into: &bytes)
+        }
+        return true
+    }
+
+    /// `stored` is the row clock of clocks in the stored form, written as `clock` with `pairs` (the others) as `clocks`.
     private func writeChange(
         id: UUID, space: UUID, seq: Int64, deleted: Bool, text: UnsafeBufferPointer<UInt8>, pairs: [ClockMap.ClockPair], rowForm: Bool,
-        isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
+        stored: ClockMap.Bytes? = nil, isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
     ) rethrows {
         var object = JSONObjectWriter(&bytes)
-        if !rowForm || !ClockMap.writeRowForm(pairs, into: &object, &bytes) {
+        if let stored {
+            object.key("clock", &bytes)
+            ClockMap.appendQuoted(stored, &bytes)
+            if !pairs.isEmpty {
+                object.key("clocks", &bytes)
+                ClockMap.writeObject(pairs, into: &bytes)
+            }
+        } else if !rowForm || !ClockMap.writeRowForm(pairs, into: &object, &bytes) {
             object.key("clocks", &bytes)
             bytes.append(contentsOf: text)
         }
@@ -124,9 +178,10 @@ public struct ChangeRowWriter: Sendable {
     }
 
     /// `[id, seq, deleted, clock, clocks, field…]`: `clock` is `null` in the field form, where `clocks` holds them all.
+    /// `stored` as in ``writeChange(id:space:seq:deleted:text:pairs:rowForm:stored:isNull:writeValue:into:)``.
     private func writeRow(
         id: UUID, seq: Int64, deleted: Bool, text: UnsafeBufferPointer<UInt8>, pairs: [ClockMap.ClockPair], rowForm: Bool,
-        isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
+        stored: ClockMap.Bytes? = nil, isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
     ) rethrows {
         bytes.append(UInt8(ascii: "["))
         JSONValue.write(id, into: &bytes)
@@ -135,7 +190,15 @@ public struct ChangeRowWriter: Sendable {
         bytes.append(UInt8(ascii: ","))
         bytes.append(contentsOf: deleted ? Self.trueBytes : Self.falseBytes)
         bytes.append(UInt8(ascii: ","))
-        if !rowForm || !ClockMap.writeRowFormValues(pairs, into: &bytes) {
+        if let stored {
+            ClockMap.appendQuoted(stored, &bytes)
+            bytes.append(UInt8(ascii: ","))
+            if pairs.isEmpty {
+                bytes.append(contentsOf: Self.nullBytes)
+            } else {
+                ClockMap.writeObject(pairs, into: &bytes)
+            }
+        } else if !rowForm || !ClockMap.writeRowFormValues(pairs, into: &bytes) {
             bytes.append(contentsOf: Self.nullBytes)
             bytes.append(UInt8(ascii: ","))
             bytes.append(contentsOf: text)

@@ -1,10 +1,12 @@
 import FerryCore
 import Foundation
 
-/// The `_clocks` column: a JSON object of field name to clock.
+/// The `_clocks` column: a JSON object of field name to clock, in the stored form (a row clock for the fields that share
+/// it, ``ClockMap/storedText(_:fields:)``).
 enum ClockCoding {
-    static func encode(_ clocks: [String: HLC]) -> String {
-        ClockMap.text(clocks)
+    /// The column of a record whose state is `state`.
+    static func encode(_ state: RecordState) -> String {
+        ClockMap.storedText(state.clocks, fields: state.fields)
     }
 
     /// Decodes the column; entries that are not clocks are dropped (they can only come from outside Ferry).
@@ -31,10 +33,21 @@ struct ClockColumn {
         }
     }
 
-    /// Whether `field` has a clock: a field without one and without a value was never written, and is left out.
+    /// Whether `field` has a clock of its own: a field without one and without a value was never written, and is left
+    /// out (a row clock covers only fields with a value).
     func hasClock(_ field: String) -> Bool {
         if let wireText { return ClockMap.hasClock(field, inWireText: wireText) }
         return parsed[field] != nil
+    }
+
+    /// The state of a record whose `fields` (read from their columns, a field without a value only when it has a
+    /// clock), tombstone and `_sealed` column were read beside this column: the sealed values back among the fields,
+    /// then the row clock given to the fields it covers.
+    func state(fields: [String: JSONValue], isDeleted: Bool, sealed: String?, in collection: CollectionDefinition) -> RecordState {
+        var state = RecordState(fields: fields, clocks: parsed, isDeleted: isDeleted)
+        state.unseal(sealed.flatMap(JSONValue.init(jsonText:)), in: collection)
+        state.clocks = ClockMap.expandingStored(state.clocks, fields: state.fields)
+        return state
     }
 }
 

@@ -95,14 +95,11 @@ struct MutationValidator: Sendable {
             try checkUniqueKeyLengths(state, collection)
         }
         let capped = capClocks(&state)
-        // A delete's state keeps only `_deleted`'s clock: the text is its clocks only when it sent no other.
-        let keepsText = capped.isEmpty && state.clocks.count == mutation.clocks.count
         // Every field has a clock (checked above) and no field is named `_deleted` (a reserved column): equal counts
         // mean the clocks are exactly the fields', so the plan can take the state whole for a new record.
         let isWhole = state.clocks.count == state.fields.count + (state.clocks[RecordState.deletedKey] == nil ? 0 : 1)
         return ValidatedMutation(
-            mutation: mutation, collection: collection, state: state, cappedClocks: capped,
-            clocksText: keepsText ? mutation.receivedClocksText : nil, isWhole: isWhole
+            mutation: mutation, collection: collection, state: state, cappedClocks: capped, isWhole: isWhole
         )
     }
 

@@ -11,9 +11,6 @@ struct PushPlan: Sendable {
         var record: StoredRecord
         var isNew: Bool
         var mutationIndexes: [Int]
-        /// The `_clocks` text to store, when the row is new and made by one mutation alone, whose clocks it then holds
-        /// (``ValidatedMutation/clocksText``); `nil` to write them from `record`.
-        var clocksText: String? = nil
     }
 
     /// One result per mutation of the request, in order.
@@ -132,10 +129,7 @@ struct PushPlan: Sendable {
         self.writes = planner.order.compactMap { key in
             guard let record = planner.rows[key], let collection = schema.collection(named: key.collection) else { return nil }
             let indexes = planner.contributors(of: key)
-            var write = Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: indexes)
-            // Merged into a state never written, one mutation's clocks are the row's, whole.
-            if write.isNew, indexes.count == 1, case .success(let valid) = entries[indexes[0]] { write.clocksText = valid.clocksText }
-            return write
+            return Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: indexes)
         }
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
         self.fingerprints = appended

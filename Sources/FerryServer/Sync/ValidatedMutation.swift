@@ -13,9 +13,6 @@ final class ValidatedMutation: Sendable {
     let state: RecordState
     /// Clocks the server lowered because they ran too far ahead, as stored.
     let cappedClocks: [String: HLC]
-    /// `state.clocks` as ``ClockMap/text(_:)`` writes them, when the request carried exactly that text
-    /// (``Mutation/receivedClocksText``) and the server changed none: a new record's `_clocks` column as it is.
-    let clocksText: String?
     /// Whether `state`'s clocks are exactly its fields' (and `_deleted`'s, when it has one): merged into a record never
     /// written, the state is then the record's whole, as ``RecordState/merge(_:)`` would leave it.
     let isWhole: Bool
@@ -23,13 +20,12 @@ final class ValidatedMutation: Sendable {
 
     init(
         mutation: Mutation, collection: CollectionDefinition, state: RecordState, cappedClocks: [String: HLC],
-        clocksText: String? = nil, isWhole: Bool = false
+        isWhole: Bool = false
     ) {
         self.mutation = mutation
         self.collection = collection
         self.state = state
         self.cappedClocks = cappedClocks
-        self.clocksText = clocksText
         self.isWhole = isWhole
         key = RecordKey(collection: collection.name, id: mutation.id)
     }

@@ -68,6 +68,29 @@ struct ChangeRowWriterTests {
         }
     }
 
+    @Test("clocks stored with a row clock pull as the same change, in both layouts and forms", arguments: rows, [ClockForm.field, .row])
+    func storedForm(_ row: Row, form: ClockForm) throws {
+        let change = try Self.change(row)
+        let stored = ClockMap.storedText(change.clocks, fields: row.values.compactMapValues { $0 })
+        let storedRow = Row(label: row.label, clocks: stored, values: row.values, deleted: row.deleted)
+        let writer = ChangeRowWriter(collection: "notes", fields: Self.fields, clockForm: form)
+        let written = try #require(Self.write(storedRow, with: writer))
+        #expect(try JSONValueDecoder().decode(Change.self, from: Data(written)) == change)
+        #expect(!String(decoding: written, as: UTF8.self).contains(#""*""#))
+
+        let rowsWriter = ChangeRowWriter(collection: "notes", fields: Self.fields, clockForm: form, layout: .rows)
+        let row = try #require(Self.write(storedRow, with: rowsWriter))
+        #expect(!String(decoding: row, as: UTF8.self).contains(#""*""#))
+        let columns = JSONValue.array(rowsWriter.rowColumns.map(JSONValue.string)).jsonText
+        let reply = #"{"pages":[{"space":"\#(Self.space.lowercasedText)","collection":"notes","columns":\#(columns),"rows":["#
+            + String(decoding: row, as: UTF8.self) + #"]}],"cursors":{},"hasMore":false}"#
+        #expect(try JSONValueDecoder().decode(PullResponse.self, from: Data(reply.utf8)).changes == [change])
+        if form == .row, stored == #"{"*":"\#(Self.clockA)"}"# {
+            // A record written whole: its row clock alone, as stored.
+            #expect(String(decoding: row, as: UTF8.self).contains(#","\#(Self.clockA)",null,"#))
+        }
+    }
+
     @Test("a rows-layout reply without rows or columns, with other columns, or with a short row is refused", arguments: [
         #"{"space":"\#(space.lowercasedText)","collection":"notes","columns":["id","seq","deleted","clock","clocks","title"]}"#,
         #"{"space":"\#(space.lowercasedText)","collection":"notes","rows":[]}"#,

@@ -4,8 +4,8 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// A record's `_clocks` column is the text `ClockMap` writes, whatever form of JSON the push spelled its clocks in;
-/// the text a push sends in that form is stored as it is.
+/// A record's `_clocks` column is the stored form `ClockMap.storedText` writes (a row clock, `*`, for the fields that
+/// share it), whatever form of JSON the push spelled its clocks in.
 @Suite("Sync: clocks stored in one form")
 struct StoredClocksTests {
     static let schema = """
@@ -16,7 +16,7 @@ struct StoredClocksTests {
               body: text
         """
 
-    @Test("canonical, reordered, spaced and escaped clocks are all stored as ClockMap writes them", arguments: TestEngine.available)
+    @Test("canonical, reordered, spaced and escaped clocks are all stored in the stored form", arguments: TestEngine.available)
     func storedCanonically(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let phone = try await SyncDevice.signUp(server)
@@ -24,13 +24,17 @@ struct StoredClocksTests {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let (early, late) = (HLC(milliseconds: now, counter: 0, node: node).description, HLC(milliseconds: now + 1, counter: 3, node: node).description)
             let written = #"{"body":"\#(early)","title":"\#(late)"}"#
+            // Two fields, one clock each: the row clock is the earlier, the other keeps its key.
+            let stored = #"{"*":"\#(early)","title":"\#(late)"}"#
             let deleted = #"{"_deleted":"\#(late)"}"#
             let forms: [(clocks: String, op: String, stored: String)] = [
-                (written, "upsert", written),
-                (#"{"title":"\#(late)","body":"\#(early)"}"#, "upsert", written),
-                (#"{ "body" : "\#(early)", "title" : "\#(late)" }"#, "upsert", written),
-                (#"{"body":"\u0030\#(early.dropFirst())","title":"\#(late)"}"#, "upsert", written),
-                (#"{"body":"\#(early)","body":"\#(early)","title":"\#(late)"}"#, "upsert", written),
+                (written, "upsert", stored),
+                (#"{"title":"\#(late)","body":"\#(early)"}"#, "upsert", stored),
+                (#"{ "body" : "\#(early)", "title" : "\#(late)" }"#, "upsert", stored),
+                (#"{"body":"\u0030\#(early.dropFirst())","title":"\#(late)"}"#, "upsert", stored),
+                (#"{"body":"\#(early)","body":"\#(early)","title":"\#(late)"}"#, "upsert", stored),
+                // Written whole with one clock: the row clock alone.
+                (#"{"body":"\#(late)","title":"\#(late)"}"#, "upsert", #"{"*":"\#(late)"}"#),
                 (deleted, "delete", deleted),
                 // A delete's row keeps only its `_deleted` clock.
                 (#"{"_deleted":"\#(late)","title":"\#(early)"}"#, "delete", deleted),
@@ -46,9 +50,9 @@ struct StoredClocksTests {
         }
     }
 
-    /// Canonical text is stored as sent only for a new record that one mutation alone made, with no clock lowered: in
-    /// every other case the stored clocks are the merge, whatever text came.
-    @Test("canonical text is not stored as sent for a lowered clock, a record two mutations wrote, or a stored record",
+    /// The stored clocks are the merge's, whatever text came: a lowered clock, a record two mutations wrote, a stored
+    /// record one mutation changed a field of.
+    @Test("the stored clocks are the merge's for a lowered clock, a record two mutations wrote, or a stored record",
           arguments: TestEngine.available)
     func mergedClocksStored(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
@@ -72,14 +76,65 @@ struct StoredClocksTests {
             #expect(try await Self.push(phone, [(5, stored, "upsert", #"{"title":"U"}"#, #"{"title":"\#(late)"}"#)]) == [.applied])
 
             let loweredText = try #require(try await database.strings("SELECT _clocks FROM notes WHERE id = '\(lowered)'").first)
-            let loweredClocks = try #require(ClockMap.clocks(fromText: loweredText))
+            let values: [String: JSONValue] = ["title": "T", "body": "B"]
+            let loweredClocks = ClockMap.expandingStored(try #require(ClockMap.clocks(fromText: loweredText)), fields: values)
             #expect(loweredClocks["body"]?.description == early)
             let title = try #require(loweredClocks["title"])
             #expect(title.description < ahead && title.milliseconds <= Int64(Date().timeIntervalSince1970 * 1000) + 60_000)
-            #expect(loweredText == ClockMap.text(loweredClocks))
-            let merged = #"{"body":"\#(early)","title":"\#(late)"}"#
+            #expect(loweredText == ClockMap.storedText(loweredClocks, fields: values))
+            let merged = #"{"*":"\#(early)","title":"\#(late)"}"#
             #expect(try await database.strings("SELECT _clocks FROM notes WHERE id = '\(twice)'") == [merged])
             #expect(try await database.strings("SELECT _clocks FROM notes WHERE id = '\(stored)'") == [merged])
+        }
+    }
+
+    /// Rows an older Ferry stored (one clock per field) and rows stored with a row clock are read alike: pulled in every
+    /// form and layout, and merged with later writes.
+    @Test("rows stored flat, as before, and with a row clock pull and merge alike", arguments: TestEngine.available)
+    func flatAndRowClockRowsAgree(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
+            let phone = try await SyncDevice.signUp(server)
+            let node = phone.deviceID.uuidString.lowercased()
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let clock = { (offset: Int64) in HLC(milliseconds: now + offset, counter: 0, node: node).description }
+            let (early, late, later) = (clock(0), clock(1), clock(2))
+            let (rowClock, flat) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+            let whole = #"{"body":"\#(early)","title":"\#(early)"}"#
+            let written = try await Self.push(phone, [
+                (1, rowClock, "upsert", #"{"title":"T","body":"B"}"#, whole), (2, flat, "upsert", #"{"title":"T","body":"B"}"#, whole),
+            ])
+            #expect(written == [.applied, .applied])
+            try await database.execute(["UPDATE notes SET _clocks = '\(whole)' WHERE id = '\(flat)'"])
+            #expect(try await database.strings("SELECT _clocks FROM notes ORDER BY _seq") == [#"{"*":"\#(early)"}"#, whole])
+            try await Self.expectAlike(phone, rowClock, flat, fields: ["title": "T", "body": "B"], clocks: ["title": early, "body": early])
+
+            // A field edited, another cleared: the merge reads either row, and both are stored alike.
+            let edits = try await Self.push(phone, [
+                (3, rowClock, "upsert", #"{"title":"U"}"#, #"{"title":"\#(late)"}"#), (4, flat, "upsert", #"{"title":"U"}"#, #"{"title":"\#(late)"}"#),
+                (5, rowClock, "upsert", #"{"body":null}"#, #"{"body":"\#(later)"}"#), (6, flat, "upsert", #"{"body":null}"#, #"{"body":"\#(later)"}"#),
+            ])
+            #expect(edits == [.applied, .applied, .applied, .applied])
+            let stored = #"{"*":"\#(late)","body":"\#(later)"}"#
+            #expect(try await database.strings("SELECT _clocks FROM notes ORDER BY id") == [stored, stored])
+            try await Self.expectAlike(phone, rowClock, flat, fields: ["title": "U", "body": .null], clocks: ["title": late, "body": later])
+        }
+    }
+
+    /// Pulls the two records in both clock forms and both layouts: each has `fields` and `clocks`, and a reply never
+    /// shows the stored form's row clock key.
+    static func expectAlike(_ device: SyncDevice, _ first: String, _ second: String, fields: [String: JSONValue], clocks: [String: String]) async throws {
+        let expected = try clocks.mapValues { try #require(HLC($0)) }
+        for form in [ClockForm.field, .row] {
+            for layout in [PullLayout.changes, .rows] {
+                let reply = try await device.send("POST", "/sync/v1/pull", PullRequest(cursors: [device.userID: 0], clockForm: form, layout: layout))
+                #expect(!String(decoding: reply.body, as: UTF8.self).contains(#""*""#))
+                let changes = latestRows(try device.auth.decode(reply, as: PullResponse.self).changes)
+                for id in [first, second].compactMap(UUID.init(uuidString:)) {
+                    let change = try #require(changes[id], "\(form) \(layout)")
+                    #expect(change.fields == fields, "\(form) \(layout)")
+                    #expect(change.clocks == expected, "\(form) \(layout)")
+                }
+            }
         }
     }
 

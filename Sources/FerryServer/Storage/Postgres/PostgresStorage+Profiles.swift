@@ -33,7 +33,7 @@ extension PostgresStorage {
             guard let field = collection.field(named: name), let value = fields[name] else { continue }
             placeholders.append(try Self.bind(value, type: field.type, into: &bindings))
         }
-        bindings.append(ClockCoding.encode(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) })))
+        bindings.append(ClockMap.text(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) })))
         let clocksPlaceholder = "$\(bindings.count)"
         let merged = "(profiles._clocks::jsonb || excluded._clocks::jsonb)::text"
         let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = false", "_clocks = \(merged)"]

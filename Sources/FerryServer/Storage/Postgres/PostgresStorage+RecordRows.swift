@@ -63,8 +63,7 @@ extension PostgresStorage {
             guard !value.isNull || clocks.hasClock(field.name) else { continue }
             fields[field.name] = value
         }
-        var state = RecordState(fields: fields, clocks: clocks.parsed, isDeleted: isDeleted)
-        state.unseal(sealed.flatMap(JSONValue.init(jsonText:)), in: collection)
+        let state = clocks.state(fields: fields, isDeleted: isDeleted, sealed: sealed, in: collection)
         return (id, seq, StoredRecord(space: space, state: state, clocksText: clocks.wireText))
     }
 

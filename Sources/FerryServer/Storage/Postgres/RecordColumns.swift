@@ -31,7 +31,7 @@ struct RecordColumns: Sendable {
             let record = write.record
             ids.append(write.key.id)
             spaces.append(record.space)
-            clocks.append(write.clocksText ?? ClockCoding.encode(record.state.clocks))
+            clocks.append(ClockCoding.encode(record.state))
             deleted.append(record.state.isDeleted)
             let (typed, sealedValues) = record.storageValues(in: collection, isSealed: sealedSpaces.contains(record.space))
             sealed.append(sealedValues)

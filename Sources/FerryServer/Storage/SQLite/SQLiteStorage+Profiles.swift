@@ -26,7 +26,7 @@ extension SQLiteStorage {
             fieldArguments += [try Self.databaseValue(value, type: field.type)]
         }
         let leadingArguments = fieldArguments
-        let clocks = ClockCoding.encode(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) }))
+        let clocks = ClockMap.text(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) }))
         let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = 0", "_clocks = json_patch(profiles._clocks, excluded._clocks)"]
             + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
         try await pool.write { db in

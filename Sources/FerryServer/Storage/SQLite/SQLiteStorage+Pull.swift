@@ -38,10 +38,12 @@ extension SQLiteStorage {
                 arguments: arguments + [limit + 1]
             )
             let writer = format.writer(for: collection)
+            let types = collection.fields.map { collection.storedType(of: $0) }
             let start = changes.byteCount
             while let row = try rows.next() {
                 // Checked once another row exists, so a cut page always has more to read.
                 if changes.spent(bytes, since: start) { break }
+                if writeChange(row, types: types, writer: writer, into: &changes) { continue }
                 guard let found = storedRecord(row, collection: collection, forWire: true) else { continue }
                 changes.append(Change(space: space, collection: collection.name, id: found.id, seq: found.seq, record: found.record), with: writer)
             }

@@ -23,9 +23,27 @@ extension SQLiteStorage {
             guard !value.isNull || clocks.hasClock(field.name) else { continue }
             fields[field.name] = jsonValue(value, type: collection.storedType(of: field))
         }
-        var state = RecordState(fields: fields, clocks: clocks.parsed, isDeleted: row[4])
-        state.unseal((row[5] as String?).flatMap(JSONValue.init(jsonText:)), in: collection)
+        let state = clocks.state(fields: fields, isDeleted: row[4], sealed: row[5], in: collection)
         return (id, row[2], StoredRecord(space: space, state: state, clocksText: clocks.wireText))
+    }
+
+    /// Writes `row` (of ``recordColumns(_:)``) into a pull reply with `writer`, straight from its columns, whose stored
+    /// `types` are given; `false`, writing nothing, for a row with sealed values or clocks the writer does not copy,
+    /// which the caller reads through ``storedRecord(_:collection:forWire:)``.
+    static func writeChange(_ row: Row, types: [FieldType], writer: ChangeRowWriter, into changes: inout WireChanges) -> Bool {
+        guard (row[5] as DatabaseValue).isNull, let id = UUID(wireText: row[0]), let space = UUID(wireText: row[1]),
+              var clocks = row[3] as String?
+        else { return false }
+        let (seq, deleted): (Int64, Bool) = (row[2], row[4])
+        let values = types.indices.map { jsonValue(row[6 + $0], type: types[$0]) }
+        return clocks.withUTF8 { text in
+            changes.append(seq: seq, writer: writer) { json in
+                writer.write(
+                    id: id, space: space, seq: seq, deleted: deleted, clocks: UnsafeRawBufferPointer(text), isNull: { values[$0].isNull },
+                    writeValue: { index, json in values[index].write(into: &json) }, into: &json
+                )
+            }
+        }
     }
 
     static func fetchRecords(
@@ -47,7 +65,7 @@ extension SQLiteStorage {
         let (typed, sealed) = write.record.storageValues(in: collection, isSealed: isSealed)
         var values: [DatabaseValue] = [
             write.key.id.databaseText.databaseValue, write.record.space.databaseText.databaseValue, DatabaseValue.null,
-            (write.clocksText ?? ClockCoding.encode(write.record.state.clocks)).databaseValue, write.record.state.isDeleted.databaseValue,
+            ClockCoding.encode(write.record.state).databaseValue, write.record.state.isDeleted.databaseValue,
             updatedAt.databaseValue, sealed.databaseValue,
         ]
         values.reserveCapacity(values.count + collection.fields.count)
