@@ -499,5 +499,14 @@ extension Migration {
                 "UPDATE ferry_device_mutations SET last_batch = NULL",
             ]
         ),
+        Migration(
+            version: 12,
+            name: "record clocks with a row clock",
+            // Nothing to convert: rows written before keep one clock per field, which still reads. From now on rows are
+            // written with a row clock (`*`, ClockMap.storedText), which an older ferry would take for a field's clock:
+            // the version alone makes older binaries refuse the database.
+            sqlite: [],
+            postgres: []
+        ),
     ]
 }
