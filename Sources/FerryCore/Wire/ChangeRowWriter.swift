@@ -4,9 +4,10 @@ import Foundation
 /// pull, where filling each change's field dictionary and then writing it out were half of its time.
 ///
 /// In the ``PullLayout/changes`` layout it writes, byte for byte, what ``Change``'s own writer gives for the same
-/// row; in the ``PullLayout/rows`` layout, one row of ``rowColumns`` (`ChangeRowWriterTests` holds both to it). A row
-/// whose clocks are not in the form a reply carries as it is (``ClockMap/wireText(_:)``) is refused, and the caller
-/// builds a ``Change`` for it.
+/// row; in the ``PullLayout/rows`` layout, one row of ``rowColumns`` (`ChangeRowWriterTests` holds both to it). Clocks
+/// stored with a row clock (``ClockMap/storedText(_:fields:)``) are written as they are stored: the change reads back
+/// the same, though its row form may pick another `clock` than ``Change``'s writer would. A row whose clocks are not in
+/// the flat form with distinct keys and clocks for values is refused, and the caller builds a ``Change`` for it.
 public struct ChangeRowWriter: Sendable {
     /// How the clocks are spelled (the form the pull asked for).
     public let clockForm: ClockForm
@@ -105,18 +106,17 @@ public struct ChangeRowWriter: Sendable {
     ) rethrows -> Bool {
         let covered = names.indices.filter { index in !isNull(index) && !others.contains { ClockMap.same($0.key, names[index]) } }
         guard clockForm == .row, !covered.isEmpty else {
+            // Every clock, keys in order, as ``ClockMap/text(_:)`` writes them.
+            let entries = (others.map { (key: Array($0.key), value: $0.value) } + covered.map { (key: names[$0], value: rowClock) })
+                .sorted { $0.key.lexicographicallyPrecedes($1.key) }
             var flat: [UInt8] = [UInt8(ascii: "{")]
-            flat.reserveCapacity(2 + (others.count + covered.count) * (rowClock.count + 24))
-            for pair in others {
+            flat.reserveCapacity(2 + entries.count * (rowClock.count + 24))
+            for entry in entries {
                 if flat.count > 1 { flat.append(UInt8(ascii: ",")) }
-                ClockMap.appendQuoted(pair.key, &flat)
-                flat.append(UInt8(ascii: ":"))
-                ClockMap.appendQuoted(pair.value, &flat)
-            }
-            for index in covered {
-                if flat.count > 1 { flat.append(UInt8(ascii: ",")) }
-                flat.append(contentsOf: memberKeys[index])
-                ClockMap.appendQuoted(rowClock, &flat)
+                flat.append(UInt8(ascii: "\""))
+                flat.append(contentsOf: entry.key)
+                flat.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+                ClockMap.appendQuoted(entry.value, &flat)
             }
             flat.append(UInt8(ascii: "}"))
             return try flat.withUnsafeBytes { clocks in

@@ -77,6 +77,13 @@ struct ChangeRowWriterTests {
         let written = try #require(Self.write(storedRow, with: writer))
         #expect(try JSONValueDecoder().decode(Change.self, from: Data(written)) == change)
         #expect(!String(decoding: written, as: UTF8.self).contains(#""*""#))
+        if form == .field {
+            // Expanded, the clocks are written as Change writes its parsed clocks: every one, keys in order.
+            let parsed = Change(space: change.space, collection: "notes", id: change.id, seq: change.seq, fields: change.fields, clocks: change.clocks, deleted: change.deleted)
+            var expected: [UInt8] = []
+            parsed.writeJSON(into: &expected, clockForm: .field)
+            #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        }
 
         let rowsWriter = ChangeRowWriter(collection: "notes", fields: Self.fields, clockForm: form, layout: .rows)
         let row = try #require(Self.write(storedRow, with: rowsWriter))
