@@ -17,6 +17,20 @@ extension ClockMap {
     /// with a value share (ties to the earliest), and a key for every other clock. The flat form when a field with a
     /// value has no clock (a field added to the schema after the record was written) or no field has a value.
     public static func storedText(_ clocks: [String: HLC], fields: [String: JSONValue]) -> String {
+        if let rowClock = soleClock(clocks, fields: fields) {
+            // The common case, written without sorting or a dictionary: every push of a new record comes here.
+            var bytes = Array(#"{"*":""#.utf8)
+            bytes.reserveCapacity(72)
+            if needsEscapes(rowClock.node) {
+                bytes.removeLast()
+                appendQuoted(rowClock.description, to: &bytes)
+            } else {
+                rowClock.write(into: &bytes)
+                bytes.append(UInt8(ascii: "\""))
+            }
+            bytes.append(UInt8(ascii: "}"))
+            return String(decoding: bytes, as: UTF8.self)
+        }
         guard let rowClock = storedRowClock(clocks, fields: fields) else { return text(clocks) }
         var kept = clocks.filter { name, clock in clock != rowClock || (fields[name]?.isNull ?? true) }
         kept[rowClockKey] = rowClock
@@ -36,12 +50,17 @@ extension ClockMap {
         return all
     }
 
-    private static func storedRowClock(_ clocks: [String: HLC], fields: [String: JSONValue]) -> HLC? {
-        // A record written whole by one device: every clock is a field's with a value, and all are one.
-        if let first = clocks.first?.value, clocks.count == fields.count, clocks.allSatisfy({ $0.value == first }),
-           fields.allSatisfy({ !$0.value.isNull && clocks[$0.key] != nil }) {
-            return first
+    /// The one clock of a record written whole by one device: every clock is a field's with a value (so, as many
+    /// clocks as fields, every field has one), and all are the same. `nil` otherwise.
+    private static func soleClock(_ clocks: [String: HLC], fields: [String: JSONValue]) -> HLC? {
+        guard let first = clocks.first?.value, clocks.count == fields.count else { return nil }
+        for (name, clock) in clocks {
+            guard clock == first, let value = fields[name], !value.isNull else { return nil }
         }
+        return first
+    }
+
+    private static func storedRowClock(_ clocks: [String: HLC], fields: [String: JSONValue]) -> HLC? {
         var counts: [HLC: Int] = [:]
         for (name, value) in fields where !value.isNull {
             guard let clock = clocks[name] else { return nil }

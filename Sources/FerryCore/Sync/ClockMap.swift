@@ -203,7 +203,7 @@ public enum ClockMap {
         return nil
     }
 
-    private static func needsEscapes(_ string: String) -> Bool {
+    static func needsEscapes(_ string: String) -> Bool {
         string.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 })
     }
 
