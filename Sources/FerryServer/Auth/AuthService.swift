@@ -189,14 +189,23 @@ struct AuthService: Sendable {
         try await authenticate(authorization: authorization) { sessionID in (try await storage.session(id: sessionID), ()) }.caller
     }
 
+    /// The token of an `Authorization` header `Bearer <token>` (the scheme in any case, blanks around the token
+    /// dropped); `nil` for any other header or an empty token. Every authenticated request reads it: no Foundation
+    /// trimming, which bridged through `NSString`.
+    static func bearerToken(_ header: String) -> String? {
+        let scheme = header.utf8.prefix(7)
+        guard scheme.count == 7, scheme.elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 }) else { return nil }
+        let token = header.unicodeScalars.dropFirst(7).drop(while: \.properties.isWhitespace)
+        let end = token.lastIndex { !$0.properties.isWhitespace }
+        return end.map { String(token[...$0]) }
+    }
+
     /// The verified caller, with what `lookUp` read beside its session (one round trip for both): the token is
     /// verified first, then `lookUp` returns the session it names (`nil`: ended) and anything else.
     func authenticate<Extra: Sendable>(
         authorization: String?, lookUp: @Sendable (UUID) async throws -> (session: SessionRecord?, extra: Extra)
     ) async throws -> (caller: Caller, extra: Extra) {
-        guard let authorization, authorization.lowercased().hasPrefix("bearer "),
-              case let token = String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces), !token.isEmpty
-        else {
+        guard let token = authorization.flatMap(Self.bearerToken) else {
             throw APIError(.unauthorized, .noAuthorization, "This endpoint requires a valid Bearer token")
         }
         guard let claims = try? await issuer.verifyAccessToken(token),
