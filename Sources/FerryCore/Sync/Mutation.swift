@@ -55,8 +55,8 @@ public struct Mutation: Sendable, Hashable, Codable {
     /// `clocks` parse it each time they are read; the first change parses it for good.
     package private(set) var storedJSON: StoredJSON?
     /// `clocks` as the text a request carried them in, when that text is the one ``ClockMap/text(_:)`` writes for them
-    /// (keys in order, no space, no escape): a server stores a new record's clocks as that text, without writing them
-    /// again. Dropped when `clocks` changes.
+    /// (keys in order, no space, no escape): a server digests it as it came (its mutation fingerprints), without
+    /// writing the clocks again. Dropped when `clocks` changes.
     package internal(set) var receivedClocksText: String?
 
     /// The JSON texts of a mutation's `fields` (an object) and `clocks` (a ``ClockMap`` text).
