@@ -20,9 +20,8 @@ struct StoredClocksTests {
     func storedCanonically(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let phone = try await SyncDevice.signUp(server)
-            let node = phone.deviceID.uuidString.lowercased()
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let (early, late) = (HLC(milliseconds: now, counter: 0, node: node).description, HLC(milliseconds: now + 1, counter: 3, node: node).description)
+            let clock = Self.clocks(of: phone)
+            let (early, late) = (clock(0, 0), clock(1, 3))
             let written = #"{"body":"\#(early)","title":"\#(late)"}"#
             // Two fields, one clock each: the row clock is the earlier, the other keeps its key.
             let stored = #"{"*":"\#(early)","title":"\#(late)"}"#
@@ -57,10 +56,8 @@ struct StoredClocksTests {
     func mergedClocksStored(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let phone = try await SyncDevice.signUp(server)
-            let node = phone.deviceID.uuidString.lowercased()
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let clock = { (offset: Int64) in HLC(milliseconds: now + offset, counter: 0, node: node).description }
-            let (early, late, ahead) = (clock(0), clock(1), clock(3_600_000))
+            let clock = Self.clocks(of: phone)
+            let (early, late, ahead) = (clock(0, 0), clock(1, 0), clock(3_600_000, 0))
             let fields = #"{"title":"T","body":"B"}"#
             let (lowered, twice, stored) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
             let first = try await Self.push(phone, [
@@ -94,10 +91,8 @@ struct StoredClocksTests {
     func flatAndRowClockRowsAgree(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let phone = try await SyncDevice.signUp(server)
-            let node = phone.deviceID.uuidString.lowercased()
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
-            let clock = { (offset: Int64) in HLC(milliseconds: now + offset, counter: 0, node: node).description }
-            let (early, late, later) = (clock(0), clock(1), clock(2))
+            let clock = Self.clocks(of: phone)
+            let (early, late, later) = (clock(0, 0), clock(1, 0), clock(2, 0))
             let (rowClock, flat) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
             let whole = #"{"body":"\#(early)","title":"\#(early)"}"#
             let written = try await Self.push(phone, [
@@ -136,6 +131,13 @@ struct StoredClocksTests {
                 }
             }
         }
+    }
+
+    /// The wire clocks of `device`, `offset` milliseconds from now (and a counter).
+    static func clocks(of device: SyncDevice) -> (_ offset: Int64, _ counter: Int) -> String {
+        let node = device.deviceID.uuidString.lowercased()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        return { offset, counter in HLC(milliseconds: now + offset, counter: counter, node: node).description }
     }
 
     /// Pushes mutations spelled as raw JSON text: `(mutationId, record id, op, fields text or nil, clocks text)`.
