@@ -247,12 +247,10 @@ struct AuthService: Sendable {
             try await checkReauthentication(caller, currentPassword: currentPassword)
             passwordHash = try await hasher.hash(password)
         }
-        var metadata: String?
         try Self.validMetadata(data)
-        if let data {
-            metadata = data.jsonText
-        }
-        guard let user = try await storage.updateUser(id: caller.userID, passwordHash: passwordHash, metadataPatch: metadata, now: now()) else {
+        guard let user = try await storage.updateUser(
+            id: caller.userID, passwordHash: passwordHash, metadataPatch: data?.objectValue, now: now()
+        ) else {
             throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
         }
         if passwordHash != nil {

@@ -17,6 +17,17 @@ public struct UserRecord: Sendable, Hashable {
     public var updatedAt: Date
     /// When the user last signed in, if ever.
     public var lastSignInAt: Date?
+
+    /// The metadata text after GoTrue's merge of `patch`: its top-level keys replace the stored ones whole, and a
+    /// `null` removes its key. Done here rather than in SQL so both engines keep every value as it was sent
+    /// (SQLite's JSON functions turn numbers into 15-digit reals, and so `1.7976931348623157e308` into `-Inf`).
+    public func mergingMetadata(_ patch: [String: JSONValue]) -> String {
+        var members = JSONValue(jsonText: userMetadata)?.objectValue ?? [:]
+        for (key, value) in patch {
+            if case .null = value { members[key] = nil } else { members[key] = value }
+        }
+        return JSONValue.object(members).jsonText
+    }
 }
 
 /// A signed-in session: one device's sign-in, ended by sign-out, revocation or expiry.
@@ -75,9 +86,10 @@ public protocol AuthStorage: Sendable {
     func user(email: String) async throws -> UserRecord?
     /// The user with this id.
     func user(id: UUID) async throws -> UserRecord?
-    /// Changes a user's password hash and/or merges `metadataPatch` (a JSON object's text) into their metadata,
-    /// in one statement so concurrent updates do not overwrite each other; returns the updated user, or `nil` if none.
-    func updateUser(id: UUID, passwordHash: String?, metadataPatch: String?, now: Date) async throws -> UserRecord?
+    /// Changes a user's password hash and/or merges `metadataPatch` into their metadata
+    /// (``UserRecord/mergingMetadata(_:)``), in one transaction that holds the row, so concurrent updates do not
+    /// overwrite each other; returns the updated user, or `nil` if none.
+    func updateUser(id: UUID, passwordHash: String?, metadataPatch: [String: JSONValue]?, now: Date) async throws -> UserRecord?
     /// Deletes a user with their sessions and tokens.
     func deleteUser(id: UUID) async throws
     /// Creates a session with its first refresh token and records the sign-in.

@@ -175,6 +175,46 @@ struct AuthAccountTests {
         }
     }
 
+    // Found by the fuzz run: SQLite's JSON functions stored 1.7976931348623157e308 as the 15-digit real
+    // -1.79769313486232e+308, which is -Inf, and the next update failed with a 500.
+    @Test("user_metadata keeps every number and key exactly through repeated updates on both engines", arguments: TestEngine.available)
+    func metadataKeepsValuesExactly(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let session = try await auth.signUp(uniqueEmail())
+            let extremes = #"{"max":-1.7976931348623157e308,"tenth":0.30000000000000004,"tiny":5e-324,"big":9007199254740993,"#
+                + #""q\"uo\\te\u0016":[1452],"\ud83d\ude00":{"k":"\u0001"},"":[]}"#
+            let expected: JSONValue = [
+                "max": .number(-1.7976931348623157e308), "tenth": .number(0.30000000000000004), "tiny": .number(5e-324),
+                "big": .number(9007199254740993), "q\"uo\\te\u{16}": [1452], "😀": ["k": "\u{1}"], "": [], "later": true,
+            ]
+            for patch in [#"{"data":\#(extremes)}"#, #"{"data":{"later":true}}"#, #"{"data":{"tenth":0.30000000000000004}}"#] {
+                let reply = try await auth.send("PUT", "/auth/v1/user", body: Data(patch.utf8), token: session.accessToken)
+                #expect(reply.status == 200, "\(reply.text)")
+            }
+            let user = try auth.decode(try await auth.send("GET", "/auth/v1/user", token: session.accessToken), as: AuthUser.self)
+            #expect(user.userMetadata == expected)
+        }
+    }
+
+    @Test("concurrent metadata updates each keep their keys on both engines", arguments: TestEngine.available)
+    func concurrentMetadataUpdates(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let session = try await auth.signUp(uniqueEmail())
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        try await auth.send("PUT", "/auth/v1/user", json: ["data": ["key\(index)": index]], token: session.accessToken).status
+                    }
+                }
+                for try await status in group { #expect(status == 200) }
+            }
+            let user = try auth.decode(try await auth.send("GET", "/auth/v1/user", token: session.accessToken), as: AuthUser.self)
+            #expect(user.userMetadata.objectValue?.count == 8, "no update overwrote another's key")
+        }
+    }
+
     @Test("a password change on a session past the reauthentication window needs the current password; data changes do not", arguments: TestEngine.available)
     func passwordChangeNeedsReauthentication(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, configure: { configuration in

@@ -47,19 +47,22 @@ extension PostgresStorage {
         ))
     }
 
-    /// GoTrue's merge: top-level keys of the patch replace the stored ones whole, and a `null` removes its key.
-    public func updateUser(id: UUID, passwordHash: String?, metadataPatch: String?, now: Date) async throws -> UserRecord? {
-        try await firstUser(try await client.query(
-            """
-            UPDATE ferry_users SET password_hash = coalesce(\(passwordHash)::text, password_hash),
-              user_metadata = CASE WHEN \(metadataPatch)::jsonb IS NULL THEN user_metadata ELSE coalesce(
-                (SELECT jsonb_object_agg(key, value) FROM jsonb_each(user_metadata || \(metadataPatch)::jsonb) WHERE value <> 'null'::jsonb),
-                '{}'::jsonb) END,
-              updated_at = \(now)
-            WHERE id = \(id) RETURNING \(unescaped: Self.userColumns)
-            """,
-            logger: logger
-        ))
+    public func updateUser(id: UUID, passwordHash: String?, metadataPatch: [String: JSONValue]?, now: Date) async throws -> UserRecord? {
+        try await client.withTransaction(logger: logger) { connection in
+            // FOR UPDATE: a concurrent update waits here, then merges into this one's result.
+            guard let user = try await firstUser(try await connection.query(
+                "SELECT \(unescaped: Self.userColumns) FROM ferry_users WHERE id = \(id) FOR UPDATE", logger: logger
+            )) else { return nil }
+            let metadata = metadataPatch.map(user.mergingMetadata) ?? user.userMetadata
+            return try await firstUser(try await connection.query(
+                """
+                UPDATE ferry_users SET password_hash = coalesce(\(passwordHash)::text, password_hash),
+                  user_metadata = \(metadata)::jsonb, updated_at = \(now)
+                WHERE id = \(id) RETURNING \(unescaped: Self.userColumns)
+                """,
+                logger: logger
+            ))
+        }
     }
 
     public func deleteUser(id: UUID) async throws {

@@ -38,22 +38,13 @@ extension SQLiteStorage {
         try await pool.read { db in try Self.user(db, id: id) }
     }
 
-    public func updateUser(id: UUID, passwordHash: String?, metadataPatch: String?, now: Date) async throws -> UserRecord? {
+    public func updateUser(id: UUID, passwordHash: String?, metadataPatch: [String: JSONValue]?, now: Date) async throws -> UserRecord? {
         try await pool.write { db in
-            // GoTrue's merge, as on PostgreSQL: top-level keys of the patch replace the stored ones whole, and a
-            // `null` removes its key. (json_patch would merge nested objects too.)
+            // The write transaction holds the database, so no other update comes between the read and the write.
+            guard let user = try Self.user(db, id: id) else { return nil }
             try db.execute(
-                sql: """
-                    UPDATE ferry_users SET password_hash = coalesce(:hash, password_hash),
-                      user_metadata = CASE WHEN :patch IS NULL THEN user_metadata ELSE (
-                        SELECT json_group_object(key, json(CASE type WHEN 'text' THEN json_quote(value) WHEN 'true' THEN 'true'
-                          WHEN 'false' THEN 'false' WHEN 'null' THEN 'null' ELSE value END))
-                        FROM (SELECT key, value, type FROM json_each(user_metadata) WHERE key NOT IN (SELECT key FROM json_each(:patch))
-                              UNION ALL SELECT key, value, type FROM json_each(:patch) WHERE type != 'null')
-                      ) END,
-                      updated_at = :now WHERE id = :id
-                    """,
-                arguments: ["hash": passwordHash, "patch": metadataPatch, "now": now, "id": id.databaseText]
+                sql: "UPDATE ferry_users SET password_hash = coalesce(?, password_hash), user_metadata = ?, updated_at = ? WHERE id = ?",
+                arguments: [passwordHash, metadataPatch.map(user.mergingMetadata) ?? user.userMetadata, now, id.databaseText]
             )
             return try Self.user(db, id: id)
         }
