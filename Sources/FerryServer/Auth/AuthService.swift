@@ -194,7 +194,10 @@ struct AuthService: Sendable {
     /// trimming, which bridged through `NSString`.
     static func bearerToken(_ header: String) -> String? {
         let scheme = header.utf8.prefix(7)
-        guard scheme.count == 7, scheme.elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 }) else { return nil }
+        // Letters in either case; the space only as itself (`| 0x20` would also turn NUL into a space).
+        guard scheme.count == 7, scheme.elementsEqual("bearer ".utf8, by: { $1 == 0x20 ? $0 == 0x20 : $0 | 0x20 == $1 }) else {
+            return nil
+        }
         let token = header.unicodeScalars.dropFirst(7).drop(while: \.properties.isWhitespace)
         let end = token.lastIndex { !$0.properties.isWhitespace }
         return end.map { String(token[...$0]) }

@@ -12,7 +12,7 @@ struct BearerTokenTests {
         #expect(AuthService.bearerToken(header) == token)
     }
 
-    @Test("refuses other schemes and empty tokens", arguments: ["", "Bearer", "Bearer ", "Bearer    ", "Basic abc", "Bearerabc", "Bearer\tabc", " Bearer abc", "Béarer abc"])
+    @Test("refuses other schemes and empty tokens", arguments: ["", "Bearer", "Bearer ", "Bearer    ", "Basic abc", "Bearerabc", "Bearer\tabc", "Bearer\u{0}abc", " Bearer abc", "Béarer abc"])
     func refuses(_ header: String) {
         #expect(AuthService.bearerToken(header) == nil)
     }
