@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Runs `ferry serve` (embedded SQLite in ./ferry-data by default); arguments go to `ferry serve`.
+# Relative paths (--schema, --data-dir) are the caller's: the server runs in the folder this script was called from.
+# The build's output goes to stderr, and the build is skipped when the binary is newer than every source.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+caller=$(pwd)
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
 source scripts/ensure-packages.sh
 ferry_ensure_packages libsqlite3-dev libgit2-dev
-swift build --product ferry
-exec .build/debug/ferry serve "$@"
+binary=.build/debug/ferry
+if [ ! -x "$binary" ] || [ -n "$(find Package.swift Sources Plugins -newer "$binary" -print -quit)" ]; then
+    echo "ferry: building (swift build --product ferry)…" >&2
+    swift build --product ferry >&2
+fi
+cd "$caller"
+exec "$repo/$binary" serve "$@"

@@ -9,6 +9,7 @@ import base64
 import os
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -111,7 +112,8 @@ metadata = ",".join(f"{k} {base64.b64encode(v.encode()).decode()}" for k, v in
                     {"bucketName": "sermon-audio", "objectName": name, "contentType": "audio/mp4"}.items())
 status, headers, _ = raw("POST", f"{base}/storage/v1/upload/resumable",
                          headers={**auth, "Upload-Length": str(len(tus)), "Upload-Metadata": metadata})
-location = headers.get("Location")
+# Without --public-url the Location is a path, which TUS clients resolve against the URL they posted to.
+location = headers.get("Location") and urllib.parse.urljoin(f"{base}/storage/v1/upload/resumable", headers.get("Location"))
 check(status == 201 and location, "TUS POST creates an upload")
 half = len(tus) // 2
 status, headers, _ = raw("PATCH", location, tus[:half],

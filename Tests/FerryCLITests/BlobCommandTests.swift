@@ -119,7 +119,7 @@ extension SermonAudioCrashTests {
         return try memory(pid, "VmRSS:")
     }
 
-    private static func memory(_ pid: Int32, _ field: String) throws -> Int {
+    static func memory(_ pid: Int32, _ field: String) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field) })
         return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) * 1024

@@ -72,6 +72,16 @@ struct ClientCommandTests {
             let whoami = try await client.run(["whoami"])
             #expect(whoami.stdout.hasPrefix(email))
 
+            // Another spelling of the same server keeps the session; a really different server says why it signs out.
+            let localhost = Client(server: URL(string: "http://localhost:\(port)/")!, apiKey: client.apiKey, home: client.home)
+            let respelled = try await localhost.run(["whoami"])
+            #expect(respelled.stdout.hasPrefix(email), "localhost and 127.0.0.1 are one server: \(respelled.stderr)")
+            let moved = try await Client(server: URL(string: "http://127.0.0.1:1")!, apiKey: client.apiKey, home: client.home).run(["whoami"])
+            #expect(moved.stderr.contains("moved from") && moved.stderr.contains("signed out"), "\(moved.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: sessionFile))
+            let relogin = try await client.run(["login", email], password: password)
+            #expect(relogin.status == 0, "stderr: \(relogin.stderr)")
+
             #expect(try await client.run(["logout"]).status == 0)
             #expect(try await client.route()["route"] as? String == "signIn")
             #expect(!FileManager.default.fileExists(atPath: sessionFile))

@@ -28,6 +28,13 @@ struct DevicesCommandTests {
             let phoneID = try #require(phoneLogin["device_id"] as? String)
             let mode = try FileManager.default.attributesOfItem(atPath: home + "/profiles/phone/device.key")[.posixPermissions] as? NSNumber
             #expect(mode?.intValue == 0o600, "the device key file is 0600")
+            // The device's data is owner-only too: its store (and SQLite's files beside it) and its profile folder.
+            for (path, expected) in [("/profiles/phone/store.sqlite", 0o600), ("/profiles/phone/store.sqlite-wal", 0o600), ("/profiles/phone", 0o700)] {
+                guard FileManager.default.fileExists(atPath: home + path) else { continue }
+                let mode = try FileManager.default.attributesOfItem(atPath: home + path)[.posixPermissions] as? NSNumber
+                #expect(mode?.intValue == expected, "\(path) is \(String(mode?.intValue ?? 0, radix: 8))")
+            }
+            #expect(FileManager.default.fileExists(atPath: home + "/profiles/phone/store.sqlite"))
 
             let listed = try #require(try await mac.json(["devices", "ls"])["devices"] as? [[String: Any]])
             #expect(listed.count == 2)

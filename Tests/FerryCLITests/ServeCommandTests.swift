@@ -67,6 +67,11 @@ struct ServeCommandTests {
         (["serve", "--max-spaces-per-account", "0"], "--max-spaces-per-account must be between 1 and 1000000"),
         (["serve", "--max-pushes-in-flight", "0"], "--max-pushes-in-flight must be between 1 and 1000000"),
         (["serve", "--forwarded-header", "x-real-ip"], "--forwarded-header is x-forwarded-for or forwarded"),
+        (["serve", "--public-url", "sync.example.com"], "--public-url must be an http or https URL"),
+        (["serve", "--public-url", "ftp://sync.example.com"], "--public-url must be an http or https URL"),
+        (["serve", "--max-signed-url-seconds", "0"], "--max-signed-url-seconds must be between 1 and"),
+        (["serve", "--max-open-uploads-per-account", "0"], "--max-open-uploads-per-account must be between 1 and 1000000"),
+        (["serve", "--max-stored-mib-per-account", "0"], "--max-stored-mib-per-account must be between 1 and 1000000"),
     ])
     func badFlags(_ arguments: [String], _ fragment: String) async throws {
         let exit = try await FerryProcess.run(arguments + ["--data-dir", NSTemporaryDirectory() + "ferry-cli-\(UUID())"])

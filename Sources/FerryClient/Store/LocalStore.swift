@@ -64,6 +64,8 @@ public final class LocalStore: Sendable {
     ) throws {
         let pool: DatabasePool
         do {
+            // The device's data is its owner's alone: SQLite gives the -wal and -shm files the database file's mode.
+            try OwnerOnlyPath.file(fileURL.path())
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             configuration.prepareDatabase { db in try db.zeroDeletedContentOnlyInWrittenPages() }

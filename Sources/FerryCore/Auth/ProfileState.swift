@@ -7,8 +7,9 @@ public struct ProfileState: Sendable, Hashable, Codable {
     /// The schema's `profile.required` fields that are missing or null; empty when complete.
     public var missing: [String]
 
-    /// Whether every required field is present.
-    public var isComplete: Bool { fields != nil && missing.isEmpty }
+    /// Whether every required field is present. A schema that requires none is complete for every user, profile
+    /// record or not (the server lists every required field as missing when there is no record).
+    public var isComplete: Bool { missing.isEmpty }
 
     /// Creates a profile state.
     public init(fields: [String: JSONValue]?, missing: [String]) {

@@ -53,6 +53,10 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, Expressi
     public static let payloadTooLarge: ErrorCode = "payload_too_large"
     /// The request body did not arrive within the request deadline.
     public static let bodyTimeout: ErrorCode = "body_timeout"
+    /// The client ended the request before its body was complete (closed or reset the connection).
+    public static let requestAborted: ErrorCode = "request_aborted"
+    /// The account reached one of the server's quotas (open uploads, bytes stored); the message says which.
+    public static let quotaExceeded: ErrorCode = "quota_exceeded"
     /// The database does not answer; retry later.
     public static let unavailable: ErrorCode = "service_unavailable"
     /// The server failed; the request id in the logs tells what happened.

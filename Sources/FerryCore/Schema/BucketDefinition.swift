@@ -19,14 +19,11 @@ public struct BucketDefinition: Sendable, Hashable, Codable {
         self.allowedMimeTypes = allowedMimeTypes
     }
 
-    /// Whether `contentType` may be stored here.
+    /// Whether `contentType` may be stored here: a well-formed media type that the allow-list, if any, names.
     public func accepts(contentType: String) -> Bool {
+        guard let type = MIMEType(parsing: contentType) else { return false }
         guard let allowed = allowedMimeTypes, !allowed.isEmpty else { return true }
-        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return allowed.contains { pattern in
-            let pattern = pattern.lowercased()
-            return pattern.hasSuffix("/*") ? type.hasPrefix(String(pattern.dropLast())) : type == pattern
-        }
+        return allowed.contains(where: type.matches)
     }
 
     /// Why `name` cannot name a bucket, or `nil`: 1–63 characters of `a-z 0-9 . _ -`, starting with a letter or digit.

@@ -126,6 +126,8 @@ struct AuthService: Sendable {
         let handedOut: String
         switch decision {
         case .revokeSession(let code):
+            // The session is gone: its open streams (on every instance) recheck and close.
+            await events?.publish([.accountChanged(context.session.userID)])
             throw APIError(.badRequest, code, code == .sessionExpired
                 ? "Session expired: sign in again."
                 : "Invalid Refresh Token: Already Used. The session was revoked; sign in again.")
@@ -259,6 +261,7 @@ struct AuthService: Sendable {
         if passwordHash != nil {
             // As GoTrue does: a new password signs out every other device.
             try await storage.deleteSessions(userID: caller.userID, keeping: caller.sessionID)
+            await events?.publish([.accountChanged(caller.userID)])
         }
         return Self.wireUser(user)
     }

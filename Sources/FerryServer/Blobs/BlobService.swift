@@ -46,10 +46,7 @@ struct BlobService: Sendable {
     func upload<Body: AsyncSequence & Sendable>(
         _ caller: SyncCaller, _ key: BlobKey, length: Int64, offset: Int64, body: Body
     ) async throws -> Int64 where Body.Element == ByteBuffer {
-        let role = try await role(caller, in: key.space)
-        guard role.canWrite else {
-            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(key.space.lowercased) is \(role.rawValue), which cannot upload.")
-        }
+        try await checkWritable(caller, key.space)
         guard length <= limits.maximumBlobBytes else {
             throw APIError(.contentTooLarge, .blobTooLarge, "The blob is \(length) bytes; this server accepts blobs up to \(limits.maximumBlobBytes).")
         }
@@ -62,7 +59,7 @@ struct BlobService: Sendable {
         // Every byte arrived but the request that brought the last one ended before the hash was checked: check it now,
         // so no device takes "all bytes received" for "stored".
         if let progress = try await store.upload(id), progress.isComplete, progress.length == length {
-            try await complete(id, key)
+            try await complete(id, key, caller)
             return length
         }
         let received: Int64
@@ -73,15 +70,19 @@ struct BlobService: Sendable {
             try await store.discard(id)
             throw Self.apiError(.beyondLength)
         } catch let error as BlobStoreError {
+            // A concurrent request completed the upload first: the blob is stored, which is what this one asked for.
+            if error == .uploadNotFound, try await store.size(of: key) == length { return length }
             throw Self.apiError(error)
         }
         guard received == length else { return received }
-        try await complete(id, key)
+        try await complete(id, key, caller)
         return received
     }
 
     /// Stores a complete upload as `key`, or 422 when its bytes do not hash to the address (they are discarded).
-    private func complete(_ id: UploadID, _ key: BlobKey) async throws {
+    /// Membership is checked again first: an upload under way when its caller left the space stores nothing.
+    private func complete(_ id: UploadID, _ key: BlobKey, _ caller: SyncCaller) async throws {
+        try await checkWritable(caller, key.space)
         do {
             _ = try await store.complete(id, space: key.space, expected: key.sha256)
         } catch BlobStoreError.hashMismatch {
@@ -90,6 +91,7 @@ struct BlobService: Sendable {
                 "The bytes uploaded do not hash to \(key.sha256); they were discarded, so upload the file again from offset 0."
             )
         } catch let error as BlobStoreError {
+            if error == .uploadNotFound, try await store.size(of: key) != nil { return }  // completed by a concurrent request
             throw Self.apiError(error)
         }
         logger.debug("blob stored", metadata: ["ferry.blob.space": "\(key.space.lowercased)"])
@@ -114,6 +116,14 @@ struct BlobService: Sendable {
     /// The role of `user` in `space`, or `nil` when they are not a member.
     func role(of user: UUID, in space: UUID) async throws -> SpaceRole? {
         try await spaces.spaces(userID: user).first(where: { $0.id == space })?.role
+    }
+
+    /// Refuses a caller who may not upload to `space`: 404 for a non-member, 403 for a viewer.
+    private func checkWritable(_ caller: SyncCaller, _ space: UUID) async throws {
+        let role = try await role(caller, in: space)
+        guard role.canWrite else {
+            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercased) is \(role.rawValue), which cannot upload.")
+        }
     }
 
     /// The caller's role in `space`, or 404 when they are not a member.

@@ -81,19 +81,22 @@ struct PostgresBlobStore: BlobStore {
     private func store(_ part: ByteBuffer, of id: UploadID, at offset: Int64) async throws -> Int64 {
         let end = offset + Int64(part.readableBytes)
         let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection in
+        // The refusal leaves the transaction as a value: thrown inside, PostgresNIO would wrap it in a transaction error.
+        let stored: Bool = try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
                 "UPDATE ferry_blob_uploads SET received = \(end), updated_at = now() WHERE id = \(id.text) AND received = \(offset) RETURNING content_id",
                 logger: logger
             )
             var content: UUID?
             for try await id in rows.decode(UUID.self) { content = id }
-            guard let content else { throw BlobStoreError.busy }
+            guard let content else { return false }
             try await connection.query(
                 "INSERT INTO ferry_blob_parts (content_id, part_offset, data) VALUES (\(content), \(offset), \(part))", logger: logger
             )
-            return end
+            return true
         }
+        guard stored else { throw BlobStoreError.busy }
+        return end
     }
 
     func seal(_ id: UploadID) async throws -> Int64 {
@@ -175,20 +178,22 @@ struct PostgresBlobStore: BlobStore {
         PartChunks(store: self, key: key, offset: offset)
     }
 
-    /// The part holding byte `position` of a blob, sliced from there, or `nil` past the end.
+    /// The bytes of a download's step: a quarter of a part, so a client that reads slowly holds little memory.
+    static let readSize = partSize / 4
+
+    /// Up to ``readSize`` bytes of a blob from byte `position` (within the part that holds it), or `nil` past the end.
     fileprivate func part(_ key: BlobKey, at position: Int64) async throws -> ByteBuffer? {
         let rows = try await client.query(
             """
-            SELECT p.part_offset, p.data FROM ferry_blobs b JOIN ferry_blob_parts p ON p.content_id = b.content_id
+            SELECT substring(p.data FROM (\(position) - p.part_offset + 1)::int FOR \(Int32(Self.readSize)))
+            FROM ferry_blobs b JOIN ferry_blob_parts p ON p.content_id = b.content_id
             WHERE b.space_id = \(key.space) AND b.sha256 = \(key.sha256) AND p.part_offset <= \(position)
             ORDER BY p.part_offset DESC LIMIT 1
             """,
             logger: logger
         )
-        for try await (start, data) in rows.decode((Int64, ByteBuffer).self) {
-            let skip = Int(position - start)
-            guard skip < data.readableBytes else { return nil }
-            return data.getSlice(at: data.readerIndex + skip, length: data.readableBytes - skip)
+        for try await data in rows.decode(ByteBuffer.self) {
+            return data.readableBytes > 0 ? data : nil
         }
         return nil
     }

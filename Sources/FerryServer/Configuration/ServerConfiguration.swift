@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// The proxies whose forwarding headers name the client, for per-client rate limits; none by default.
     public var trustedProxies = TrustedProxies()
+    /// The URL clients reach this server at (`https://sync.example.com`), for the absolute URLs it writes (a TUS upload's
+    /// `Location`); `nil` writes paths relative to the request, never the request's own `Host` header.
+    public var publicURL: String?
     /// The bearer token `GET /metrics` requires; `nil` serves metrics only to loopback peers that no proxy forwarded.
     public var metricsToken: String?
 

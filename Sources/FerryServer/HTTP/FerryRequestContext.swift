@@ -2,6 +2,13 @@ import Hummingbird
 public import HummingbirdWebSocket
 import NIOCore
 
+/// A context that knows its connection: Ferry's own, and the authenticated one derived from it.
+protocol FerryChanneledContext: RequestContext {
+    var channel: any Channel { get }
+}
+
+extension FerryRequestContext: FerryChanneledContext {}
+
 /// The per-request context every Ferry route receives.
 public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
@@ -16,12 +23,15 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     public var rateLimitKey: String
     /// The verified caller, set by ``SyncAuthenticationMiddleware`` on authenticated route groups.
     var caller: SyncCaller?
+    /// The connection, whose writability paces streamed responses (``BlobResponse``).
+    let channel: any Channel
     /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.
     public let webSocket = WebSocketHandlerReference<FerryRequestContext>()
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.requestID = ""
+        self.channel = source.channel
         let peer = source.channel.remoteAddress?.ipAddress
         self.peerAddress = peer.flatMap(IPAddress.init)
         self.clientAddress = peer ?? "unknown"

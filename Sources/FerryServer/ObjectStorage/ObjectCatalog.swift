@@ -33,6 +33,16 @@ struct ResumableUpload: Sendable, Hashable {
     var createdAt: Date
 }
 
+/// What one account holds in Storage, for its quotas.
+struct StorageUsage: Sendable, Hashable {
+    /// Bytes of the objects it owns.
+    var storedBytes: Int64 = 0
+    /// TUS uploads it has open.
+    var openUploads: Int = 0
+    /// The lengths its open TUS uploads declared.
+    var openUploadBytes: Int64 = 0
+}
+
 /// Storage's objects and TUS uploads, in the database (so every instance sees them); the bytes are blobs.
 protocol ObjectCatalog: Sendable {
     func object(bucket: String, name: String) async throws -> StoredObject?
@@ -47,6 +57,8 @@ protocol ObjectCatalog: Sendable {
     func deleteResumableUpload(id: UploadID) async throws
     /// Drops TUS uploads created before `cutoff`; returns their ids (their bytes go with them).
     func deleteResumableUploads(createdBefore cutoff: Date) async throws -> [UploadID]
+    /// What `owner` stores and has open.
+    func usage(owner: UUID) async throws -> StorageUsage
     /// The blobs objects point at: blob collection keeps them.
     func objectBlobs() async throws -> Set<BlobKey>
 }

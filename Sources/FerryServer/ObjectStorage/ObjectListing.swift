@@ -30,7 +30,7 @@ struct ObjectListing: Sendable {
         guard (1...1000).contains(limit), offset >= 0 else {
             throw APIError(.badRequest, .badRequest, "limit is 1 to 1000 and offset at least 0.")
         }
-        let folder = (request.prefix ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        let folder = ObjectStorageService.canonicalName((request.prefix ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/")))
         let prefix = folder.isEmpty ? "" : folder + "/"
         if let first = folder.split(separator: "/").first {
             guard let space = UUID(uuidString: String(first)), try await storage.blobs.role(of: user, in: space) != nil else { return [] }

@@ -33,14 +33,35 @@ struct ObjectStorageService: Sendable {
     func space(ofPath name: String) throws -> UUID {
         let segments = name.split(separator: "/", omittingEmptySubsequences: false)
         guard !name.isEmpty, name.utf8.count <= Self.maximumPathBytes, !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
-              !name.utf8.contains(where: { $0 < 0x20 })
+              !name.unicodeScalars.contains(where: Self.isInvisibleOrControl)
         else {
-            throw APIError(.badRequest, .invalidKey, "Invalid key: an object's path has non-empty segments, no '.' or '..', at most \(Self.maximumPathBytes) bytes.")
+            throw APIError(
+                .badRequest, .invalidKey,
+                "Invalid key: an object's path has non-empty segments, no '.' or '..', no control or invisible characters, at most \(Self.maximumPathBytes) bytes."
+            )
         }
         guard segments.count >= 2, let space = UUID(uuidString: String(segments[0])) else {
             throw APIError(.badRequest, .invalidKey, "Invalid key: an object's path starts with the id of its space, as in {space}/{file} (your personal space's id is your user id).")
         }
         return space
+    }
+
+    /// Control characters (DEL and C1 included), line and paragraph separators, and invisible format characters such as
+    /// the byte-order mark: a name holding one would look like another in every listing. Joiners stay, for emoji.
+    static func isInvisibleOrControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator: true
+        case .format: scalar.value != 0x200C && scalar.value != 0x200D
+        default: false
+        }
+    }
+
+    /// `name` with its space's id in the canonical lowercase form, so `{SPACE}/a` (Swift's `UUID.uuidString`) and
+    /// `{space}/a` name one object, and listings find it.
+    static func canonicalName(_ name: String) -> String {
+        let end = name.firstIndex(of: "/") ?? name.endIndex
+        guard let space = UUID(uuidString: String(name[..<end])) else { return name }
+        return space.lowercased + name[end...]
     }
 
     /// The object at `name` if `user` may read it; `404 not_found` otherwise.
@@ -57,6 +78,25 @@ struct ObjectStorageService: Sendable {
     func publicObject(bucket name: String, name path: String) async throws -> StoredObject {
         guard try bucket(name).isPublic, let object = try await catalog.object(bucket: name, name: path) else { throw notFound }
         return object
+    }
+
+    /// Refuses an upload that would take `user` past a quota: `bytes` more stored, and one more open upload when `opening`.
+    func checkQuota(of user: UUID, adding bytes: Int64, opening: Bool) async throws {
+        let usage = try await catalog.usage(owner: user)
+        let limits = blobs.limits
+        if opening, usage.openUploads >= limits.maximumOpenUploadsPerAccount {
+            throw quotaExceeded("\(usage.openUploads) uploads open, the most an account may have (finish or terminate one first)")
+        }
+        if opening, usage.openUploadBytes + bytes > limits.maximumOpenUploadBytesPerAccount {
+            throw quotaExceeded("open uploads would declare \(usage.openUploadBytes + bytes) bytes, more than \(limits.maximumOpenUploadBytesPerAccount)")
+        }
+        if usage.storedBytes + bytes > limits.maximumStoredBytesPerAccount {
+            throw quotaExceeded("objects would take \(usage.storedBytes + bytes) bytes, more than the \(limits.maximumStoredBytesPerAccount) an account may store")
+        }
+    }
+
+    func quotaExceeded(_ what: String) -> APIError {
+        APIError(.contentTooLarge, .quotaExceeded, "Quota exceeded: \(what).")
     }
 
     /// Checks that `user` may write `name` in `bucket`; returns its space.
@@ -78,16 +118,23 @@ struct ObjectStorageService: Sendable {
         let space = try await checkWritable(by: user, bucket: bucket, name: name)
         if let declared, !bucket.accepts(contentType: declared) { throw mimeRefused(declared, bucket) }
         if !upsert, try await catalog.object(bucket: bucketName, name: name) != nil { throw duplicate }
-        let limit = min(bucket.fileSizeLimit ?? blobs.limits.maximumBlobBytes, blobs.limits.maximumBlobBytes)
+        let sizeLimit = min(bucket.fileSizeLimit ?? blobs.limits.maximumBlobBytes, blobs.limits.maximumBlobBytes)
+        let quotaLeft = blobs.limits.maximumStoredBytesPerAccount - (try await catalog.usage(owner: user).storedBytes)
+        guard quotaLeft > 0 else { throw quotaExceeded("the account stores \(blobs.limits.maximumStoredBytesPerAccount) bytes of objects, its limit") }
+        let limit = min(sizeLimit, quotaLeft)
         let id = UploadID.random()
         do {
             _ = try await blobs.store.append(id, length: limit, at: 0, body: CountedBytes(base: body, counter: blobs.metrics.received))
         } catch BlobStoreError.beyondLength {
             try? await blobs.store.discard(id)
+            if limit < sizeLimit { throw quotaExceeded("the object is larger than the \(limit) bytes left of the account's storage") }
             throw APIError(.contentTooLarge, .payloadTooLarge, "Payload too large: the object exceeds the maximum allowed size of \(limit) bytes.")
-        } catch is MultipartFileError {
+        } catch let error as MultipartFileError {
             try? await blobs.store.discard(id)
-            throw APIError(.badRequest, .badRequest, "The multipart body has no file part.")
+            switch error {
+            case .noFile: throw APIError(.badRequest, .badRequest, "The multipart body has no file part.")
+            case .malformed(let problem): throw APIError(.badRequest, .badRequest, "The multipart body cannot be read: \(problem).")
+            }
         } catch {
             try? await blobs.store.discard(id)
             throw error
@@ -104,10 +151,12 @@ struct ObjectStorageService: Sendable {
         )
     }
 
-    /// Points `name` at a stored blob.
+    /// Points `name` at a stored blob, if `owner` may still write there: membership is checked again at the commit, so
+    /// an upload that was under way when its owner left the space (or became a viewer) stores nothing.
     func save(
         bucket: String, name: String, blob: BlobKey, contentType: String, cacheControl: String?, owner: UUID, upsert: Bool
     ) async throws -> StoredObject {
+        _ = try await checkWritable(by: owner, bucket: try self.bucket(bucket), name: name)
         guard let size = try await blobs.store.size(of: blob) else { throw notFound }
         let time = now()
         let existing = try await catalog.object(bucket: bucket, name: name)
@@ -137,14 +186,61 @@ struct ObjectStorageService: Sendable {
         return try await catalog.deleteObjects(bucket: bucket, names: allowed)
     }
 
-    /// A signed URL's token for reading `name` (kind `r`) or writing it (kind `w`, for `owner`, with `upsert`).
-    func signedToken(kind: String, bucket: String, name: String, expiresIn seconds: Int, owner: UUID? = nil, upsert: Bool = false) -> String {
-        var claim: [String: JSONValue] = [
-            "k": .string(kind), "b": .string(bucket), "n": .string(name),
-            "e": .number((now().timeIntervalSince1970 + Double(seconds)).rounded(.down)),
-        ]
-        if let owner { claim["o"] = .string(owner.lowercased) }
-        if upsert { claim["u"] = true }
+    /// A signed URL's token for reading `object` (kind `r`), bound to its content and to `signer`: it reads the object
+    /// only while the object still has those bytes and the signer is still a member of its space.
+    func signedReadToken(_ object: StoredObject, signer user: UUID, expiresIn seconds: Int) throws -> String {
+        let longest = Int(blobs.limits.maximumSignedURLLifetime.components.seconds)
+        guard seconds <= longest else {
+            throw APIError(.badRequest, .badRequest, "expiresIn may be at most \(longest) seconds on this server (--max-signed-url-seconds).")
+        }
+        return signedToken(kind: "r", bucket: object.bucket, name: object.name, expiresIn: seconds, claims: [
+            "h": .string(object.sha256), "s": .string(user.lowercased),
+        ])
+    }
+
+    /// Signed read tokens for `names` of `bucket`, by `user`, with the caller's spaces read once: `nil` for a name
+    /// that does not exist or that `user` may not read.
+    func signedReadTokens(by user: UUID, bucket: String, names: [String], expiresIn seconds: Int) async throws -> [String?] {
+        _ = try self.bucket(bucket)
+        let spaces = Set(try await blobs.spaces.spaces(userID: user).map(\.id))
+        var tokens: [String?] = []
+        for name in names {
+            guard let space = try? space(ofPath: name), spaces.contains(space),
+                  let object = try await catalog.object(bucket: bucket, name: name)
+            else {
+                tokens.append(nil)
+                continue
+            }
+            tokens.append(try signedReadToken(object, signer: user, expiresIn: seconds))
+        }
+        return tokens
+    }
+
+    /// The object a signed read URL's token names, while its bytes and its signer's membership are unchanged.
+    func signedObject(_ token: String?, bucket: String, name: String) async throws -> StoredObject {
+        let claim = try verifiedClaim(token, kind: "r", bucket: bucket, name: name)
+        guard case .string(let hash)? = claim["h"], case .string(let signerText)? = claim["s"], let signer = UUID(uuidString: signerText),
+              let object = try await catalog.object(bucket: bucket, name: name), object.sha256 == hash,
+              try await blobs.role(of: signer, in: object.space) != nil
+        else {
+            throw APIError(.badRequest, .invalidSignature, "Invalid signature: the object changed or its signer lost access since the URL was signed.")
+        }
+        return object
+    }
+
+    /// A signed URL's token for writing `name` (kind `w`, for `owner`, with `upsert`).
+    func signedUploadToken(bucket: String, name: String, owner: UUID, upsert: Bool) -> String {
+        var claims: [String: JSONValue] = ["o": .string(owner.lowercased)]
+        if upsert { claims["u"] = true }
+        return signedToken(kind: "w", bucket: bucket, name: name, expiresIn: 7200, claims: claims)
+    }
+
+    private func signedToken(kind: String, bucket: String, name: String, expiresIn seconds: Int, claims: [String: JSONValue]) -> String {
+        var claim = claims
+        claim["k"] = .string(kind)
+        claim["b"] = .string(bucket)
+        claim["n"] = .string(name)
+        claim["e"] = .number((now().timeIntervalSince1970 + Double(seconds)).rounded(.down))
         return signer.sign(Data(JSONValue.object(claim).jsonText.utf8))
     }
 

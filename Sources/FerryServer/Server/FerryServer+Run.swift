@@ -57,7 +57,7 @@ extension FerryServer {
             .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices))
             .group(context: AuthenticatedContext.self)
         storageRoutes.register(authenticated: storageAuthenticated)
-        ResumableUploadRoutes(storage: objects).register(on: storageAuthenticated)
+        ResumableUploadRoutes(storage: objects, publicURL: configuration.publicURL).register(on: storageAuthenticated)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
         StreamRoutes(
             gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey),

@@ -508,5 +508,18 @@ extension Migration {
             sqlite: [],
             postgres: []
         ),
+        Migration(
+            version: 13,
+            name: "storage usage by owner",
+            // Quotas sum an account's objects and open uploads at every upload (docs/security.md, "Limits").
+            sqlite: [
+                "CREATE INDEX ferry_objects_owner ON ferry_objects (owner_id)",
+                "CREATE INDEX ferry_object_uploads_owner ON ferry_object_uploads (owner_id)",
+            ],
+            postgres: [
+                "CREATE INDEX ferry_objects_owner ON ferry_objects (owner_id)",
+                "CREATE INDEX ferry_object_uploads_owner ON ferry_object_uploads (owner_id)",
+            ]
+        ),
     ]
 }

@@ -27,7 +27,7 @@ extension ClientProfile {
     }
 
     func saveSchema(_ schema: Schema) throws {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try OwnerOnlyPath.folder(folder.path())
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         try OwnerOnlyFile.write(try encoder.encode(schema), to: schemaFile)
@@ -39,7 +39,7 @@ extension ClientProfile {
         guard let schema = try schema ?? cachedSchema() else {
             throw CommandFailure(message: "this profile does not know the server's collections yet: run 'ferry sync' once (online), then retry")
         }
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try OwnerOnlyPath.folder(folder.path())
         let savedID = savedDeviceID()
         let store = try LocalStore(fileURL: storeFile, schema: schema, defaultSpace: userID, deviceId: savedID)
         if store.deviceId != savedID { try saveDeviceID(store.deviceId) }

@@ -42,16 +42,34 @@ struct ClientProfile {
             throw CommandFailure(message: "no API key for profile '\(name)': pass --api-key (the server shows it with 'ferry serve --print-keys')", status: 64)
         }
         settings = Settings(server: server, apiKey: apiKey)
-        if let stored, stored.server != server {
+        if let stored, Self.serverIdentity(stored.server) != Self.serverIdentity(server) {
             // A session belongs to the server that issued it; never send its refresh token to another.
-            try? FileManager.default.removeItem(at: folder.appending(path: "session.json"))
+            let session = folder.appending(path: "session.json")
+            if FileManager.default.fileExists(atPath: session.path()) {
+                try? FileManager.default.removeItem(at: session)
+                FileHandle.standardError.write(Data(
+                    "ferry: profile '\(name)' moved from \(stored.server) to \(server); its session belonged to the old server, so it is signed out here (run 'ferry login EMAIL --profile \(name)')\n".utf8
+                ))
+            }
         }
         if stored?.server != server || stored?.apiKey != apiKey {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try OwnerOnlyPath.folder(folder.path())
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             try OwnerOnlyFile.write(try encoder.encode(settings), to: settingsFile)
         }
+    }
+
+    /// What tells servers apart: scheme, host and port, case-folded, with the scheme's default port, no trailing
+    /// slash, and every loopback spelling (`localhost`, `127.0.0.1`, `[::1]`) as one, so `http://localhost:8080/`
+    /// and `http://127.0.0.1:8080` are the same server.
+    static func serverIdentity(_ text: String) -> String {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), var host = url.host()?.lowercased() else { return text }
+        if ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host) { host = "loopback" }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        var path = url.path()
+        while path.hasSuffix("/") { path.removeLast() }
+        return "\(scheme)://\(host):\(port)\(path)"
     }
 
     var endpoint: ServerEndpoint {

@@ -13,7 +13,11 @@ struct ServeCommand: AsyncParsableCommand {
             FERRY_DATABASE, FERRY_SCHEMA (several files separated by ':'), FERRY_LOG_LEVEL, FERRY_JWT_SECRET,
             FERRY_ACCESS_TOKEN_LIFETIME, FERRY_SESSION_TIMEBOX, FERRY_SESSION_INACTIVITY_TIMEOUT, FERRY_MAX_CLOCK_SKEW,
             FERRY_TOMBSTONE_RETENTION, FERRY_IDLE_TIMEOUT (seconds), FERRY_GITHUB_CLIENT_ID, FERRY_GITHUB_CLIENT_SECRET,
-            FERRY_GITHUB_TOKEN_URL, FERRY_TRUSTED_PROXIES (CIDRs separated by ','), FERRY_METRICS_TOKEN.
+            FERRY_GITHUB_TOKEN_URL, FERRY_TRUSTED_PROXIES (CIDRs separated by ','), FERRY_FORWARDED_HEADER, FERRY_METRICS_TOKEN,
+            FERRY_PUBLIC_URL, FERRY_MAX_SPACES_PER_ACCOUNT, FERRY_MAX_DEVICES_PER_ACCOUNT, FERRY_MAX_PENDING_INVITATIONS,
+            FERRY_MAX_PUSHES_IN_FLIGHT, FERRY_MAX_STREAMS, FERRY_MAX_STREAMS_PER_ACCOUNT, FERRY_MAX_BLOB_MIB,
+            FERRY_MAX_SIGNED_URL_SECONDS, FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT, FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT,
+            FERRY_MAX_STORED_MIB_PER_ACCOUNT.
             A flag wins over the environment. Prefer FERRY_GITHUB_CLIENT_SECRET and FERRY_METRICS_TOKEN to the flags:
             arguments show in the process list.
             """
@@ -84,6 +88,21 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("max-blob-mib"), help: "The largest blob (attached file) accepted, in MiB. [default: 5120]")
     var maxBlobMiB: Int?
+
+    @Option(name: .customLong("max-signed-url-seconds"), help: "The longest a signed Storage URL may live. [default: 31536000, a year]")
+    var maxSignedURLSeconds: Int?
+
+    @Option(name: .customLong("max-open-uploads-per-account"), help: "Storage uploads (TUS) one account may have open. [default: 50]")
+    var maxOpenUploadsPerAccount: Int?
+
+    @Option(name: .customLong("max-open-upload-mib-per-account"), help: "MiB one account's open Storage uploads may declare in all. [default: 20480]")
+    var maxOpenUploadMiBPerAccount: Int?
+
+    @Option(name: .customLong("max-stored-mib-per-account"), help: "MiB of Storage objects one account may own. [default: 51200]")
+    var maxStoredMiBPerAccount: Int?
+
+    @Option(name: .customLong("public-url"), help: "The URL clients reach this server at (https://sync.example.com), for the absolute URLs it writes. [default: relative paths]")
+    var publicURL: String?
 
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stall (half a header included) before it is closed. [default: 30]")
     var idleTimeout: Int?
@@ -195,6 +214,26 @@ struct ServeSettings {
         }
         if let mebibytes = try Self.count(command.maxBlobMiB, environment, "FERRY_MAX_BLOB_MIB", flag: "--max-blob-mib") {
             configuration.blobs.maximumBlobBytes = Int64(mebibytes) << 20
+        }
+        if let seconds = try Self.seconds(command.maxSignedURLSeconds, environment, "FERRY_MAX_SIGNED_URL_SECONDS", flag: "--max-signed-url-seconds") {
+            configuration.blobs.maximumSignedURLLifetime = seconds
+        }
+        if let count = try Self.count(command.maxOpenUploadsPerAccount, environment, "FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT", flag: "--max-open-uploads-per-account") {
+            configuration.blobs.maximumOpenUploadsPerAccount = count
+        }
+        if let mebibytes = try Self.count(command.maxOpenUploadMiBPerAccount, environment, "FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT", flag: "--max-open-upload-mib-per-account") {
+            configuration.blobs.maximumOpenUploadBytesPerAccount = Int64(mebibytes) << 20
+        }
+        if let mebibytes = try Self.count(command.maxStoredMiBPerAccount, environment, "FERRY_MAX_STORED_MIB_PER_ACCOUNT", flag: "--max-stored-mib-per-account") {
+            configuration.blobs.maximumStoredBytesPerAccount = Int64(mebibytes) << 20
+        }
+        if let url = command.publicURL ?? environment["FERRY_PUBLIC_URL"], !url.isEmpty {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil,
+                  parsed.query == nil, parsed.fragment == nil
+            else {
+                throw CommandFailure(message: "--public-url must be an http or https URL such as https://sync.example.com, not '\(url)'", status: 64)
+            }
+            configuration.publicURL = url.hasSuffix("/") ? String(url.dropLast()) : url
         }
         if let seconds = try Self.seconds(command.idleTimeout, environment, "FERRY_IDLE_TIMEOUT", flag: "--idle-timeout") {
             configuration.idleTimeout = seconds

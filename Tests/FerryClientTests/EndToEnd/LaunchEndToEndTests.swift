@@ -68,6 +68,19 @@ struct LaunchEndToEndTests {
         }
     }
 
+    @Test("a schema that requires no profile fields sends a signed-in user to main, profile record or not", arguments: TestEngine.available)
+    func noProfileFields(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: Self.fastHashing) { server in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let device = Device(server: server, folder: folder.url)
+            _ = try await device.auth.signUp(email: Self.email(), password: "correct horse 1")
+            let profile = try await device.profiles.profile()
+            #expect(profile.missing.isEmpty && profile.isComplete, "\(profile)")
+            #expect(await device.route() == .main)
+        }
+    }
+
     @Test("edge cases: reinstall, revoked access, server down at launch, profile deleted server-side", arguments: TestEngine.available)
     func edgeCases(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in

@@ -190,6 +190,48 @@ struct RealtimeEndToEndTests {
         }
     }
 
+    @Test("the stream closes with 4003 when its session ends another way: another device changes the password, or its refresh token is reused",
+          arguments: TestEngine.available)
+    func streamEndsWhenSessionEnds(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { configuration in
+            configuration.useFastPasswordHashing()
+            configuration.auth.refreshTokenReuseInterval = .milliseconds(1)
+        }) { server in
+            let key = server.server.keys.anonKey
+            let email = Self.email()
+            let device = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: true)
+            let other = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: false)
+            let messages = MessageLog()
+            let stream = Task { try await device.client.openStream { await messages.append($0) } }
+            try await eventually("no ready message") { await !messages.all.isEmpty }
+            _ = try await other.auth.updateUser(password: "correct horse 2")
+            #expect(try await stream.value.isSessionEnded, "a password change elsewhere ends this session's stream")
+
+            // The other session's refresh token, used twice: the second use revokes the session, and its stream ends.
+            let otherMessages = MessageLog()
+            let otherStream = Task { try await other.client.openStream { await otherMessages.append($0) } }
+            try await eventually("no ready message") { await !otherMessages.all.isEmpty }
+            let current = try await other.auth.session
+            let refreshToken = try #require(current?.refreshToken)
+            func refresh(_ token: String) async throws -> (status: Int, next: String?) {
+                var request = URLRequest(url: server.url("/auth/v1/token?grant_type=refresh_token"))
+                request.httpMethod = "POST"
+                request.setValue(key, forHTTPHeaderField: "apikey")
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                request.httpBody = try JSONSerialization.data(withJSONObject: ["refresh_token": token])
+                let (body, response) = try await URLSession.shared.data(for: request)
+                let next = (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["refresh_token"] as? String
+                return ((response as? HTTPURLResponse)?.statusCode ?? 0, next)
+            }
+            // Two rotations, then the first token again: not the active token's parent, so it is reuse.
+            let second = try #require(try await refresh(refreshToken).next)
+            #expect(try await refresh(second).status == 200)
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(try await refresh(refreshToken).status == 400, "the reused token is refused")
+            #expect(try await otherStream.value.isSessionEnded, "refresh-token reuse ends the session's stream")
+        }
+    }
+
     @Test("refusals are ordinary JSON errors: no upgrade 426, no key or token 401, too many streams 429; browsers authenticate by query",
           arguments: TestEngine.available)
     func refusals(_ engine: TestEngine) async throws {

@@ -2,6 +2,11 @@ import FerryCore
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
+import NIOHTTP1
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Turns every error into an ``ErrorBody`` JSON response, so no client ever sees a bare status or
 /// a stack trace. A database that is down answers 503 (retry); errors the server did not expect become 500,
@@ -25,12 +30,31 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return translate(error, request)
         case _ where StorageAvailability.isInvalidData(error):
             return APIError(.badRequest, .validationFailed, "A value in the request cannot be stored (invalid text or number).")
+        case _ where isAbortedByClient(error):
+            // The client went away mid-request (closed the connection, or its body ended early): nothing failed here.
+            context.logger.debug("request aborted by the client", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
+            return APIError(.badRequest, .requestAborted, "The request ended before its body was complete.")
         case _ where StorageAvailability.isUnavailable(error):
             context.logger.warning("database unavailable", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
             return APIError(.serviceUnavailable, .unavailable, "The database is not answering; retry shortly.", headers: [.retryAfter: "5"])
         default:
             context.logger.error("unexpected failure", metadata: ["ferry.error": "\(StorageAvailability.summary(error))"])
             return APIError(.internalServerError, .internalError, "The server failed; quote the X-Request-Id header when reporting it.")
+        }
+    }
+
+    /// Whether reading the request failed because the client aborted it: the decoder met the connection's end inside
+    /// a body, or the connection was closed or reset under the handler.
+    static func isAbortedByClient(_ error: any Error) -> Bool {
+        switch error {
+        case is HTTPParserError:
+            return true
+        case let error as ChannelError:
+            return [.ioOnClosedChannel, .alreadyClosed, .eof, .inputClosed, .outputClosed].contains(error)
+        case let error as IOError:
+            return [ECONNRESET, EPIPE].contains(error.errnoCode)
+        default:
+            return false
         }
     }
 

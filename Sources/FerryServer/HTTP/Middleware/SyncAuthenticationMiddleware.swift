@@ -2,6 +2,7 @@ import FerryCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// Authenticates every request of an authenticated route group, before its handler runs: the bearer token and its
 /// session are verified within the request deadline, and a bound device is checked (revoked → 403) and marked as
@@ -26,11 +27,13 @@ struct SyncAuthenticationMiddleware: RouterMiddleware {
 }
 
 /// The context of an authenticated route: the parent's, plus the verified caller.
-struct AuthenticatedContext: ChildRequestContext {
+struct AuthenticatedContext: ChildRequestContext, FerryChanneledContext {
     typealias ParentContext = FerryRequestContext
     var coreContext: CoreRequestContextStorage
     /// The verified caller: account, session and bound device.
     let caller: SyncCaller
+    /// The connection (``FerryRequestContext/channel``).
+    let channel: any Channel
 
     init(context: FerryRequestContext) throws {
         guard let caller = context.caller else {
@@ -39,6 +42,7 @@ struct AuthenticatedContext: ChildRequestContext {
         }
         self.coreContext = context.coreContext
         self.caller = caller
+        self.channel = context.channel
     }
 
     /// Runs database work within the request deadline (``RequestDeadline``); past it the request fails with 503.

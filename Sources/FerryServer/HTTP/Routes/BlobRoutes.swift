@@ -35,7 +35,8 @@ struct BlobRoutes {
             let (size, bytes) = try await context.withinDeadline { try await blobs.download(context.caller, key, from: range?.start ?? 0) }
             return BlobResponse.make(
                 size: size, range: range, bytes: bytes, contentType: "application/octet-stream", eTag: key.sha256,
-                cacheControl: "private, max-age=31536000, immutable", sent: blobs.metrics.sent
+                cacheControl: "private, max-age=31536000, immutable", sent: blobs.metrics.sent,
+                pacer: WritePacer(channel: context.channel, stallTimeout: blobs.limits.stalledDownloadTimeout)
             )
         }
         group.patch(path) { request, context in

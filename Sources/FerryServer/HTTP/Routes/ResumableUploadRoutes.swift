@@ -10,18 +10,21 @@ import NIOCore
 /// last byte stores the object. Only the account that created an upload may see or continue it.
 struct ResumableUploadRoutes {
     let storage: ObjectStorageService
+    /// `--public-url`, which absolute `Location`s start with; without it they are paths, never built from `Host`.
+    let publicURL: String?
 
     static let tusVersion = "1.0.0"
 
     func register(on group: RouterGroup<AuthenticatedContext>) {
         let storage = self.storage
+        let base = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? ""
         group.post("upload/resumable") { request, context in
             try Self.checkVersion(request)
             guard let length = request.headers[.uploadLength].flatMap(Int64.init), length >= 0 else {
                 throw APIError(.badRequest, .badRequest, "Upload-Length must be the file's length in bytes (deferred lengths are not supported).")
             }
             let metadata = try Self.metadata(request.headers[HTTPField.Name("Upload-Metadata")!])
-            guard let bucketName = metadata["bucketName"], let name = metadata["objectName"] else {
+            guard let bucketName = metadata["bucketName"], let name = metadata["objectName"].map(ObjectStorageService.canonicalName) else {
                 throw APIError(.badRequest, .badRequest, "Upload-Metadata must carry bucketName and objectName (base64 each).")
             }
             let bucket = try storage.bucket(bucketName)
@@ -37,6 +40,7 @@ struct ResumableUploadRoutes {
             let upload = try await context.withinDeadline {
                 let space = try await storage.checkWritable(by: context.caller.userID, bucket: bucket, name: name)
                 if !upsert, try await storage.catalog.object(bucket: bucketName, name: name) != nil { throw storage.duplicate }
+                try await storage.checkQuota(of: context.caller.userID, adding: length, opening: true)
                 let upload = ResumableUpload(
                     id: .random(), bucket: bucketName, name: name, space: space, owner: context.caller.userID, contentType: contentType,
                     cacheControl: ObjectStorageService.maxAge(metadata["cacheControl"]), upsert: upsert, length: length, createdAt: Date()
@@ -44,7 +48,6 @@ struct ResumableUploadRoutes {
                 try await storage.catalog.saveResumableUpload(upload)
                 return upload
             }
-            let base = request.head.authority.map { "http://\($0)" } ?? ""
             return Response(status: .created, headers: [
                 .location: "\(base)/storage/v1/upload/resumable/\(upload.id.text)", .tusResumable: Self.tusVersion,
                 .uploadOffset: "0", .contentLength: "0",
@@ -53,7 +56,10 @@ struct ResumableUploadRoutes {
         group.head("upload/resumable/:id") { request, context in
             try Self.checkVersion(request)
             let upload = try await Self.upload(context, storage)
-            let received = try await context.withinDeadline { try await storage.blobs.store.upload(upload.id)?.received ?? 0 }
+            let received = try await context.withinDeadline {
+                _ = try await storage.checkWritable(by: upload.owner, bucket: try storage.bucket(upload.bucket), name: upload.name)
+                return try await storage.blobs.store.upload(upload.id)?.received ?? 0
+            }
             return Response(status: .ok, headers: [
                 .uploadOffset: "\(received)", .uploadLength: "\(upload.length)", .tusResumable: Self.tusVersion, .cacheControl: "no-store",
             ])

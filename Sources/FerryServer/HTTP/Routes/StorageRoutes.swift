@@ -40,8 +40,8 @@ struct StorageRoutes {
             var request = request
             let body = try await request.decodeJSON(SignRequest.self)
             let (bucket, name) = try Self.location(context)
-            _ = try await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
-            let token = storage.signedToken(kind: "r", bucket: bucket, name: name, expiresIn: try body.seconds())
+            let object = try await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
+            let token = try storage.signedReadToken(object, signer: context.caller.userID, expiresIn: try body.seconds())
             return JSONResponse(JSONValue.object(["signedURL": .string(Self.signedPath(bucket, name, token))]))
         }
         group.post("object/sign/:bucket") { request, context in
@@ -52,25 +52,23 @@ struct StorageRoutes {
             guard let paths = body.paths, paths.count <= 1000, paths.allSatisfy({ $0.count <= ObjectStorageService.maximumPathBytes }) else {
                 throw APIError(.badRequest, .badRequest, "paths must list the objects to sign: at most 1000, each at most \(ObjectStorageService.maximumPathBytes) characters.")
             }
-            var items: [JSONValue] = []
-            for path in paths {
-                let readable = try? await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: path) }
-                items.append(readable == nil
-                    ? .object(["path": .string(path), "error": "Either the object does not exist or you do not have access to it", "signedURL": .null])
-                    : .object([
-                        "path": .string(path), "error": .null,
-                        "signedURL": .string(Self.signedPath(bucket, path, storage.signedToken(kind: "r", bucket: bucket, name: path, expiresIn: seconds))),
-                    ]))
+            let names = paths.map(ObjectStorageService.canonicalName)
+            // The caller's spaces are read once for every path, and the whole batch is under the request's deadline.
+            let tokens = try await context.withinDeadline {
+                try await storage.signedReadTokens(by: context.caller.userID, bucket: bucket, names: names, expiresIn: seconds)
             }
-            return JSONResponse(JSONValue.array(items))
+            return JSONResponse(JSONValue.array(zip(paths, zip(names, tokens)).map { path, signed in
+                guard let token = signed.1 else {
+                    return .object(["path": .string(path), "error": "Either the object does not exist or you do not have access to it", "signedURL": .null])
+                }
+                return .object(["path": .string(path), "error": .null, "signedURL": .string(Self.signedPath(bucket, signed.0, token))])
+            }))
         }
         group.post("object/upload/sign/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
             let definition = try storage.bucket(bucket)
             _ = try await context.withinDeadline { try await storage.checkWritable(by: context.caller.userID, bucket: definition, name: name) }
-            let token = storage.signedToken(
-                kind: "w", bucket: bucket, name: name, expiresIn: 7200, owner: context.caller.userID, upsert: Self.isUpsert(request)
-            )
+            let token = storage.signedUploadToken(bucket: bucket, name: name, owner: context.caller.userID, upsert: Self.isUpsert(request))
             return JSONResponse(JSONValue.object([
                 "url": .string("/object/upload/sign/\(bucket)/\(Self.encoded(name))?token=\(token)"), "token": .string(token),
             ]))
@@ -79,7 +77,7 @@ struct StorageRoutes {
             group.get(RouterPath(prefix + ":bucket/**")) { request, context in
                 let (bucket, name) = try Self.location(context)
                 let object = try await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
-                return try await Self.download(object, request, storage)
+                return try await Self.download(object, request, context, storage)
             }
         }
         group.post("object/:bucket/**") { request, context in
@@ -95,7 +93,8 @@ struct StorageRoutes {
             var request = request
             let body = try await request.decodeJSON(RemoveRequest.self, limit: Self.listBodyLimit)
             let bucket = try context.parameters.require("bucket")
-            let removed = try await context.withinDeadline { try await storage.remove(by: context.caller.userID, bucket: bucket, names: body.prefixes) }
+            let names = body.prefixes.map(ObjectStorageService.canonicalName)
+            let removed = try await context.withinDeadline { try await storage.remove(by: context.caller.userID, bucket: bucket, names: names) }
             return JSONResponse(JSONValue.array(removed.map(Self.infoJSON)))
         }
     }
@@ -106,15 +105,13 @@ struct StorageRoutes {
         group.get("object/public/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
             let object = try await withTimeout(RequestDeadline.duration) { try await storage.publicObject(bucket: bucket, name: name) }
-            return try await Self.download(object, request, storage)
+            return try await Self.download(object, request, context, storage)
         }
         group.get("object/sign/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
-            _ = try storage.verifiedClaim(request.uri.queryParameters.get("token"), kind: "r", bucket: bucket, name: name)
-            guard let object = try await withTimeout(RequestDeadline.duration, { try await storage.catalog.object(bucket: bucket, name: name) }) else {
-                throw storage.notFound
-            }
-            return try await Self.download(object, request, storage)
+            let token = request.uri.queryParameters.get("token")
+            let object = try await withTimeout(RequestDeadline.duration) { try await storage.signedObject(token, bucket: bucket, name: name) }
+            return try await Self.download(object, request, context, storage)
         }
         group.put("object/upload/sign/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
@@ -153,20 +150,25 @@ struct StorageRoutes {
         )
     }
 
-    private static func download(_ object: StoredObject, _ request: Request, _ storage: ObjectStorageService) async throws -> Response {
+    private static func download(
+        _ object: StoredObject, _ request: Request, _ context: some FerryChanneledContext, _ storage: ObjectStorageService
+    ) async throws -> Response {
         let range = try ByteRange(header: request.headers[.range])
         guard (range?.start ?? 0) < object.size || (range?.start ?? 0) == 0 else {
             throw APIError(.rangeNotSatisfiable, .badRequest, "The object has \(object.size) bytes; a range must start within them.", headers: [.contentRange: "bytes */\(object.size)"])
         }
         let bytes = try await storage.blobs.store.read(object.blob, from: range?.start ?? 0)
         var extra: HTTPFields = [.lastModified: object.updatedAt.httpDate]
-        if let download = request.uri.queryParameters.get("download") {
-            let filename = download.isEmpty ? String(object.name.split(separator: "/").last ?? "") : download
-            extra[.contentDisposition] = "attachment; filename=\"\(filename.filter { $0 != "\"" && !$0.isNewline })\""
+        let download = request.uri.queryParameters.get("download")
+        // What could run in a browser (HTML, SVG, scripts, unknown types) is always an attachment, never a page.
+        if download != nil || MIMEType(parsing: object.contentType)?.isInertInBrowsers != true {
+            let filename = download.flatMap { $0.isEmpty ? nil : $0 } ?? String(object.name.split(separator: "/").last ?? "")
+            extra[.contentDisposition] = "attachment; filename=\"\(filename.filter { $0 != "\"" && $0 != "\\" && !$0.isNewline && $0.isASCII && $0 >= " " })\""
         }
         return BlobResponse.make(
             size: object.size, range: range, bytes: bytes, contentType: object.contentType, eTag: object.sha256,
-            cacheControl: object.cacheControl, sent: storage.blobs.metrics.sent, extraHeaders: extra
+            cacheControl: object.cacheControl, sent: storage.blobs.metrics.sent,
+            pacer: WritePacer(channel: context.channel, stallTimeout: storage.blobs.limits.stalledDownloadTimeout), extraHeaders: extra
         )
     }
 
@@ -179,7 +181,7 @@ struct StorageRoutes {
         guard let name = joined.removingPercentEncoding, !name.isEmpty else {
             throw APIError(.badRequest, .invalidKey, "Invalid key: the object's path is missing or not valid percent-encoding.")
         }
-        return (bucket, name)
+        return (bucket, ObjectStorageService.canonicalName(name))
     }
 
     static func encoded(_ name: String) -> String {

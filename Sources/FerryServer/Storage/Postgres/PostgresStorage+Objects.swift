@@ -83,6 +83,21 @@ extension PostgresStorage: ObjectCatalog {
         return ids
     }
 
+    func usage(owner: UUID) async throws -> StorageUsage {
+        let rows = try await client.query(
+            """
+            SELECT (SELECT coalesce(sum(size), 0)::bigint FROM ferry_objects WHERE owner_id = \(owner)),
+              (SELECT count(*) FROM ferry_object_uploads WHERE owner_id = \(owner)),
+              (SELECT coalesce(sum(length), 0)::bigint FROM ferry_object_uploads WHERE owner_id = \(owner))
+            """,
+            logger: logger
+        )
+        for try await (stored, uploads, uploadBytes) in rows.decode((Int64, Int64, Int64).self) {
+            return StorageUsage(storedBytes: stored, openUploads: Int(uploads), openUploadBytes: uploadBytes)
+        }
+        return StorageUsage()
+    }
+
     func objectBlobs() async throws -> Set<BlobKey> {
         var keys: Set<BlobKey> = []
         let rows = try await client.query("SELECT DISTINCT space_id, sha256 FROM ferry_objects", logger: logger)

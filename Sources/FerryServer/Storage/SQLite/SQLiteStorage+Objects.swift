@@ -93,6 +93,21 @@ extension SQLiteStorage: ObjectCatalog {
         }
     }
 
+    func usage(owner: UUID) async throws -> StorageUsage {
+        try await pool.read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT (SELECT coalesce(sum(size), 0) FROM ferry_objects WHERE owner_id = ?1),
+                      (SELECT count(*) FROM ferry_object_uploads WHERE owner_id = ?1),
+                      (SELECT coalesce(sum(length), 0) FROM ferry_object_uploads WHERE owner_id = ?1)
+                    """,
+                arguments: [owner.databaseText]
+            )
+            return StorageUsage(storedBytes: row?[0] ?? 0, openUploads: row?[1] ?? 0, openUploadBytes: row?[2] ?? 0)
+        }
+    }
+
     func objectBlobs() async throws -> Set<BlobKey> {
         try await pool.read { db in
             var keys: Set<BlobKey> = []
