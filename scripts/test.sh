@@ -94,6 +94,9 @@ else
         run_tests --filter "$suite" || status=1
     done
     [ "$status" -eq 0 ] || exit 1
+    # The README's tour, its commands pasted in order against fresh servers (scripts/tour.sh), so it cannot break unseen.
+    scripts/tour.sh 2>&1 | tee -a "$TEST_LOG" \
+        || { echo "ferry: scripts/tour.sh failed; the whole log is $TEST_LOG" >&2; exit 1; }
     # A short schemathesis pass over the served OpenAPI document (docs/security.md, "Fuzzing"): every operation,
     # stateful sequences included, against a live server on its embedded default.
     FERRY_BIN=.build/debug/ferry scripts/fuzz.sh --short 2>&1 | tee -a "$TEST_LOG" \

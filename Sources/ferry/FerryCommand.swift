@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryClient
+import FerryCore
 import FerryServer
 import Foundation
 import Logging
@@ -33,22 +34,27 @@ enum FerryMain {
                 try command.run()
             }
         } catch let error as ServerStartupError {
-            fail(error.message)
+            fail(error.message, code: ErrorCode(rawValue: error.code.rawValue))
         } catch let error as AuthError {
-            fail("\(error.message) (\(error.code))")
+            fail(error.message, code: error.code)
+        } catch let error as StoreError where error.code == .schemaOutdated {
+            fail("\(error.message) This profile's store was made for an older schema: run 'ferry reset' (with the same --profile) to start it over, then 'ferry login'.", code: error.code)
         } catch let error as StoreError {
-            fail(error.description)
+            fail(error.message, code: error.code)
         } catch let error as SyncError {
-            fail(error.description)
+            fail(error.message, code: error.code)
         } catch let error as CommandFailure {
-            fail(error.message, status: error.status)
+            fail(error.message, code: error.shownCode, status: error.status)
         } catch {
             let status = FerryCommand.exitCode(for: error)
             if status == .success || error is CleanExit {
                 FerryCommand.exit(withError: error)
             }
-            let message = FerryCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
-            fail("\(message) (see 'ferry help')", status: status.rawValue)
+            // ArgumentParser's first line says what is wrong; its usage line says how to call the command.
+            let lines = FerryCommand.fullMessage(for: error).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            let message = lines.first ?? "invalid arguments"
+            let usage = lines.first { $0.hasPrefix("Usage:") }.map { "; usage: \($0.dropFirst("Usage:".count).trimmingCharacters(in: .whitespaces))" } ?? ""
+            fail("\(message)\(usage) (see 'ferry help')", code: .invalidArguments, status: status.rawValue)
         }
     }
 
@@ -63,14 +69,32 @@ enum FerryMain {
         }
     }
 
-    static func fail(_ message: String, status: Int32 = 1) -> Never {
-        FileHandle.standardError.write(Data("ferry: error: \(message)\n".utf8))
+    /// Every failure's one line: `ferry: error: message (code)`.
+    static func fail(_ message: String, code: ErrorCode, status: Int32 = 1) -> Never {
+        FileHandle.standardError.write(Data("ferry: error: \(message) (\(code))\n".utf8))
         exit(status)
     }
 }
 
-/// A failure a command reports as one line with its own exit status.
+/// A failure a command reports as one line with its own exit status (docs/cli.md, "Exit status").
 struct CommandFailure: Error {
     var message: String
     var status: Int32 = 1
+    var code: ErrorCode?
+
+    /// The failure's own code, or the one its exit status stands for.
+    var shownCode: ErrorCode {
+        code ?? (status == 64 ? .invalidArguments : status == 65 ? .invalidData : status == 66 ? .noInput : .commandFailed)
+    }
+}
+
+extension ErrorCode {
+    /// A command's arguments, options or settings are wrong (exit status 64).
+    static let invalidArguments: ErrorCode = "invalid_arguments"
+    /// The data a command was given or found is not what it needs (exit status 65).
+    static let invalidData: ErrorCode = "invalid_data"
+    /// A file a command was asked to read does not exist or cannot be read (exit status 66).
+    static let noInput: ErrorCode = "no_input"
+    /// A command failed for a reason without a code of its own (exit status 1).
+    static let commandFailed: ErrorCode = "command_failed"
 }

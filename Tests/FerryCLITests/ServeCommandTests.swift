@@ -30,6 +30,8 @@ struct ServeCommandTests {
         #expect(lines.last?.hasPrefix("ferry: error: ") == true, "stderr: \(exit.stderr)", sourceLocation: sourceLocation)
         #expect(lines.dropLast().allSatisfy { $0.contains(" info ferry: ") }, "only log lines precede it", sourceLocation: sourceLocation)
         #expect(exit.stderr.contains(fragment), "stderr: \(exit.stderr)", sourceLocation: sourceLocation)
+        // One format everywhere: `ferry: error: message (code)`.
+        #expect(lines.last?.range(of: #" \([a-z_]+\)$"#, options: .regularExpression) != nil, "no (code): \(exit.stderr)", sourceLocation: sourceLocation)
         #expect(!exit.stderr.contains("Fatal error") && !exit.stderr.contains("Stack dump"), sourceLocation: sourceLocation)
     }
 

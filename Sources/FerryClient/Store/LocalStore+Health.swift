@@ -56,6 +56,18 @@ extension LocalStore {
         }
     }
 
+    /// After leaving `space` (or being removed from it): drops its synced rows, its cursor and its keys, so the device
+    /// no longer shows what it can no longer sync. Unsent writes to it stay in the outbox; the server refuses them
+    /// (`forbidden_space`) and they are kept as rejections, never silently lost.
+    public func forgetSpace(_ space: UUID) throws {
+        try write { db in
+            try dropSyncedRows(db, space: space)
+            try db.execute(sql: "DELETE FROM ferry_cursors WHERE space = ?", arguments: [Self.text(space)])
+            try db.execute(sql: "DELETE FROM ferry_space_keys WHERE space = ?", arguments: [Self.text(space)])
+            try db.execute(sql: "DELETE FROM ferry_secrets WHERE space = ?", arguments: [Self.text(space)])
+        }
+    }
+
     /// Recovery: drops every synced row without a pending edit and every cursor, so the next sync pulls all
     /// spaces from 0. The outbox (and so every unsent write) is kept, as are rejections and the device clock.
     public func resetAndResync() throws {

@@ -196,7 +196,7 @@ extension LocalStore {
         var normalized: [String: JSONValue] = [:]
         for (name, value) in fields {
             guard let field = collection.field(named: name) else {
-                throw StoreError.unknownField(name, in: collection.name)
+                throw StoreError.unknownField(name, in: collection.name, known: collection.fields.map(\.name))
             }
             do {
                 normalized[name] = try FieldValue.normalized(value, for: field)

@@ -168,7 +168,7 @@ public final class LocalStore: Sendable {
 
     /// The definition of collection `name`, or ``StoreError`` `unknown_collection`.
     public func collection(named name: String) throws -> CollectionDefinition {
-        guard let collection = schema.collection(named: name) else { throw StoreError.unknownCollection(name) }
+        guard let collection = schema.collection(named: name) else { throw StoreError.unknownCollection(name, known: schema.collections.map(\.name)) }
         return collection
     }
 

@@ -16,12 +16,12 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message and the code.
     public var description: String { "\(message) (\(code))" }
 
-    static func unknownCollection(_ name: String) -> StoreError {
-        StoreError(code: .unknownCollection, message: "The schema has no collection '\(name)'.")
+    static func unknownCollection(_ name: String, known: [String] = []) -> StoreError {
+        StoreError(code: .unknownCollection, message: "The schema has no collection '\(name)'\(NearMiss.hint(for: name, among: known)).")
     }
 
-    static func unknownField(_ field: String, in collection: String) -> StoreError {
-        StoreError(code: .unknownField, message: "The collection '\(collection)' has no field '\(field)'.")
+    static func unknownField(_ field: String, in collection: String, known: [String] = []) -> StoreError {
+        StoreError(code: .unknownField, message: "The collection '\(collection)' has no field '\(field)'\(NearMiss.hint(for: field, among: known)).")
     }
 
     static func typeMismatch(_ mismatch: FieldValue.Mismatch, in collection: String) -> StoreError {

@@ -16,7 +16,11 @@ public enum FieldValue {
     /// lowercase, bytes as standard base64, blob references as `{sha256, size, content_type}`, integers integral. `null` is always accepted (it clears the field).
     public static func normalized(_ value: JSONValue, for field: FieldDefinition) throws(Mismatch) -> JSONValue {
         func mismatch(_ expected: String) -> Mismatch {
-            Mismatch(field: field.name, message: "expected \(expected) for a \(field.type.rawValue) field")
+            let type = field.type.rawValue
+            let article = "aeiou".contains(type.first ?? "x") ? "an" : "a"
+            var shown = value.jsonText
+            if shown.count > 40 { shown = shown.prefix(37) + "…" }
+            return Mismatch(field: field.name, message: "expected \(expected) for \(article) \(type) field, not \(shown)")
         }
         if value.isNull { return .null }
         if value.containsNUL {
@@ -48,7 +52,7 @@ public enum FieldValue {
                 throw Mismatch(field: field.name, message: error.description)
             }
         default:
-            throw mismatch(field.type == .text ? "a string" : field.type == .bool ? "true or false" : "a \(field.type.rawValue)")
+            throw mismatch(field.type == .text ? "a string" : field.type == .bool ? "true or false" : field.type == .integer ? "a whole number" : "a \(field.type.rawValue)")
         }
     }
 }

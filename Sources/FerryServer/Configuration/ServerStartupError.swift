@@ -31,5 +31,11 @@ public struct ServerStartupError: Error, Sendable, CustomStringConvertible {
 
     static func invalidDatabaseURL(_ message: String) -> Self { .init(.invalidDatabaseURL, message) }
     static func invalidSchema(_ error: SchemaError) -> Self { .init(.invalidSchema, "invalid schema: \(error)") }
-    static func destructive(_ error: DestructiveSchemaChangeError) -> Self { .init(.destructiveSchemaChange, error.description) }
+    static func destructive(_ error: DestructiveSchemaChangeError) -> Self {
+        .init(
+            .destructiveSchemaChange,
+            error.description + ". Nothing was changed. To serve this schema, start with a fresh --data-dir (or database), or make the "
+                + "change additive: keep the field or collection in the schema and stop using it (docs/schema-evolution.md)"
+        )
+    }
 }

@@ -11,7 +11,7 @@ extension ClientProfile {
     /// The user id of the saved session: the personal space's id.
     func signedInUserID() throws -> UUID {
         guard let session = try FileSessionStore(fileURL: folder.appending(path: "session.json")).load() else {
-            throw CommandFailure(message: "not signed in: run 'ferry login EMAIL' first")
+            throw CommandFailure(message: "Nobody is signed in on this profile: run 'ferry login EMAIL' first.", code: .notSignedIn)
         }
         return session.user.id
     }

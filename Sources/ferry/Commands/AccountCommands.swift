@@ -59,9 +59,14 @@ struct LogoutCommand: AsyncParsableCommand {
     @Flag(help: "Sign out every device of this account.") var all = false
 
     func run() async throws {
-        let auth = try ClientProfile(options).makeAuthClient()
-        try await auth.signOut(scope: all ? .global : .local)
-        Output.emit(json: options.json, human: all ? "Signed out on every device." : "Signed out.", ["signed_out": true, "all": all])
+        let profile = try ClientProfile(options)
+        let unsent = (try? profile.openStore().pendingCount()) ?? 0
+        try await profile.makeAuthClient().signOut(scope: all ? .global : .local)
+        var human = all ? "Signed out on every device." : "Signed out."
+        if unsent > 0 {
+            human += " \(unsent) unsent change(s) stay on this device; they are sent after you sign in to this account again ('ferry login', then 'ferry sync')."
+        }
+        Output.emit(json: options.json, human: human, ["signed_out": true, "all": all, "unsent": unsent])
     }
 }
 
@@ -74,7 +79,7 @@ struct WhoAmICommand: AsyncParsableCommand {
     func run() async throws {
         let auth = try ClientProfile(options).makeAuthClient()
         guard try await auth.session != nil else {
-            throw CommandFailure(message: "not signed in: run 'ferry login EMAIL'")
+            throw CommandFailure(message: "Nobody is signed in on this profile: run 'ferry login EMAIL' first.", code: .notSignedIn)
         }
         let user = try await auth.user()
         Output.emit(json: options.json, human: "\(user.email) (\(user.id.lowercasedText))", [

@@ -17,7 +17,7 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Flag(help: "Print a line on standard output after each step (pushed and pulled so far).") var progress = false
     @Flag(help: "Keep running: sync on every realtime poke and print a line per sync, until interrupted.") var watch = false
-    @Option(name: .customLong("batch-size"), help: "Mutations per push request (1…1000). [default: 1000]") var batchSize = 1000
+    @Option(name: .customLong("batch-size"), help: "Mutations per push request (1…1000).") var batchSize = 1000
 
     func run() async throws {
         let profile = try ClientProfile(options)
@@ -55,7 +55,10 @@ struct SyncCommand: AsyncParsableCommand {
         var human = "Synced: \(report.requests) requests, pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied)"
         if report.rejected > 0 { human += ", rejected \(report.rejected) (see 'ferry doctor')" }
         if report.sealedKeys > 0 { human += ", sealed \(report.sealedKeys) key(s)" }
-        if report.lockedSpaces > 0 { human += ", \(report.lockedSpaces) encrypted space(s) locked until this device is trusted" }
+        if report.lockedSpaces > 0 {
+            human += ", \(report.lockedSpaces) encrypted space(s) locked: this device has no key for them yet (a trusted device of a member hands it"
+                + " over at its next sync; a pending device must be trusted first, see 'ferry devices ls')"
+        }
         if report.blobsUploaded + report.blobsDownloaded > 0 {
             human += ", files: \(report.blobsUploaded) up (\(Self.bytes(report.blobBytesSent))), \(report.blobsDownloaded) down (\(Self.bytes(report.blobBytesReceived)))"
         }

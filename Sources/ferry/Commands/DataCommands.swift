@@ -17,7 +17,7 @@ struct PutCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Argument(help: "The collection.") var collection: String
     @Option(help: "The record's id (a new one when absent; an existing id updates that record).") var id: String?
-    @Option(help: "The space of a new record. [default: your personal space]") var space: String?
+    @Option(help: "The space of a new record: its id, or its name when unique. [default: your personal space]") var space: String?
     @Argument(help: "FIELD=VALUE pairs.") var assignments: [String] = []
 
     func run() async throws {
@@ -26,7 +26,8 @@ struct PutCommand: AsyncParsableCommand {
         var fields = try RecordText.parseAssignments(assignments)
         let definition = try store.collection(named: collection)
         let recordID = try id.map { try RecordText.uuid($0, what: "--id") }
-        let explicitSpace = try space.map { try RecordText.uuid($0, what: "--space") }
+        var explicitSpace: UUID?
+        if let space { explicitSpace = try await SpacesCommand.resolve(space, options) }
         for assignment in assignments {
             guard let equals = assignment.firstIndex(of: "="), assignment[assignment.index(after: equals)...].hasPrefix("@") else { continue }
             let name = String(assignment[..<equals])
@@ -91,7 +92,10 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         let filter = try RecordText.parseAssignments(filters)
         let records = try ClientProfile(options).openStore().list(collection: collection, where: filter)
-        Output.emit(json: options.json, human: records.map(RecordText.line).joined(separator: "\n"), ["records": records.map(RecordText.object)])
+        let human = records.isEmpty
+            ? "No records in '\(collection)'\(filters.isEmpty ? "" : " match") on this device (run 'ferry sync' to fetch others' writes)."
+            : records.map(RecordText.line).joined(separator: "\n")
+        Output.emit(json: options.json, human: human, ["records": records.map(RecordText.object)])
     }
 }
 

@@ -57,9 +57,12 @@ struct ProfileCommand: AsyncParsableCommand {
         )
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "FIELD=VALUE pairs.") var assignments: [String]
+        @Argument(help: "FIELD=VALUE pairs, at least one.") var assignments: [String] = []
 
         func run() async throws {
+            guard !assignments.isEmpty else {
+                throw CommandFailure(message: "name at least one field to set: ferry profile set FIELD=VALUE [FIELD=VALUE ...]", status: 64)
+            }
             var fields: [String: JSONValue] = [:]
             for assignment in assignments {
                 guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {

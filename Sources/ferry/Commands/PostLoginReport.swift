@@ -14,7 +14,11 @@ enum PostLoginReport {
             let keys = try profile.deviceKeys()
             postLogin = PostLoginSync(store: store, remote: client, deviceKeys: keys, device: profile.deviceRegistration(keys: keys))
         } catch {
-            note("ferry: skipped the post-login sync: \((error as? CommandFailure)?.message ?? "\(error)")")
+            let reason = (error as? CommandFailure)?.message ?? "\(error)"
+            let hint = (error as? StoreError)?.code == .schemaOutdated
+                ? " This profile's store was made for another schema: run 'ferry reset' (with the same --profile) to start it over, then sign in again."
+                : ""
+            note("ferry: skipped the post-login sync: \(reason)\(hint)")
             return nil
         }
         let bar = !options.json && isatty(STDERR_FILENO) == 1
@@ -37,7 +41,11 @@ enum PostLoginReport {
                 note("ferry: the post-login sync stopped while \(failure.phase.rawValue): \(failure.message) [\(failure.code)]; you can continue, and 'ferry sync' retries")
             }
             if let device = result.device, device.trust == .pending {
-                note("ferry: this device is pending: run 'ferry devices trust \(device.id.lowercasedText)' on a trusted device to read encrypted spaces")
+                // Trust matters only for end-to-end encrypted spaces: say so only when the account has one.
+                let encrypted = (try? await client.spaces())?.filter(\.isEncrypted).count ?? 0
+                if encrypted > 0 {
+                    note("ferry: this device is pending: run 'ferry devices trust \(device.id.lowercasedText)' on a trusted device to read the account's \(encrypted) encrypted space(s)")
+                }
             }
         }
         return result

@@ -12,7 +12,7 @@ extension SpacesCommand {
         )
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The space: its id, or its name when no other of your spaces has it.") var space: String
         @Argument(help: "The invitee's email.") var email: String
         @Option(help: "admin, member or viewer.") var role: String = "member"
         @Option(help: "Days until the code expires (the server's default is 7).") var expiresInDays: Int?
@@ -21,7 +21,7 @@ extension SpacesCommand {
             guard let role = SpaceRole(rawValue: role), role != .owner else {
                 throw CommandFailure(message: "--role is admin, member or viewer, not '\(role)'", status: 64)
             }
-            let spaceID = try RecordText.uuid(space, what: "SPACE")
+            let spaceID = try await SpacesCommand.resolve(space, options)
             let request = InviteRequest(email: email, role: role, expiresIn: expiresInDays.map { $0 * 86_400 })
             let invitation = try await SpacesCommand.client(options).invite(request, to: spaceID)
             let code = invitation.code ?? ""
@@ -51,10 +51,10 @@ extension SpacesCommand {
         static let configuration = CommandConfiguration(commandName: "invitations", abstract: "List a space's pending invitations (owners and admins).")
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The space: its id, or its name when no other of your spaces has it.") var space: String
 
         func run() async throws {
-            let invitations = try await SpacesCommand.client(options).invitations(of: try RecordText.uuid(space, what: "SPACE"))
+            let invitations = try await SpacesCommand.client(options).invitations(of: try await SpacesCommand.resolve(space, options))
             let lines = invitations.map { "\(RecordText.id($0.id))  \($0.email)  \($0.role.rawValue)  expires \(Timestamp.format($0.expiresAt))" }
             Output.emit(json: options.json, human: lines.isEmpty ? "No pending invitations." : lines.joined(separator: "\n"), [
                 "invitations": invitations.map(SpacesCommand.object),
@@ -66,11 +66,11 @@ extension SpacesCommand {
         static let configuration = CommandConfiguration(commandName: "uninvite", abstract: "Revoke a pending invitation: its code stops working.")
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The space: its id, or its name when no other of your spaces has it.") var space: String
         @Argument(help: "The invitation's id (see 'ferry spaces invitations SPACE').") var invitation: String
 
         func run() async throws {
-            let (spaceID, invitationID) = (try RecordText.uuid(space, what: "SPACE"), try RecordText.uuid(invitation, what: "INVITATION"))
+            let (spaceID, invitationID) = (try await SpacesCommand.resolve(space, options), try RecordText.uuid(invitation, what: "INVITATION"))
             try await SpacesCommand.client(options).revokeInvitation(invitationID, in: spaceID)
             Output.emit(json: options.json, human: "Revoked invitation \(RecordText.id(invitationID)).", ["revoked": RecordText.id(invitationID)])
         }
@@ -80,10 +80,10 @@ extension SpacesCommand {
         static let configuration = CommandConfiguration(commandName: "members", abstract: "List a space's members and their roles.")
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The space: its id, or its name when no other of your spaces has it.") var space: String
 
         func run() async throws {
-            let members = try await SpacesCommand.client(options).members(of: try RecordText.uuid(space, what: "SPACE"))
+            let members = try await SpacesCommand.client(options).members(of: try await SpacesCommand.resolve(space, options))
             Output.emit(json: options.json, human: members.map { "\($0.email)  \($0.role.rawValue)" }.joined(separator: "\n"), [
                 "members": members.map { ["email": $0.email, "user_id": $0.userId.map(RecordText.id) as Any, "role": $0.role.rawValue] },
             ])
@@ -94,7 +94,7 @@ extension SpacesCommand {
         static let configuration = CommandConfiguration(commandName: "role", abstract: "Change a member's role (owners and admins; only owners make owners).")
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The space: its id, or its name when no other of your spaces has it.") var space: String
         @Argument(help: "The member's email.") var email: String
         @Argument(help: "owner, admin, member or viewer.") var role: String
 
@@ -102,7 +102,7 @@ extension SpacesCommand {
             guard let role = SpaceRole(rawValue: role) else {
                 throw CommandFailure(message: "ROLE is owner, admin, member or viewer, not '\(role)'", status: 64)
             }
-            let (client, spaceID) = (try SpacesCommand.client(options), try RecordText.uuid(space, what: "SPACE"))
+            let (client, spaceID) = (try SpacesCommand.client(options), try await SpacesCommand.resolve(space, options))
             let member = try await client.changeRole(of: try await SpacesCommand.member(email, in: spaceID, client), in: spaceID, to: role)
             Output.emit(json: options.json, human: "\(member.email) is now \(member.role.rawValue).", ["email": member.email, "role": member.role.rawValue])
         }
@@ -114,11 +114,11 @@ extension SpacesCommand {
         )
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The space: its id, or its name when no other of your spaces has it.") var space: String
         @Argument(help: "The member's email.") var email: String
 
         func run() async throws {
-            let (client, spaceID) = (try SpacesCommand.client(options), try RecordText.uuid(space, what: "SPACE"))
+            let (client, spaceID) = (try SpacesCommand.client(options), try await SpacesCommand.resolve(space, options))
             try await client.removeMember(try await SpacesCommand.member(email, in: spaceID, client), from: spaceID)
             Output.emit(json: options.json, human: "Removed \(email.lowercased()).", ["removed": email.lowercased(), "space": RecordText.id(spaceID)])
         }
@@ -128,13 +128,15 @@ extension SpacesCommand {
         static let configuration = CommandConfiguration(commandName: "leave", abstract: "Leave a space (its only owner must first make someone else owner).")
 
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The space's id.") var space: String
+        @Argument(help: "The space: its id, or its name when no other of your spaces has it.") var space: String
 
         func run() async throws {
             let profile = try ClientProfile(options)
-            let spaceID = try RecordText.uuid(space, what: "SPACE")
+            let spaceID = try await SpacesCommand.resolve(space, options)
             try await SyncClient(auth: profile.makeAuthClient()).removeMember(try profile.signedInUserID(), from: spaceID)
-            Output.emit(json: options.json, human: "Left \(RecordText.id(spaceID)).", ["left": RecordText.id(spaceID)])
+            // This device no longer shows what it can no longer sync.
+            try? profile.openStore().forgetSpace(spaceID)
+            Output.emit(json: options.json, human: "Left \(RecordText.id(spaceID)); its records are gone from this device.", ["left": RecordText.id(spaceID)])
         }
     }
 

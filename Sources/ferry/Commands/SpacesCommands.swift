@@ -65,6 +65,27 @@ struct SpacesCommand: AsyncParsableCommand {
         }
     }
 
+    /// The space `text` names: its id, or the name of one of the account's spaces (case ignored) when only one has it.
+    static func resolve(_ text: String, _ options: ClientOptions) async throws -> UUID {
+        if let id = UUID(uuidString: text) { return id }
+        let spaces = try await client(options).spaces()
+        let named = spaces.filter { $0.name.caseInsensitiveCompare(text) == .orderedSame }
+        switch named.count {
+        case 1:
+            return named[0].id
+        case 0:
+            throw CommandFailure(
+                message: "no space of yours is named '\(text)'\(NearMiss.hint(for: text, among: spaces.map(\.name))) (see 'ferry spaces ls')", status: 64,
+                code: "unknown_space"
+            )
+        default:
+            throw CommandFailure(
+                message: "\(named.count) of your spaces are named '\(text)': use one's id (\(named.map { RecordText.id($0.id) }.joined(separator: ", ")))",
+                status: 64, code: "ambiguous_space"
+            )
+        }
+    }
+
     static func client(_ options: ClientOptions) throws -> SyncClient {
         let profile = try ClientProfile(options)
         _ = try profile.signedInUserID()

@@ -43,7 +43,7 @@ struct VaultAuthCommand: AsyncParsableCommand {
         @Option(name: .customLong("client-id"), help: "The GitHub OAuth app's client id (FERRY_GITHUB_CLIENT_ID).") var clientID: String?
         @Option(name: .customLong("authorize-url"), help: "GitHub's authorize page. [default: https://github.com/login/oauth/authorize]")
         var authorizeURL: String?
-        @Option(help: "Seconds to wait for the browser. [default: 300]") var timeout: Int = 300
+        @Option(help: "Seconds to wait for the browser.") var timeout: Int = 300
 
         func run() async throws {
             try await vaultCommand {

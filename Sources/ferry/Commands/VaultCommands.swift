@@ -83,13 +83,13 @@ struct VaultInitCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Option(help: "inline: <vault>/.git; separate: in the profile's git storage, nothing inside the vault (iCloud-safe).")
     var storage: RepositoryStorage = .inline
-    @Option(name: .customLong("branch"), help: "The initial branch. [default: main]") var branch = "main"
+    @Option(name: .customLong("branch"), help: "The initial branch.") var branch = "main"
 
     func run() async throws {
         try await vaultCommand {
             let vault = try options.vaultProfile().current()
             let location = try vault.initialiseRepository(storage: storage, initialBranch: branch)
-            Output.emit(json: options.json, human: "Initialised a \(storage.rawValue) repository at \(location.gitDirectory.path(percentEncoded: false)) for \(vault.path)", [
+            Output.emit(json: options.json, human: "Initialised \(storage == .inline ? "an" : "a") \(storage.rawValue) repository at \(location.gitDirectory.path(percentEncoded: false)) for \(vault.path)", [
                 "vault": vault.path, "repository": location.gitDirectory.path(percentEncoded: false), "storage": storage.rawValue,
             ])
         }
