@@ -46,6 +46,8 @@ struct StorageUsage: Sendable, Hashable {
 /// Storage's objects and TUS uploads, in the database (so every instance sees them); the bytes are blobs.
 protocol ObjectCatalog: Sendable {
     func object(bucket: String, name: String) async throws -> StoredObject?
+    /// The objects of `bucket` among `names`, in one read.
+    func objects(bucket: String, named names: [String]) async throws -> [StoredObject]
     /// Saves `object`; when one exists under its name, replaces it if `replace`, else changes nothing and returns `false`.
     func saveObject(_ object: StoredObject, replace: Bool) async throws -> Bool
     /// Deletes the named objects; returns those that existed.

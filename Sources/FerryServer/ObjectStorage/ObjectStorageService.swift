@@ -203,17 +203,9 @@ struct ObjectStorageService: Sendable {
     func signedReadTokens(by user: UUID, bucket: String, names: [String], expiresIn seconds: Int) async throws -> [String?] {
         _ = try self.bucket(bucket)
         let spaces = Set(try await blobs.spaces.spaces(userID: user).map(\.id))
-        var tokens: [String?] = []
-        for name in names {
-            guard let space = try? space(ofPath: name), spaces.contains(space),
-                  let object = try await catalog.object(bucket: bucket, name: name)
-            else {
-                tokens.append(nil)
-                continue
-            }
-            tokens.append(try signedReadToken(object, signer: user, expiresIn: seconds))
-        }
-        return tokens
+        let readable = names.filter { name in (try? space(ofPath: name)).map(spaces.contains) == true }
+        let objects = Dictionary(try await catalog.objects(bucket: bucket, named: readable).map { ($0.name, $0) }) { first, _ in first }
+        return try names.map { name in try objects[name].map { try signedReadToken($0, signer: user, expiresIn: seconds) } }
     }
 
     /// The object a signed read URL's token names, while its bytes and its signer's membership are unchanged.

@@ -11,6 +11,12 @@ extension PostgresStorage: ObjectCatalog {
         )).first
     }
 
+    func objects(bucket: String, named names: [String]) async throws -> [StoredObject] {
+        try await Self.objects(try await client.query(
+            "SELECT \(unescaped: Self.objectColumns) FROM ferry_objects WHERE bucket = \(bucket) AND name = ANY(\(names))", logger: logger
+        ))
+    }
+
     func saveObject(_ object: StoredObject, replace: Bool) async throws -> Bool {
         let rows = try await client.query(
             """

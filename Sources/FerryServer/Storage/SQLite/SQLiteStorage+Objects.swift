@@ -9,6 +9,14 @@ extension SQLiteStorage: ObjectCatalog {
         }
     }
 
+    func objects(bucket: String, named names: [String]) async throws -> [StoredObject] {
+        try await pool.read { db in
+            try names.compactMap { name in
+                try Row.fetchOne(db, sql: "SELECT * FROM ferry_objects WHERE bucket = ? AND name = ?", arguments: [bucket, name]).flatMap(Self.object)
+            }
+        }
+    }
+
     func saveObject(_ object: StoredObject, replace: Bool) async throws -> Bool {
         try await pool.write { db in
             let exists = try Bool.fetchOne(
