@@ -18,18 +18,12 @@ struct SermonAudioCrashTests {
           arguments: TestEngine.available)
     func sermonAudio(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            let schema = database.folder + "/tabletnotes.yaml"
-            try ExampleSchemas.text("tabletnotes.yaml").write(toFile: schema, atomically: true, encoding: .utf8)
-            let port = try freePort()
-            var serve = ["serve", "--port", "\(port)", "--data-dir", database.folder, "--schema", schema]
-            if case .postgres(let url) = database.location {
-                serve += ["--database", "postgres://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"]
-            }
-            let server = try await CrashHarness.launch(serve)
+            let served = try await ServedProcess.start(database, schema: "tabletnotes.yaml")
+            let server = served.process
             defer { server.killIfRunning() }
-            let anonKey = try String(contentsOfFile: database.folder + "/keys/anon-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let (port, anonKey) = (served.port, served.anonKey)
             let home = database.folder + "/home"
-            let phone = DataCommandTests.Device(server: URL(string: "http://127.0.0.1:\(port)")!, apiKey: anonKey, home: home, profile: "phone")
+            let phone = DataCommandTests.Device(server: URL(string: served.baseURL)!, apiKey: anonKey, home: home, profile: "phone")
             let pad = DataCommandTests.Device(server: phone.server, apiKey: anonKey, home: home, profile: "pad")
             let email = "sermon-\(UUID().uuidString.prefix(6).lowercased())@example.com"
             _ = try await phone.ok(["signup", email], password: "correct horse 1")

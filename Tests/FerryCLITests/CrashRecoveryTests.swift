@@ -103,18 +103,10 @@ struct CrashHarness {
     var server: FerryProcess
 
     static func start(_ database: TestDatabase) async throws -> CrashHarness {
-        let schema = database.folder + "/ops.yaml"
-        try ExampleSchemas.text("ops.yaml").write(toFile: schema, atomically: true, encoding: .utf8)
-        let port = try freePort()
-        var serve = ["serve", "--port", "\(port)", "--data-dir", database.folder, "--schema", schema]
-        if case .postgres(let url) = database.location {
-            serve += ["--database", "postgres://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"]
-        }
-        let server = try await Self.launch(serve)
+        let served = try await ServedProcess.start(database, schema: "ops.yaml")
+        let (serve, server) = (served.arguments, served.process)
         let home = database.folder + "/home"
-        let anonKey = try String(contentsOfFile: database.folder + "/keys/anon-key", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let cli = ["FERRY_SERVER": "http://127.0.0.1:\(port)", "FERRY_API_KEY": anonKey, "FERRY_HOME": home]
+        let cli = ["FERRY_SERVER": served.baseURL, "FERRY_API_KEY": served.anonKey, "FERRY_HOME": home]
         let email = "crash-\(UUID().uuidString.prefix(6).lowercased())@example.com"
         let signup = try await FerryProcess.run(["signup", email, "--json"], environment: cli.merging(["FERRY_PASSWORD": "correct horse 1"]) { $1 })
         try #require(signup.status == 0, "\(signup.stderr)")

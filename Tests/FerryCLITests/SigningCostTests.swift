@@ -15,17 +15,10 @@ struct SigningCostTests {
     @Test("signing 1,000 paths for an account in 1,000 spaces costs the server under a second of CPU", arguments: TestEngine.available)
     func signThousand(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            let schema = database.folder + "/tabletnotes.yaml"
-            try ExampleSchemas.text("tabletnotes.yaml").write(toFile: schema, atomically: true, encoding: .utf8)
-            let port = try freePort()
-            var serve = ["serve", "--port", "\(port)", "--data-dir", database.folder, "--schema", schema]
-            if case .postgres(let url) = database.location {
-                serve += ["--database", "postgres://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"]
-            }
-            let server = try await CrashHarness.launch(serve)
+            let served = try await ServedProcess.start(database, schema: "tabletnotes.yaml")
+            let server = served.process
             defer { server.killIfRunning() }
-            let base = "http://127.0.0.1:\(port)"
-            let anonKey = try String(contentsOfFile: database.folder + "/keys/anon-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let (base, anonKey) = (served.baseURL, served.anonKey)
 
             func send(_ method: String, _ path: String, token: String? = nil, json: Any) async throws -> (Int, Any?) {
                 var request = URLRequest(url: URL(string: base + path)!)

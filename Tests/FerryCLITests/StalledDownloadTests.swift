@@ -15,17 +15,10 @@ struct StalledDownloadTests {
     @Test("50 stalled downloads of a 50 MiB object grow the server by at most 64 MiB", arguments: TestEngine.available)
     func stalledDownloads(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            let schema = database.folder + "/tabletnotes.yaml"
-            try ExampleSchemas.text("tabletnotes.yaml").write(toFile: schema, atomically: true, encoding: .utf8)
-            let port = try freePort()
-            var serve = ["serve", "--port", "\(port)", "--data-dir", database.folder, "--schema", schema]
-            if case .postgres(let url) = database.location {
-                serve += ["--database", "postgres://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"]
-            }
-            let server = try await CrashHarness.launch(serve)
+            let served = try await ServedProcess.start(database, schema: "tabletnotes.yaml")
+            let server = served.process
             defer { server.killIfRunning() }
-            let base = "http://127.0.0.1:\(port)"
-            let anonKey = try String(contentsOfFile: database.folder + "/keys/anon-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let (base, port, anonKey) = (served.baseURL, served.port, served.anonKey)
 
             var signUp = URLRequest(url: URL(string: base + "/auth/v1/signup")!)
             signUp.httpMethod = "POST"
