@@ -6,7 +6,7 @@ import GRDB
 
 /// `ferry-benchmark`: Ferry against raw SQLite doing the same work — initial sync, push and local writes — plus
 /// no-op sync latency, the client's peak memory and how a small pull scales with the device's store
-/// (DESIGN.md §8, issue 12; what each measure is and the results are in docs/benchmarks.md).
+/// (issue 12; what each measure is and the results are in docs/benchmarks.md).
 ///
 /// ```
 /// swift build -c release --product ferry-benchmark

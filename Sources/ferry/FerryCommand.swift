@@ -52,7 +52,8 @@ enum FerryMain {
             }
             // ArgumentParser's first line says what is wrong; its usage line says how to call the command.
             let lines = FerryCommand.fullMessage(for: error).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-            let message = lines.first ?? "invalid arguments"
+            var message = lines.first ?? "invalid arguments"
+            if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
             let usage = lines.first { $0.hasPrefix("Usage:") }.map { "; usage: \($0.dropFirst("Usage:".count).trimmingCharacters(in: .whitespaces))" } ?? ""
             fail("\(message)\(usage) (see 'ferry help')", code: .invalidArguments, status: status.rawValue)
         }

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The server killed with SIGKILL at random points of small pushes loses nothing and duplicates nothing
-/// (DESIGN.md §6 invariants 1 and 3).
+/// (docs/architecture.md, invariants 1 and 3).
 ///
 /// Each trial writes a few dozen records offline into a `ferry` profile's store, starts `ferry sync` with a small
 /// batch size, and kills the server after a random number of acknowledged batches plus a random few milliseconds

@@ -113,7 +113,7 @@ public actor LaunchRouter {
                 return LaunchDecision(route: .main, reason: "Signed in as \(user.email) with a complete profile.")
             }
             let reason = profile.fields == nil
-                ? "Signed in as \(user.email), who has no profile yet."
+                ? "Signed in as \(user.email), who has no profile yet (it needs \(profile.missing.joined(separator: ", ")))."
                 : "Signed in as \(user.email), whose profile lacks \(profile.missing.joined(separator: ", "))."
             return LaunchDecision(route: .onboarding(missing: profile.missing), reason: reason)
         } catch let error as AuthError where error.isSessionGone {

@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Logging
 
-/// Health checks and recovery (DESIGN.md §5 "Health").
+/// Health checks and recovery.
 extension LocalStore {
     /// Checks the database file (`PRAGMA integrity_check`), the cursors and the outbox; changes nothing.
     public func doctor() throws -> StoreHealthReport {

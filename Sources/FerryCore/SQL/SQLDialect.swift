@@ -40,7 +40,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
         columnType(for: collection.isEncrypted && collection.isSealed(field) ? .bytes : field.type)
     }
 
-    /// The reserved sync columns every collection table starts with (DESIGN.md §3).
+    /// The reserved sync columns every collection table starts with.
     var reservedColumnDefinitions: [String] {
         switch self {
         case .sqlite:

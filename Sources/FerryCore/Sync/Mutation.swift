@@ -1,6 +1,6 @@
 import Foundation
 
-/// One local write sent to the server in a push (DESIGN.md §4).
+/// One local write sent to the server in a push.
 public struct Mutation: Sendable, Hashable, Codable {
     /// What a mutation does to its record.
     public enum Operation: String, Sendable, Hashable, Codable {

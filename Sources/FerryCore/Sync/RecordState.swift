@@ -1,7 +1,7 @@
 /// A record's synced state: field values, one clock per field, and the tombstone flag with its own clock.
 ///
 /// The server and every device merge with ``merge(_:)``, so all of them reach the same state from the
-/// same changes in any order (DESIGN.md §6 invariant 4).
+/// same changes in any order (docs/architecture.md, invariant 4).
 public struct RecordState: Sendable, Hashable {
     /// The pseudo-field that carries the tombstone flag and its clock.
     public static let deletedKey = "_deleted"

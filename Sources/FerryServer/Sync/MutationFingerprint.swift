@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Ids alone cannot tell: a device whose store was reset or restored from a backup numbers new writes again from
 /// ids the server has seen. The server answers `duplicate` only when the id *and* the fingerprint match what it
-/// processed (DESIGN.md §6, invariant 12).
+/// processed (docs/architecture.md, invariant 12).
 struct MutationFingerprint: Sendable, Hashable {
     /// The first 16 bytes of a SHA-256 over a canonical, length-prefixed encoding.
     var bytes: [UInt8]

@@ -90,9 +90,10 @@ struct ProfileCommand: AsyncParsableCommand {
 
     static func printState(_ state: ProfileState, json: Bool) {
         let fields = (state.fields ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.jsonText)" }
+        let set = fields.isEmpty ? "" : ": \(fields.joined(separator: " "))"
         let human = state.isComplete
-            ? "Profile complete: \(fields.joined(separator: " "))"
-            : "Profile incomplete (missing \(state.missing.joined(separator: ", "))): \(fields.joined(separator: " "))"
+            ? (fields.isEmpty ? "Profile complete (the schema requires no profile fields)." : "Profile complete\(set)")
+            : "Profile incomplete (missing \(state.missing.joined(separator: ", ")))\(set); set them with 'ferry profile set FIELD=VALUE …'."
         let object = try? JSONSerialization.jsonObject(with: JSONEncoder().encode(state))
         Output.emit(json: json, human: human, ["profile": object])
     }

@@ -7,7 +7,7 @@ import Logging
 import Testing
 
 /// Random interleavings of edits, deletes, offline periods, syncs and server restarts on three devices of one user,
-/// against a real server on each engine (DESIGN.md §6 invariants 1 and 4).
+/// against a real server on each engine (docs/architecture.md, invariants 1 and 4).
 ///
 /// Every local write is recorded as the device queued it (read back from the outbox right after the write, so
 /// the test sees the clocks the store assigned). At the end every device syncs until quiescent, and the test

@@ -5,7 +5,7 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// DESIGN.md §6 invariant 4 as a property: whatever devices write and whenever they sync, once every device has
+/// docs/architecture.md invariant 4 as a property: whatever devices write and whenever they sync, once every device has
 /// synced after the last write, they all hold the same rows.
 @Suite("Convergence, end to end", .serialized)
 struct ConvergenceTests {

@@ -7,7 +7,7 @@ import Testing
 
 /// Three devices reach the real server through a ``FaultProxy`` that drops about one request in ten part-way
 /// (mid-request, or mid-response after the server committed) and delays others, while they write and sync at random
-/// (DESIGN.md §6 invariants 1, 3 and 4).
+/// (docs/architecture.md, invariants 1, 3 and 4).
 ///
 /// Failed syncs are expected and counted. Then the faults stop, every device syncs until its outbox is empty, and
 /// the devices and a fourth device that signs in afterwards (so it holds exactly what the server serves) must hold

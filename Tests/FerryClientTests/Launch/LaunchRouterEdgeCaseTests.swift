@@ -62,7 +62,7 @@ struct LaunchRouterEdgeCaseTests {
         device.server.setProfile(nil, for: session.user.id)
         let decision = await device.launch()
         #expect(decision.route == .onboarding(missing: FakeAuthServer.requiredFields))
-        #expect(decision.reason == "Signed in as ada@example.com, who has no profile yet.")
+        #expect(decision.reason == "Signed in as ada@example.com, who has no profile yet (it needs first_name, native_language, learning_languages).")
     }
 
     @Test("signed up but quit during onboarding: onboarding again on the next launch")

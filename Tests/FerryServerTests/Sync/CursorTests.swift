@@ -4,7 +4,7 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// Cursors under concurrency and garbage collection (DESIGN.md §6 invariant 2).
+/// Cursors under concurrency and garbage collection (docs/architecture.md, invariant 2).
 @Suite("Sync: cursors")
 struct CursorTests {
     @Test("readers pulling while eight devices push into one space miss nothing", arguments: TestEngine.available)

@@ -4,7 +4,7 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// Spaces, roles and invitations: who reads and writes what (DESIGN.md §6 invariant 9).
+/// Spaces, roles and invitations: who reads and writes what (docs/architecture.md, invariant 9).
 @Suite("Sync: spaces and roles")
 struct SpaceTests {
     static var schema: String { get throws { try ExampleSchemas.text("ops.yaml") } }

@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// DESIGN.md §6 invariants 1–4 and 12 against the pushes that used to break them, on both engines.
+/// docs/architecture.md invariants 1–4 and 12 against the pushes that used to break them, on both engines.
 @Suite("Sync: no acknowledged write lost, no change skipped")
 struct WriteIntegrityTests {
     static var schema: String { get throws { try ExampleSchemas.text("tabletnotes.yaml") } }
