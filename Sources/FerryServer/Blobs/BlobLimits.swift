@@ -17,6 +17,8 @@ public struct BlobLimits: Sendable, Hashable {
     public var maximumOpenUploadBytesPerAccount: Int64 = 20 << 30
     /// The bytes of Storage objects one account may own (`--max-stored-mib-per-account`).
     public var maximumStoredBytesPerAccount: Int64 = 50 << 30
+    /// Sync-API blob uploads one space may have under way at once (`--max-open-uploads-per-space`).
+    public var maximumOpenUploadsPerSpace = 1000
     /// How long a download may wait on a client that takes no bytes before its connection is closed.
     public var stalledDownloadTimeout: Duration = .seconds(30)
     /// How often unreferenced blobs and stale uploads are collected.

@@ -56,11 +56,18 @@ struct BlobService: Sendable {
             return size
         }
         let id = UploadID(space: key.space, sha256: key.sha256)
+        let progress = try await store.upload(id)
         // Every byte arrived but the request that brought the last one ended before the hash was checked: check it now,
         // so no device takes "all bytes received" for "stored".
-        if let progress = try await store.upload(id), progress.isComplete, progress.length == length {
+        if let progress, progress.isComplete, progress.length == length {
             try await complete(id, key, caller)
             return length
+        }
+        if progress == nil, try await store.openUploads(in: key.space) >= limits.maximumOpenUploadsPerSpace {
+            throw APIError(
+                .contentTooLarge, .quotaExceeded,
+                "Quota exceeded: space \(key.space.lowercased) has \(limits.maximumOpenUploadsPerSpace) uploads under way, the most it may have; finish one first."
+            )
         }
         let received: Int64
         do {

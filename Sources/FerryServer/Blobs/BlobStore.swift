@@ -66,6 +66,8 @@ protocol BlobStore: Sendable {
     func size(of key: BlobKey) async throws -> Int64?
     /// How far an upload got, or `nil` when none is open under `id`.
     func upload(_ id: UploadID) async throws -> UploadProgress?
+    /// How many sync-API uploads (``UploadID/init(space:sha256:)``) of `space` are under way.
+    func openUploads(in space: UUID) async throws -> Int
     /// Opens upload `id` with `length` bytes if it is not open, then appends `body` at `offset`, keeping every byte that
     /// arrives (even when the body breaks off), and returns the new offset.
     ///

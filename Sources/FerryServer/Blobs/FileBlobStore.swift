@@ -143,6 +143,12 @@ final class FileBlobStore: BlobStore {
         return keys
     }
 
+    func openUploads(in space: UUID) async throws -> Int {
+        let prefix = space.lowercasedText + "-"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: root + "/uploads")) ?? [])
+            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".length") }.count
+    }
+
     func discardUploads(writtenBefore cutoff: Date) async throws -> Int {
         var count = 0
         for name in (try? FileManager.default.contentsOfDirectory(atPath: root + "/uploads")) ?? [] where !name.hasSuffix(".length") {

@@ -33,6 +33,13 @@ struct PostgresBlobStore: BlobStore {
         return nil
     }
 
+    func openUploads(in space: UUID) async throws -> Int {
+        let prefix = space.lowercasedText + "-"
+        let rows = try await client.query("SELECT count(*) FROM ferry_blob_uploads WHERE left(id, 37) = \(prefix)", logger: logger)
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
     func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
     where Body.Element == ByteBuffer {
         try await client.query(

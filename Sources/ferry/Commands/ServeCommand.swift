@@ -16,7 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
             FERRY_GITHUB_TOKEN_URL, FERRY_TRUSTED_PROXIES (CIDRs separated by ','), FERRY_FORWARDED_HEADER, FERRY_METRICS_TOKEN,
             FERRY_PUBLIC_URL, FERRY_MAX_SPACES_PER_ACCOUNT, FERRY_MAX_DEVICES_PER_ACCOUNT, FERRY_MAX_PENDING_INVITATIONS,
             FERRY_MAX_PUSHES_IN_FLIGHT, FERRY_MAX_STREAMS, FERRY_MAX_STREAMS_PER_ACCOUNT, FERRY_MAX_BLOB_MIB,
-            FERRY_MAX_SIGNED_URL_SECONDS, FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT, FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT,
+            FERRY_MAX_SIGNED_URL_SECONDS, FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT, FERRY_MAX_OPEN_UPLOADS_PER_SPACE, FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT,
             FERRY_MAX_STORED_MIB_PER_ACCOUNT.
             A flag wins over the environment. Prefer FERRY_GITHUB_CLIENT_SECRET and FERRY_METRICS_TOKEN to the flags:
             arguments show in the process list.
@@ -94,6 +94,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("max-open-uploads-per-account"), help: "Storage uploads (TUS) one account may have open. [default: 50]")
     var maxOpenUploadsPerAccount: Int?
+
+    @Option(name: .customLong("max-open-uploads-per-space"), help: "Sync blob uploads one space may have under way. [default: 1000]")
+    var maxOpenUploadsPerSpace: Int?
 
     @Option(name: .customLong("max-open-upload-mib-per-account"), help: "MiB one account's open Storage uploads may declare in all. [default: 20480]")
     var maxOpenUploadMiBPerAccount: Int?
@@ -220,6 +223,9 @@ struct ServeSettings {
         }
         if let count = try Self.count(command.maxOpenUploadsPerAccount, environment, "FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT", flag: "--max-open-uploads-per-account") {
             configuration.blobs.maximumOpenUploadsPerAccount = count
+        }
+        if let count = try Self.count(command.maxOpenUploadsPerSpace, environment, "FERRY_MAX_OPEN_UPLOADS_PER_SPACE", flag: "--max-open-uploads-per-space") {
+            configuration.blobs.maximumOpenUploadsPerSpace = count
         }
         if let mebibytes = try Self.count(command.maxOpenUploadMiBPerAccount, environment, "FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT", flag: "--max-open-upload-mib-per-account") {
             configuration.blobs.maximumOpenUploadBytesPerAccount = Int64(mebibytes) << 20

@@ -211,6 +211,30 @@ struct StorageHardeningTests {
         }
     }
 
+    @Test("sync blob uploads under way are capped per space; continuing one is never refused", arguments: TestEngine.available)
+    func openBlobUploadsPerSpace(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: Self.schema, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.blobs.maximumOpenUploadsPerSpace = 2
+        }) { server in
+            let owner = try await SyncDevice.signUp(server, "owner")
+            let space = owner.userID.uuidString.lowercased()
+            var files: [Data] = []
+            for index in 0..<3 {
+                let file = Data((0..<1000).map { UInt8(truncatingIfNeeded: $0 &+ index) })
+                files.append(file)
+                let reply = try await owner.patch("/sync/v1/spaces/\(space)/blobs/\(TestFiles.sha256(file))", file.prefix(100), offset: 0, length: file.count)
+                if index < 2 {
+                    #expect(reply.status == 204, "\(reply.status) \(reply.text)")
+                } else {
+                    #expect(reply.status == 413 && reply.text.contains("quota_exceeded"), "\(reply.status) \(reply.text)")
+                }
+            }
+            let rest = try await owner.patch("/sync/v1/spaces/\(space)/blobs/\(TestFiles.sha256(files[0]))", files[0].dropFirst(100), offset: 100, length: 1000)
+            #expect(rest.status == 204, "an upload under way goes on: \(rest.status) \(rest.text)")
+        }
+    }
+
     @Test("a TUS Location is a path, never built from the Host header, or starts with --public-url", arguments: [nil, "https://sync.example.com/"])
     func tusLocation(_ publicURL: String?) async throws {
         try await LiveServer.with(.sqlite, schema: Self.schema, configure: { configuration in
