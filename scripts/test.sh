@@ -80,7 +80,7 @@ else
     # child processes) swamp a 2-core machine for minutes and requests time out everywhere. Every target runs even
     # when an earlier one failed, so one run reports every failure.
     # Tests that kill processes at a moment or read a process's peak memory run alone, after the others.
-    alone="CrashRecoveryTests|SermonAudioCrashTests|StalledDownloadTests"
+    alone="CrashRecoveryTests|SermonAudioCrashTests|StalledDownloadTests|SigningCostTests"
     status=0
     for target in Tests/*Tests/; do   # the test targets (Tests/Compatibility holds peers, not a target)
         target=$(basename "$target")
