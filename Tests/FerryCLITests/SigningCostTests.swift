@@ -33,8 +33,8 @@ struct SigningCostTests {
                 return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data))
             }
             let email = "signer-\(UUID().uuidString.prefix(8).lowercased())@example.com"
-            let (status, session) = try await send("POST", "/auth/v1/signup", json: ["email": email, "password": "correct horse 1"])
-            let token = try #require((session as? [String: Any])?["access_token"] as? String, "sign-up answered \(status): \(String(describing: session))")
+            let (signUpStatus, session) = try await send("POST", "/auth/v1/signup", json: ["email": email, "password": "correct horse 1"])
+            let token = try #require((session as? [String: Any])?["access_token"] as? String, "sign-up answered \(signUpStatus): \(String(describing: session))")
 
             // 999 spaces besides the personal one, eight requests at a time.
             let spaces = try await withThrowingTaskGroup(of: String?.self) { group in
