@@ -9,7 +9,8 @@ cd "$repo"
 source scripts/ensure-packages.sh
 ferry_ensure_packages libsqlite3-dev libgit2-dev
 binary=.build/debug/ferry
-if [ ! -x "$binary" ] || [ -n "$(find Package.swift Sources Plugins -newer "$binary" -print -quit)" ]; then
+# FERRY_SERVE_SKIP_BUILD=1 runs the binary as it is (the tests use it: a build inside `swift test` would wait on its lock).
+if [ "${FERRY_SERVE_SKIP_BUILD:-0}" != 1 ] && { [ ! -x "$binary" ] || [ -n "$(find Package.swift Sources Plugins -newer "$binary" -print -quit)" ]; }; then
     echo "ferry: building (swift build --product ferry)…" >&2
     swift build --product ferry >&2
 fi

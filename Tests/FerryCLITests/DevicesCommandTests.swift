@@ -40,6 +40,11 @@ struct DevicesCommandTests {
             #expect(listed.count == 2)
             #expect(listed.filter { $0["current"] as? Bool == true }.count == 1)
 
+            // A pending device hears about trust only when there is something encrypted to read.
+            let watch = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "watch")
+            let quiet = try await watch.run(["login", email], password: "correct horse 1")
+            #expect(quiet.status == 0 && !quiet.stderr.contains("devices trust"), "\(quiet.stderr)")
+
             let space = try await mac.ok(["spaces", "create", "Agent sessions", "--encrypted"])
             let repository = try await mac.ok(["put", "repositories", "--space", space, "name=ferry", "local_path=/Users/ada/secret-checkout"])
             let session = try await mac.ok(["put", "agent_coding_sessions", "--space", space, "repository_id=\(repository)", "status=running"])
@@ -47,6 +52,10 @@ struct DevicesCommandTests {
 
             let locked = try await phone.json(["sync"])
             #expect(locked["locked_spaces"] as? Int == 1)
+            #expect(try await phone.ok(["sync"]).contains("this device has no key for them yet"))
+            let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
+            let told = try await pad.run(["login", email], password: "correct horse 1")
+            #expect(told.stderr.contains("to read the account's 1 encrypted space(s)"), "\(told.stderr)")
             #expect(try await phone.run(["get", "agent_coding_sessions", session]).status != 0, "a pending device reads nothing of the space")
 
             let trusted = try await mac.json(["devices", "trust", phoneID])
@@ -69,7 +78,7 @@ struct DevicesCommandTests {
             #expect(try await mac.run(["reset"]).status == 0)
             let again = try #require(try await mac.json(["login", email], password: "correct horse 1")["post_login"] as? [String: Any])
             #expect(again["device_id"] as? String == macID && again["device_trust"] as? String == "trusted")
-            #expect((try await mac.json(["devices", "ls"])["devices"] as? [[String: Any]])?.count == 2)
+            #expect((try await mac.json(["devices", "ls"])["devices"] as? [[String: Any]])?.count == 4, "mac, phone, and the watch and pad signed in above")
             #expect(try await mac.ok(["get", "agent_coding_sessions", session]).contains("running"), "its keys come back with the next sync")
         }
     }
