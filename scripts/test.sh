@@ -88,7 +88,7 @@ else
     done
     [ "$status" -eq 0 ] || exit 1
     # The crash-recovery test kills `ferry serve` processes at random points of pushes (20 times per engine by
-    # default, FERRY_CRASH_TRIALS), and seed 004's audio kills a sync halfway and reads the server's peak memory:
+    # default, FERRY_CRASH_TRIALS), and the sermon app's audio kills a sync halfway and reads the server's peak memory:
     # both depend on timing, so they run alone after the others.
     for suite in ${alone//|/ }; do
         run_tests --filter "$suite" || status=1

@@ -4,7 +4,7 @@ import Foundation
 extension VaultError {
     /// The one place that turns a libgit2 failure into a message a person can act on.
     ///
-    /// Every libgit2 call in FerryVault goes through here (seed 002's `gitSyncErrorMessage`): authentication,
+    /// Every libgit2 call in FerryVault goes through here (the notes-vault app's `gitSyncErrorMessage`): authentication,
     /// rejected pushes, an unreachable network, a locked repository and a lost folder permission each get a
     /// message that says what to do; anything else keeps libgit2's words.
     public static func mapped(_ failure: GitFailure, context: GitErrorContext = .local) -> VaultError {

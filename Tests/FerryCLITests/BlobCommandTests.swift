@@ -8,11 +8,11 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// Seed 004 with the real programs: `ferry serve`, and two `ferry` profiles recording and listening to a sermon.
+/// The sermon app with the real programs: `ferry serve`, and two `ferry` profiles recording and listening to a sermon.
 ///
 /// It kills a sync at a point in time and reads the server's peak memory, so `scripts/test.sh` runs it alone, after the
 /// other tests (with them, a 2-core machine is too loaded for either to mean anything).
-@Suite("Seed 004 audio, killed and resumed")
+@Suite("The sermon app audio, killed and resumed")
 struct SermonAudioCrashTests {
     @Test("a sermon recorded offline with notes and 100 MiB of audio: the sync killed halfway resumes (≤ 1.2× the bytes), the other device gets the same hash, and the server's memory stays far below the file's size",
           arguments: TestEngine.available)
@@ -67,7 +67,7 @@ struct SermonAudioCrashTests {
             #expect(try Self.hash(copy) == expected)
             let growth = try Self.peakMemory(server.processIdentifier) - baseline
             #expect(growth < 40 << 20, "the server's peak memory grew by \(growth >> 20) MiB for a 100 MiB file")
-            print("seed 004 on \(engine): server resident memory \(baseline >> 20) MiB before, peak +\(growth >> 20) MiB over 100 MiB up and down; received \(Int(received)) bytes (\(String(format: "%.3f", received / Double(100 << 20)))× the file) across the kill")
+            print("the sermon app on \(engine): server resident memory \(baseline >> 20) MiB before, peak +\(growth >> 20) MiB over 100 MiB up and down; received \(Int(received)) bytes (\(String(format: "%.3f", received / Double(100 << 20)))× the file) across the kill")
         }
     }
 

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The sync an app runs right after sign-in (seed 000): register this device → push every local record not yet
+/// The sync an app runs right after sign-in (the coding-agent companion): register this device → push every local record not yet
 /// on the server (same UUIDs) → fetch the account's devices → seal every missing (space, trusted device) key → pull.
 ///
 /// Each step that fails for one item (the device registration, a record the server refuses, a key) is logged and

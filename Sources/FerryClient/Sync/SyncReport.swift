@@ -1,6 +1,6 @@
 import Foundation
 
-/// What one sync did: the numbers seed 003 asks to watch (requests per launch, records processed = records changed).
+/// What one sync did: the numbers the field-service app asks to watch (requests per launch, records processed = records changed).
 public struct SyncReport: Sendable, Hashable, Codable {
     /// HTTP requests made (pushes and pulls).
     public var requests = 0

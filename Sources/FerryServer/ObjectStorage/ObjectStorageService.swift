@@ -6,7 +6,7 @@ import Logging
 import NIOCore
 
 /// The rules of Supabase Storage's API on Ferry: buckets come from the schema; an object's path starts with the id of
-/// the space it belongs to (seed 004's `{userId}/{file}` is the personal space); members and above write, every
+/// the space it belongs to (the sermon app's `{userId}/{file}` is the personal space); members and above write, every
 /// member reads, anyone else gets `404 not_found`, exactly as for an object that does not exist. Bytes are blobs of
 /// that space, so they stream, resume and get collected like a record's files.
 struct ObjectStorageService: Sendable {

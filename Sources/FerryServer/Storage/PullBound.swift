@@ -4,7 +4,7 @@ import FerryCore
 ///
 /// A page holds the `limit` changes after the cursor across every collection, in sequence order. Reading `limit + 1`
 /// rows of each collection and keeping the first `limit + 1` of them read and decoded up to one page per collection
-/// (four times the page for seed 004's schema). This query finds the sequence number of the `(limit + 1)`-th change
+/// (four times the page for the sermon app's schema). This query finds the sequence number of the `(limit + 1)`-th change
 /// from the `(_space, _seq)` indexes alone, and each collection then reads only its rows up to that number.
 enum PullBound {
     /// The query, whose one row (absent when fewer changes wait) is the bound. `space`, `cursor` and `take` are the

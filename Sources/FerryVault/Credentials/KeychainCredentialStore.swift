@@ -2,7 +2,7 @@
 import FerrySecurity
 import Foundation
 
-/// Keeps vault credentials in the Keychain as a generic password, on this device only (seed 002's token in a keychain).
+/// Keeps vault credentials in the Keychain as a generic password, on this device only (the notes-vault app's token in a keychain).
 public struct KeychainCredentialStore: CredentialStore {
     /// The Keychain item holding the credentials' JSON.
     public var item: KeychainItem

@@ -1,4 +1,4 @@
-/// The vault's state in one value (seed 002's diagnostics line), with the known critical signals explained.
+/// The vault's state in one value (the notes-vault app's diagnostics line), with the known critical signals explained.
 public struct VaultDiagnostics: Sendable, Hashable, Codable {
     /// A configured remote.
     public struct Remote: Sendable, Hashable, Codable {

@@ -78,7 +78,7 @@ struct VaultStatusCommand: AsyncParsableCommand {
     }
 }
 
-/// `ferry vault diagnose [--json]`: seed 002's diagnostics line and the critical signals.
+/// `ferry vault diagnose [--json]`: the notes-vault app's diagnostics line and the critical signals.
 struct VaultDiagnoseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "diagnose", abstract: "Diagnose the vault: repository discovery, origins, remotes, known problems.")
 

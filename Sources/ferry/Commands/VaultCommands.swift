@@ -3,7 +3,7 @@ import FerryVault
 import Foundation
 import Logging
 
-/// `ferry vault …`: a git-backed notes vault (seed 002) over libgit2.
+/// `ferry vault …`: a git-backed notes vault (the notes-vault app) over libgit2.
 struct VaultCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vault",

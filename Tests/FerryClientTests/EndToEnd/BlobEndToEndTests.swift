@@ -7,7 +7,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Seed 004's sermon audio, end to end: a file attached on one device, uploaded before its record, downloaded by the
+/// The sermon app's sermon audio, end to end: a file attached on one device, uploaded before its record, downloaded by the
 /// other, on both engines; interrupted uploads resume from the bytes the server confirmed.
 @Suite("Blobs, end to end")
 struct BlobEndToEndTests {

@@ -74,7 +74,7 @@ struct EncryptedDevice {
     }
 }
 
-/// Records of the Unbound example (seed 000) whose text fields carry a marker a database scan looks for.
+/// Records of the Unbound example (the coding-agent companion) whose text fields carry a marker a database scan looks for.
 enum UnboundRecords {
     static func email(_ prefix: String) -> String { "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
 

@@ -6,7 +6,7 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// Issue 5 / seed 000: devices, trust, sealed space keys and encrypted records, through a real server on each engine.
+/// Issue 5 / the coding-agent companion: devices, trust, sealed space keys and encrypted records, through a real server on each engine.
 @Suite("Encrypted spaces, end to end")
 struct EncryptedSpaceEndToEndTests {
     static var unbound: String {

@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 import Testing
 
-/// Seed 001's launch flows and edge cases against a real server on each engine, through the real
+/// The language-learning app's launch flows and edge cases against a real server on each engine, through the real
 /// AuthClient, ProfileClient, HealthProbe and file-backed session store and launch history.
 @Suite("Launch, end to end")
 struct LaunchEndToEndTests {

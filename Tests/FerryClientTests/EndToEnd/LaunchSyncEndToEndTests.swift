@@ -5,8 +5,8 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// Seed 003: a field-service app's company space, seven collections, two users, launches that fire many triggers.
-@Suite("Launch sync, end to end (seed 003)")
+/// The field-service app: a field-service app's company space, seven collections, two users, launches that fire many triggers.
+@Suite("Launch sync, end to end (the field-service app)")
 struct LaunchSyncEndToEndTests {
     typealias Device = SyncEndToEndTests.Device
     static let collections = ["companies", "users", "clients", "task_types", "projects", "tasks", "calendar_events"]
@@ -55,7 +55,7 @@ struct LaunchSyncEndToEndTests {
             techRunning.cancel()
             _ = await techRunning.result
             #expect(cold.pulled == 700 && cold.applied == 700)
-            #expect(cold.requests <= 10, "seed 003 allows at most 10 requests per launch; this one made \(cold.requests)")
+            #expect(cold.requests <= 10, "the field-service app allows at most 10 requests per launch; this one made \(cold.requests)")
             for name in Self.collections {
                 #expect(try tech.store.list(collection: name).count == 100, "\(name)")
             }
@@ -78,7 +78,7 @@ struct LaunchSyncEndToEndTests {
         }
     }
 
-    /// A warm launch as seed 003's app had it: launch, the connectivity monitor's first callback, became-active,
+    /// A warm launch as the field-service app's app had it: launch, the connectivity monitor's first callback, became-active,
     /// then three connectivity flaps within 100 ms. Returns how many syncs the engine started and the last report.
     static func launch(_ device: Device) async throws -> (syncs: Int, report: SyncReport) {
         let engine = SyncEngine(store: device.store, remote: SyncClient(auth: device.auth), configuration: {

@@ -5,7 +5,7 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// Two devices of one user syncing through a real server on each engine (seed 004's aggregate).
+/// Two devices of one user syncing through a real server on each engine (the sermon app's aggregate).
 @Suite("Sync, end to end")
 struct SyncEndToEndTests {
     /// One device: its session, local store and engine (local writes wait for an explicit sync by default, so
@@ -62,7 +62,7 @@ struct SyncEndToEndTests {
                 #expect(first.applied == 2)
                 #expect(try pad.store.children(of: "sermons", id: sermon.id)["notes"]?.map(\.id) == [note.id])
 
-                // Update (the seed-004 bug): the transcript arrives and the note is edited on the phone,
+                // Update (the sermon app's bug): the transcript arrives and the note is edited on the phone,
                 // while the pad edits the sermon's speaker.
                 let transcript = try phone.store.put(collection: "transcripts", fields: ["sermon_id": parent, "text": .string("In the beginning"), "status": .string("complete")])
                 try phone.store.put(collection: "notes", id: note.id, fields: ["text": .string("Key point, edited")])

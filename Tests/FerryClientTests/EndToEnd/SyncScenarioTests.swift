@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 import Testing
 
-/// Seed 003's launch and shared spaces with roles, against a real server on each engine.
+/// The field-service app's launch and shared spaces with roles, against a real server on each engine.
 @Suite("Sync scenarios, end to end")
 struct SyncScenarioTests {
     typealias Device = SyncEndToEndTests.Device
@@ -22,7 +22,7 @@ struct SyncScenarioTests {
 
     static let fields: [String: JSONValue] = ["title": "Shared sermon", "date": "2026-11-01T10:00:00Z"]
 
-    @Test("seed 003: a launch's triggers make one sync and at most a few requests, with the real clock and server",
+    @Test("the field-service app: a launch's triggers make one sync and at most a few requests, with the real clock and server",
           arguments: TestEngine.available)
     func launch(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.tabletNotes, configure: { $0.useFastPasswordHashing() }) { server in

@@ -16,7 +16,7 @@ struct LocalStoreApplyTests {
         return Change(space: space ?? fixture.space, collection: collection, id: id, seq: seq, fields: fields, clocks: clocks, deleted: deleted)
     }
 
-    @Test("one generic path applies a parent and its children (seed 004: notes, transcript and summary arrive on update too)", arguments: StoreKind.allCases)
+    @Test("one generic path applies a parent and its children (the sermon app: notes, transcript and summary arrive on update too)", arguments: StoreKind.allCases)
     func childrenApplied(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store

@@ -12,7 +12,7 @@ enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
-/// A store on the sermon-notes schema (seed 004) with a frozen wall clock.
+/// A store on the sermon-notes schema (the sermon app) with a frozen wall clock.
 final class StoreFixture: Sendable {
     static let schema: Schema = try! SchemaParser.load(files: [ExampleSchemas.path("tabletnotes.yaml")])
     static let start = Date(timeIntervalSince1970: 1_790_000_000)

@@ -7,7 +7,7 @@ import Testing
 /// The scheduler on a manual clock: no real sleeps, every timer fires when the test moves time.
 @Suite("SyncEngine: triggers, coalescing and backoff")
 struct SyncEngineSchedulingTests {
-    @Test("seed 003: launch + first connectivity callback + became-active + three flaps within 100 ms → exactly one sync")
+    @Test("the field-service app: launch + first connectivity callback + became-active + three flaps within 100 ms → exactly one sync")
     func launchBurst() async throws {
         let harness = try EngineHarness()
         try await harness.run { harness in

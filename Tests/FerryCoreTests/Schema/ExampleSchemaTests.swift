@@ -18,7 +18,7 @@ struct ExampleSchemaTests {
         _ = try Self.load(name)
     }
 
-    @Test("tabletnotes: a sermon aggregate with notes, transcript segments, summary and audio (seed 004)")
+    @Test("tabletnotes: a sermon aggregate with notes, transcript segments, summary and audio (the sermon app)")
     func tabletNotes() throws {
         let schema = try Self.load("tabletnotes.yaml")
         #expect(schema.collection(named: "sermons")?.fields.contains { $0.type == .blob } == true)
@@ -28,13 +28,13 @@ struct ExampleSchemaTests {
         }
     }
 
-    @Test("ops: the field-service collections (seed 003)")
+    @Test("ops: the field-service collections (the field-service app)")
     func ops() throws {
         let names = Set(try Self.load("ops.yaml").collections.map(\.name))
         #expect(names.isSuperset(of: ["companies", "users", "clients", "task_types", "projects", "tasks", "calendar_events"]))
     }
 
-    @Test("unbound: repositories, sessions and encrypted messages (seed 000)")
+    @Test("unbound: repositories, sessions and encrypted messages (the coding-agent companion)")
     func unbound() throws {
         let schema = try Self.load("unbound.yaml")
         #expect(schema.collection(named: "repositories") != nil)
@@ -42,7 +42,7 @@ struct ExampleSchemaTests {
         #expect(schema.collection(named: "messages")?.isEncrypted == true)
     }
 
-    @Test("lingo: a profile that needs a first name and languages (seed 001)")
+    @Test("lingo: a profile that needs a first name and languages (the language-learning app)")
     func lingo() throws {
         let schema = try Self.load("lingo.yaml")
         #expect(Set(schema.requiredProfileFields) == ["first_name", "native_language", "learning_languages"])

@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 /// `POST /oauth/v1/github/token`: exchanges a GitHub authorization code (with the client's PKCE verifier) for an
-/// access token, adding the client secret that only the server holds (seed 002's backend code exchange).
+/// access token, adding the client secret that only the server holds (the notes-vault app's backend code exchange).
 struct OAuthRoutes {
     let configuration: GitHubOAuthConfiguration
     let anonKey: String
