@@ -58,7 +58,7 @@ struct AuthService: Sendable {
 
     /// Signs in with a password. `clientKey` is the client's rate-limit key; `authorization` the request's
     /// `Authorization` header, which lets a device holding a session of the account past the per-account limit.
-    func signIn(email rawEmail: String, password: String, clientKey: String, authorization: String? = nil) async throws -> AuthSession {
+    func signIn(email rawEmail: String, password: String, clientKey: String, presentedBy holder: Caller? = nil) async throws -> AuthSession {
         let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
         // No account has a longer address; refusing it here keeps the limiters' keys small.
         guard email.utf8.count <= 254 else { throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials") }
@@ -67,7 +67,7 @@ struct AuthService: Sendable {
         // The per-account limit stops clients that have already failed for this account: the owner, signing in
         // from a client that has not, or from a device holding a session, is never locked out by others' guesses.
         if let wait = await limits.failuresPerAccount.wait(email), await limits.failuresPerEmailAndClient.hasAttempts(failureKey),
-           await !holdsSession(of: email, authorization) {
+           holder?.claims.email.lowercased() != email {
             throw APIError.rateLimited(wait)
         }
         let user = email.isEmpty || email.contains("\u{0}") ? nil : try await storage.user(email: email)
@@ -82,11 +82,6 @@ struct AuthService: Sendable {
     }
 
     /// Whether `authorization` carries a live access token of `email`'s account.
-    private func holdsSession(of email: String, _ authorization: String?) async -> Bool {
-        guard authorization != nil, let caller = try? await authenticate(authorization: authorization) else { return false }
-        return caller.claims.email.lowercased() == email
-    }
-
     private func startSession(for user: UserRecord) async throws -> AuthSession {
         let time = now()
         let session = SessionRecord(id: UUID(), userID: user.id, createdAt: time, refreshedAt: time)

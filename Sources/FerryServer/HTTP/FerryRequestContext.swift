@@ -21,7 +21,7 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     public var clientAddress: String
     /// What per-client rate limits count against: ``IPAddress/rateLimitKey`` of the client's address.
     public var rateLimitKey: String
-    /// The verified caller, set by ``SyncAuthenticationMiddleware`` on authenticated route groups.
+    /// The verified caller, set by the ``Authenticator`` on authenticated route groups.
     var caller: SyncCaller?
     /// The connection, whose writability paces streamed responses (``BlobResponse``).
     let channel: any Channel

@@ -2,6 +2,7 @@ import FerryCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 
 extension Request {
     /// The JSON body decoded as `Body`, at most `limit` bytes; a clear 400 or 413 otherwise.
@@ -14,6 +15,9 @@ extension Request {
         _ type: Body.Type, limit: Int = 64 * 1024, invalidValue: (_ path: String) -> APIError? = { _ in nil }
     ) async throws -> Body {
         let buffer: ByteBuffer
+        let progress = RequestDeadline.progress
+        // Cleared only once the body is in: when the deadline cancels the read, the flag must still say so.
+        progress?.isReadingBody.store(true, ordering: .relaxed)
         do {
             // The body arrives within the deadline too: a client trickling it cannot hold the request open.
             buffer = try await withTimeout(RequestDeadline.duration) { [self] in
@@ -21,10 +25,11 @@ extension Request {
                 return try await request.collectBody(upTo: limit)
             }
         } catch is TimeoutError {
-            throw APIError(.requestTimeout, .bodyTimeout, "The request body did not arrive within \(RequestDeadline.duration); send it at once.")
+            throw RequestDeadline.bodyTimedOut
         } catch {
             throw APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
         }
+        progress?.isReadingBody.store(false, ordering: .relaxed)
         do {
             return try await withTimeout(RequestDeadline.duration) {
                 try JSONValueDecoder().decode(Body.self, from: buffer.readableBytesView)

@@ -32,39 +32,43 @@ extension FerryServer {
         router.add(middleware: RequestDeadlineMiddleware(deadline: configuration.requestDeadline))
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout, metricsToken: configuration.metricsToken)
             .register(on: router)
-        AuthRoutes(service: auth).register(on: router)
-        // Every /sync/v1 route is authenticated by one middleware; its handlers receive the verified caller.
-        let authenticated = router.group("sync/v1")
-            .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
-            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices))
-            .group(context: AuthenticatedContext.self)
+        // Every authenticated group has the one ``Authenticator``; every group but streamed uploads runs each request
+        // whole within the request deadline (``DeadlineGroup``).
+        let authenticator = Authenticator(auth: auth, devices: devices, anonKey: keys.anonKey)
+        func authenticated(_ group: RouterGroup<FerryRequestContext>, _ authenticator: Authenticator = authenticator) -> RouterGroup<AuthenticatedContext> {
+            group.add(middleware: authenticator).group(context: AuthenticatedContext.self)
+        }
+        var optional = authenticator
+        optional.isOptional = true
+        AuthRoutes(service: auth).register(
+            anonymous: DeadlineGroup(router.group("auth/v1").add(middleware: optional)
+                .add(middleware: AttemptLimitMiddleware(limiter: auth.limits.attemptsPerClient, counts: AuthRoutes.isPasswordAttempt))),
+            authenticated: DeadlineGroup(authenticated(router.group("auth/v1")))
+        )
+        let sync = DeadlineGroup(authenticated(router.group("sync/v1")))
         // The pull's authentication also reads the caller's spaces, in the same round trip; no other route needs them.
-        let pulling = router.group("sync/v1")
-            .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
-            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices, readsSpaces: true))
-            .group(context: AuthenticatedContext.self)
-        SyncRoutes(sync: sync).register(on: authenticated, pulling: pulling)
-        SpaceRoutes(spaces: spaces).register(on: authenticated)
-        DeviceRoutes(devices: devices, secrets: secrets).register(on: authenticated)
-        ProfileRoutes(auth: auth).register(on: authenticated)
-        BlobRoutes(blobs: blobs).register(on: authenticated)
+        var pulling = authenticator
+        pulling.readsSpaces = true
+        SyncRoutes(sync: self.sync).register(on: sync, pulling: DeadlineGroup(authenticated(router.group("sync/v1"), pulling)))
+        SpaceRoutes(spaces: spaces).register(on: sync)
+        DeviceRoutes(devices: devices, secrets: secrets).register(on: sync)
+        ProfileRoutes(auth: auth).register(on: sync)
+        BlobRoutes(blobs: blobs).register(on: sync, uploads: authenticated(router.group("sync/v1")))
         // Supabase Storage: errors in Storage's shape; signed URLs and public buckets need no session.
         let storageRoutes = StorageRoutes(storage: objects)
-        let storageGroup = router.group("storage/v1").add(middleware: StorageErrorMiddleware())
-        storageRoutes.register(open: storageGroup)
-        let storageAuthenticated = storageGroup
-            .add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
-            .add(middleware: SyncAuthenticationMiddleware(auth: auth, devices: devices))
-            .group(context: AuthenticatedContext.self)
-        storageRoutes.register(authenticated: storageAuthenticated)
-        ResumableUploadRoutes(storage: objects, publicURL: configuration.publicURL).register(on: storageAuthenticated)
+        let storage = router.group("storage/v1").add(middleware: StorageErrorMiddleware())
+        storageRoutes.register(open: DeadlineGroup(storage), openUploads: storage)
+        let storageSignedIn = DeadlineGroup(authenticated(storage)), storageUploads = authenticated(storage)
+        storageRoutes.register(authenticated: storageSignedIn, uploads: storageUploads)
+        ResumableUploadRoutes(storage: objects, publicURL: configuration.publicURL).register(on: storageSignedIn, uploads: storageUploads)
         OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
+        var streaming = authenticator
+        streaming.credentials = .headersOrQuery
         StreamRoutes(
-            gate: StreamGate(auth: auth, devices: devices, hub: hub, anonKey: keys.anonKey),
             service: StreamService(
-                auth: auth, devices: devices, storage: sync.storage, hub: hub, metrics: StreamMetrics(registry: registry), logger: logger
+                auth: auth, devices: devices, storage: self.sync.storage, hub: hub, metrics: StreamMetrics(registry: registry), logger: logger
             )
-        ).register(on: router)
+        ).register(on: router.group("sync/v1/stream").add(middleware: streaming).add(middleware: StreamAdmission(hub: hub)))
         return router
     }
 

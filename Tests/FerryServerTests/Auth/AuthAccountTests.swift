@@ -98,8 +98,14 @@ struct AuthAccountTests {
             let grant = try await auth.send("POST", "/auth/v1/token?grant_type=magic", json: [:])
             #expect(grant.status == 400)
             #expect(grant.errorCode == "unsupported_grant_type")
-            let scope = try await auth.send("POST", "/auth/v1/logout?scope=everywhere")
+            // The caller is authenticated before anything else is read, as GoTrue does: no token, 401 whatever the scope.
+            let anonymous = try await auth.send("POST", "/auth/v1/logout?scope=everywhere")
+            #expect(anonymous.status == 401)
+            #expect(anonymous.errorCode == "no_authorization")
+            let session = try await auth.signUp(uniqueEmail())
+            let scope = try await auth.send("POST", "/auth/v1/logout?scope=everywhere", token: session.accessToken)
             #expect(scope.status == 400)
+            #expect(scope.errorCode == "validation_failed")
             // PostgreSQL cannot store U+0000 in text or jsonb: refused up front, on both engines alike.
             let nulEmail = try await auth.send("POST", "/auth/v1/token?grant_type=password", json: ["email": "a\u{0}@example.com", "password": "x"])
             #expect(nulEmail.errorCode == "invalid_credentials")

@@ -7,12 +7,6 @@ import Hummingbird
 struct AuthRoutes {
     let service: AuthService
 
-    /// Runs `work` within the request deadline (``RequestDeadline``); past it the request fails with 503, as when
-    /// the database is down.
-    private func withinDeadline<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        try await withTimeout(RequestDeadline.duration, work)
-    }
-
     struct Credentials: Decodable {
         var email: String
         var password: String
@@ -37,59 +31,50 @@ struct AuthRoutes {
         }
     }
 
-    func register(on router: Router<FerryRequestContext>) {
-        let auth = router.group("auth/v1")
-            .add(middleware: APIKeyMiddleware(anonKey: service.keys.anonKey))
-            .add(middleware: AttemptLimitMiddleware(limiter: service.limits.attemptsPerClient, counts: Self.isPasswordAttempt))
-        auth.post("signup") { request, _ in
+    /// `anonymous`: sign-up and sign-in, behind the anon key and the attempt limit (a session presented with them only
+    /// spares its own account's lockout); `authenticated`: the rest.
+    func register(anonymous: DeadlineGroup<FerryRequestContext>, authenticated: DeadlineGroup<AuthenticatedContext>) {
+        let service = self.service
+        anonymous.post("signup") { request, _ in
             var request = request
             let body = try await request.decodeJSON(Credentials.self)
-            return JSONResponse(try await withinDeadline {
-                try await service.signUp(email: body.email, password: body.password, data: body.data)
-            })
+            return JSONResponse(try await service.signUp(email: body.email, password: body.password, data: body.data))
         }
-        auth.post("token") { request, context in
+        anonymous.post("token") { request, context in
             var request = request
             switch request.uri.queryParameters.get("grant_type") {
             case "password":
                 let body = try await request.decodeJSON(Credentials.self)
-                let (clientKey, authorization) = (context.rateLimitKey, request.headers[.authorization])
-                return JSONResponse(try await withinDeadline {
-                    try await service.signIn(email: body.email, password: body.password, clientKey: clientKey, authorization: authorization)
-                })
+                return JSONResponse(try await service.signIn(
+                    email: body.email, password: body.password, clientKey: context.rateLimitKey, presentedBy: context.caller?.account
+                ))
             case "refresh_token":
                 let body = try await request.decodeJSON(RefreshRequest.self)
-                return JSONResponse(try await withinDeadline { try await service.refresh(token: body.refreshToken) })
+                return JSONResponse(try await service.refresh(token: body.refreshToken))
             case let other:
                 throw APIError(.badRequest, .unsupportedGrantType, "Unsupported grant_type '\(other ?? "")': use password or refresh_token.")
             }
         }
-        auth.get("user") { request, _ in
-            let authorization = request.headers[.authorization]
-            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
-            return JSONResponse(try await withinDeadline { try await service.user(caller) })
+        authenticated.get("user") { _, context in
+            JSONResponse(try await service.user(context.caller.account))
         }
-        auth.put("user") { request, _ in
+        authenticated.put("user") { request, context in
             var request = request
-            let authorization = request.headers[.authorization]
-            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
             let body = try await request.decodeJSON(UserUpdate.self)
             if body.email != nil {
                 throw APIError(.unprocessableContent, .validationFailed, "Changing the email address is not supported yet.")
             }
-            return JSONResponse(try await withinDeadline {
-                try await service.updateUser(caller, password: body.password, currentPassword: body.currentPassword, data: body.data)
-            })
+            return JSONResponse(try await service.updateUser(
+                context.caller.account, password: body.password, currentPassword: body.currentPassword, data: body.data
+            ))
         }
-        auth.post("logout") { request, _ -> HTTPResponse.Status in
+        authenticated.post("logout") { request, context in
             let raw = request.uri.queryParameters.get("scope") ?? "global"
             guard let scope = AuthService.SignOutScope(rawValue: raw) else {
                 throw APIError(.badRequest, .validationFailed, "scope must be global, local or others, not '\(raw)'.")
             }
-            let authorization = request.headers[.authorization]
-            let caller = try await withinDeadline { try await service.authenticate(authorization: authorization) }
-            try await withinDeadline { try await service.signOut(caller, scope: scope) }
-            return .noContent
+            try await service.signOut(context.caller.account, scope: scope)
+            return HTTPResponse.Status.noContent
         }
     }
 }

@@ -15,12 +15,13 @@ import NIOCore
 struct BlobRoutes {
     let blobs: BlobService
 
-    func register(on group: RouterGroup<AuthenticatedContext>) {
+    /// `uploads`: the group of streamed bodies, whose handlers bound their own database steps (``RequestDeadline``).
+    func register(on group: DeadlineGroup<AuthenticatedContext>, uploads: RouterGroup<AuthenticatedContext>) {
         let blobs = self.blobs
         let path: RouterPath = "spaces/:space/blobs/:sha256"
         group.head(path) { _, context in
             let key = try Self.key(context)
-            switch try await context.withinDeadline({ try await blobs.state(context.caller, key) }) {
+            switch try await blobs.state(context.caller, key) {
             case .complete(let size):
                 return Response(status: .ok, headers: [.contentLength: "\(size)", .contentType: "application/octet-stream", .eTag: "\"\(key.sha256)\""])
             case .uploading(let progress):
@@ -32,14 +33,14 @@ struct BlobRoutes {
         group.get(path) { request, context in
             let key = try Self.key(context)
             let range = try ByteRange(header: request.headers[.range])
-            let (size, bytes) = try await context.withinDeadline { try await blobs.download(context.caller, key, from: range?.start ?? 0) }
+            let (size, bytes) = try await blobs.download(context.caller, key, from: range?.start ?? 0)
             return BlobResponse.make(
                 size: size, range: range, bytes: bytes, contentType: "application/octet-stream", eTag: key.sha256,
                 cacheControl: "private, max-age=31536000, immutable", sent: blobs.metrics.sent,
                 pacer: WritePacer(channel: context.channel, stallTimeout: blobs.limits.stalledDownloadTimeout)
             )
         }
-        group.patch(path) { request, context in
+        uploads.patch(path) { request, context in
             let key = try Self.key(context)
             guard let offset = request.headers[.uploadOffset].flatMap(Int64.init), offset >= 0 else {
                 throw APIError(.badRequest, .badRequest, "Upload-Offset must be the byte the body starts at (HEAD says where the upload stands).")

@@ -8,7 +8,7 @@ struct DeviceRoutes {
     let devices: DeviceService
     let secrets: SecretsService
 
-    func register(on group: RouterGroup<AuthenticatedContext>) {
+    func register(on group: DeadlineGroup<AuthenticatedContext>) {
         let (devices, secrets) = (self.devices, self.secrets)
         group.put("devices/:device") { request, context in
             var request = request
@@ -16,7 +16,7 @@ struct DeviceRoutes {
             let body = try await request.decodeJSON(DeviceRegistration.self) { path in
                 path == "type" || path == "pushEnvironment" ? Self.unknownValue(path) : nil
             }
-            let (device, isNew) = try await context.withinDeadline { try await devices.register(context.caller, id: id, body) }
+            let (device, isNew) = try await devices.register(context.caller, id: id, body)
             return JSONResponse(device, status: isNew ? .created : .ok)
         }
         group.post("devices/:device/challenge") { request, context in
@@ -26,23 +26,23 @@ struct DeviceRoutes {
             return JSONResponse(try devices.challenge(context.caller, id: id, body))
         }
         group.get("devices") { _, context in
-            JSONResponse(try await context.withinDeadline { try await devices.list(context.caller) })
+            JSONResponse(try await devices.list(context.caller))
         }
         group.post("devices/:device/trust") { _, context in
             let id = try context.uuidParameter("device", what: "device")
-            return JSONResponse(try await context.withinDeadline { try await devices.trust(context.caller, device: id) })
+            return JSONResponse(try await devices.trust(context.caller, device: id))
         }
         group.post("devices/:device/revoke") { _, context in
             let id = try context.uuidParameter("device", what: "device")
-            return JSONResponse(try await context.withinDeadline { try await devices.revoke(context.caller, device: id) })
+            return JSONResponse(try await devices.revoke(context.caller, device: id))
         }
         group.get("secrets") { _, context in
-            JSONResponse(try await context.withinDeadline { try await secrets.state(context.caller) })
+            JSONResponse(try await secrets.state(context.caller))
         }
         group.put("secrets") { request, context in
             var request = request
             let body = try await request.decodeJSON(StoreSecretsRequest.self, limit: secrets.limits.maximumSecretsBytes)
-            return JSONResponse(try await context.withinDeadline { try await secrets.store(context.caller, body) })
+            return JSONResponse(try await secrets.store(context.caller, body))
         }
     }
 

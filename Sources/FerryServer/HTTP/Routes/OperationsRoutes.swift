@@ -24,8 +24,7 @@ struct OperationsRoutes {
             _ = try await self.health()
             return .ok
         }
-        router.get("/metrics") { request, context in
-            try self.authorizeMetrics(request, context)
+        router.group("/metrics").add(middleware: MetricsAccess(token: metricsToken)).get { _, _ in
             var buffer: [UInt8] = []
             buffer.reserveCapacity(4096)
             self.registry.emit(into: &buffer)
@@ -44,22 +43,6 @@ struct OperationsRoutes {
         }
     }
 
-    /// Request counts and routes tell an outsider how the server is used, so `/metrics` needs the configured token,
-    /// or, without one, a loopback peer that no proxy forwarded (a reverse proxy on the same host is loopback too).
-    func authorizeMetrics(_ request: Request, _ context: FerryRequestContext) throws {
-        if let metricsToken {
-            let presented = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-            guard let presented, ConstantTime.isEqual(presented, metricsToken) else {
-                throw APIError(.unauthorized, .invalidMetricsToken, "GET /metrics needs 'Authorization: Bearer' with the server's metrics token.")
-            }
-            return
-        }
-        let isForwarded = [.forwarded, .xForwardedFor, .xRealIP].contains { request.headers[$0] != nil }
-        guard context.peerAddress?.isLoopback == true, !isForwarded else {
-            throw APIError(.forbidden, .metricsForbidden, "Metrics are served only on loopback unless the server has a metrics token (--metrics-token).")
-        }
-    }
-
     /// 200 when the database answers a query within the timeout, 503 otherwise.
     func health() async throws -> HealthReport {
         let storage = self.storage
@@ -73,16 +56,4 @@ struct OperationsRoutes {
         }
         return HealthReport(status: "ok", database: storage.dialect.rawValue)
     }
-}
-
-extension ErrorCode {
-    /// `GET /metrics` without the right bearer token, on a server that has one.
-    public static let invalidMetricsToken: ErrorCode = "invalid_metrics_token"
-    /// `GET /metrics` from a non-loopback or proxied client, on a server without a metrics token.
-    public static let metricsForbidden: ErrorCode = "metrics_forbidden"
-}
-
-extension HTTPField.Name {
-    /// `X-Real-IP`, which nginx setups often add.
-    static let xRealIP = Self("X-Real-IP")!
 }

@@ -10,15 +10,15 @@ struct ProfileRoutes {
         var fields: [String: JSONValue]
     }
 
-    func register(on group: RouterGroup<AuthenticatedContext>) {
+    func register(on group: DeadlineGroup<AuthenticatedContext>) {
         let auth = self.auth
         group.get("profile") { _, context in
-            JSONResponse(try await context.withinDeadline { try await auth.profile(context.caller.account) })
+            JSONResponse(try await auth.profile(context.caller.account))
         }
         group.patch("profile") { request, context in
             var request = request
             let body = try await request.decodeJSON(ProfileUpdate.self)
-            return JSONResponse(try await context.withinDeadline { try await auth.updateProfile(context.caller.account, fields: body.fields) })
+            return JSONResponse(try await auth.updateProfile(context.caller.account, fields: body.fields))
         }
     }
 }

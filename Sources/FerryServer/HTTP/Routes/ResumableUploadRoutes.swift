@@ -15,7 +15,8 @@ struct ResumableUploadRoutes {
 
     static let tusVersion = "1.0.0"
 
-    func register(on group: RouterGroup<AuthenticatedContext>) {
+    /// `uploads`: the group of streamed bodies (`PATCH`), whose handlers bound their own database steps.
+    func register(on group: DeadlineGroup<AuthenticatedContext>, uploads: RouterGroup<AuthenticatedContext>) {
         let storage = self.storage
         let base = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? ""
         group.post("upload/resumable") { request, context in
@@ -37,17 +38,14 @@ struct ResumableUploadRoutes {
                 throw APIError(.unsupportedMediaType, .invalidMimeType, "mime type \(contentType.prefix(100)) is not supported by bucket \(bucket.name).")
             }
             let upsert = request.headers[HTTPField.Name("x-upsert")!]?.lowercased() == "true"
-            let upload = try await context.withinDeadline {
-                let space = try await storage.checkWritable(by: context.caller.userID, bucket: bucket, name: name)
-                if !upsert, try await storage.catalog.object(bucket: bucketName, name: name) != nil { throw storage.duplicate }
-                try await storage.checkQuota(of: context.caller.userID, adding: length, opening: true)
-                let upload = ResumableUpload(
-                    id: .random(), bucket: bucketName, name: name, space: space, owner: context.caller.userID, contentType: contentType,
-                    cacheControl: ObjectStorageService.maxAge(metadata["cacheControl"]), upsert: upsert, length: length, createdAt: Date()
-                )
-                try await storage.catalog.saveResumableUpload(upload)
-                return upload
-            }
+            let space = try await storage.checkWritable(by: context.caller.userID, bucket: bucket, name: name)
+            if !upsert, try await storage.catalog.object(bucket: bucketName, name: name) != nil { throw storage.duplicate }
+            try await storage.checkQuota(of: context.caller.userID, adding: length, opening: true)
+            let upload = ResumableUpload(
+                id: .random(), bucket: bucketName, name: name, space: space, owner: context.caller.userID, contentType: contentType,
+                cacheControl: ObjectStorageService.maxAge(metadata["cacheControl"]), upsert: upsert, length: length, createdAt: Date()
+            )
+            try await storage.catalog.saveResumableUpload(upload)
             return Response(status: .created, headers: [
                 .location: "\(base)/storage/v1/upload/resumable/\(upload.id.text)", .tusResumable: Self.tusVersion,
                 .uploadOffset: "0", .contentLength: "0",
@@ -56,15 +54,13 @@ struct ResumableUploadRoutes {
         group.head("upload/resumable/:id") { request, context in
             try Self.checkVersion(request)
             let upload = try await Self.upload(context, storage)
-            let received = try await context.withinDeadline {
-                _ = try await storage.checkWritable(by: upload.owner, bucket: try storage.bucket(upload.bucket), name: upload.name)
-                return try await storage.blobs.store.upload(upload.id)?.received ?? 0
-            }
+            _ = try await storage.checkWritable(by: upload.owner, bucket: try storage.bucket(upload.bucket), name: upload.name)
+            let received = try await storage.blobs.store.upload(upload.id)?.received ?? 0
             return Response(status: .ok, headers: [
                 .uploadOffset: "\(received)", .uploadLength: "\(upload.length)", .tusResumable: Self.tusVersion, .cacheControl: "no-store",
             ])
         }
-        group.patch("upload/resumable/:id") { request, context in
+        uploads.patch("upload/resumable/:id") { request, context in
             try Self.checkVersion(request)
             guard request.headers[.contentType]?.lowercased().hasPrefix("application/offset+octet-stream") == true else {
                 throw APIError(.unsupportedMediaType, .badRequest, "A TUS PATCH carries Content-Type: application/offset+octet-stream.")
@@ -74,7 +70,7 @@ struct ResumableUploadRoutes {
             }
             let upload = try await Self.upload(context, storage)
             // Membership is checked again: someone removed from the space, or made a viewer, cannot go on.
-            _ = try await context.withinDeadline {
+            _ = try await RequestDeadline.bound {
                 try await storage.checkWritable(by: upload.owner, bucket: try storage.bucket(upload.bucket), name: upload.name)
             }
             let received: Int64
@@ -90,7 +86,7 @@ struct ResumableUploadRoutes {
                 throw BlobService.apiError(error)
             }
             if received == upload.length {
-                try await context.withinDeadline {
+                try await RequestDeadline.bound {
                     let key = try await storage.blobs.store.complete(upload.id, space: upload.space, expected: nil)
                     _ = try await storage.save(
                         bucket: upload.bucket, name: upload.name, blob: key, contentType: upload.contentType, cacheControl: upload.cacheControl,
@@ -104,10 +100,8 @@ struct ResumableUploadRoutes {
         group.delete("upload/resumable/:id") { request, context in
             try Self.checkVersion(request)
             let upload = try await Self.upload(context, storage)
-            try await context.withinDeadline {
-                try await storage.blobs.store.discard(upload.id)
-                try await storage.catalog.deleteResumableUpload(id: upload.id)
-            }
+            try await storage.blobs.store.discard(upload.id)
+            try await storage.catalog.deleteResumableUpload(id: upload.id)
             return Response(status: .noContent, headers: [.tusResumable: Self.tusVersion])
         }
     }
@@ -115,7 +109,7 @@ struct ResumableUploadRoutes {
     /// The caller's upload named in the path; `404` for anyone else's or one that finished.
     private static func upload(_ context: AuthenticatedContext, _ storage: ObjectStorageService) async throws -> ResumableUpload {
         guard let id = context.parameters.get("id").flatMap(UploadID.init(parsing:)),
-              let upload = try await context.withinDeadline({ try await storage.catalog.resumableUpload(id: id) }),
+              let upload = try await RequestDeadline.bound({ try await storage.catalog.resumableUpload(id: id) }),
               upload.owner == context.caller.userID
         else {
             throw APIError(.notFound, .objectNotFound, "No such upload: it finished, was terminated, expired, or is another account's.")

@@ -9,8 +9,8 @@ import NIOCore
 struct StorageRoutes {
     let storage: ObjectStorageService
 
-    /// Routes that need a signed-in caller.
-    func register(authenticated group: RouterGroup<AuthenticatedContext>) {
+    /// Routes that need a signed-in caller; `uploads` receive streamed bodies and bound their own database steps.
+    func register(authenticated group: DeadlineGroup<AuthenticatedContext>, uploads: RouterGroup<AuthenticatedContext>) {
         let storage = self.storage
         group.get("bucket") { _, _ in
             JSONResponse(JSONValue.array(storage.schema.buckets.map(Self.bucketJSON)))
@@ -19,28 +19,26 @@ struct StorageRoutes {
             JSONResponse(Self.bucketJSON(try storage.bucket(context.parameters.get("id") ?? "")))
         }
         for method in [HTTPRequest.Method.post, .put, .delete] {
-            group.on("bucket", method: method) { _, _ -> Response in throw Self.bucketsAreDeclared }
-            group.on("bucket/:id", method: method) { _, _ -> Response in throw Self.bucketsAreDeclared }
-            group.on("bucket/:id/empty", method: method) { _, _ -> Response in throw Self.bucketsAreDeclared }
+            group.on("bucket", method: method) { _, _ in throw Self.bucketsAreDeclared }
+            group.on("bucket/:id", method: method) { _, _ in throw Self.bucketsAreDeclared }
+            group.on("bucket/:id/empty", method: method) { _, _ in throw Self.bucketsAreDeclared }
         }
         group.post("object/list/:bucket") { request, context in
             var request = request
             let body = try await request.decodeJSON(ObjectListRequest.self)
             let bucket = try context.parameters.require("bucket")
-            return JSONResponse(try await context.withinDeadline {
-                try await ObjectListing(storage: storage, user: context.caller.userID).list(bucket: bucket, request: body)
-            })
+            return JSONResponse(try await ObjectListing(storage: storage, user: context.caller.userID).list(bucket: bucket, request: body))
         }
         group.get("object/info/:bucket/**") { _, context in
             let (bucket, name) = try Self.location(context)
-            let object = try await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
+            let object = try await storage.readable(by: context.caller.userID, bucket: bucket, name: name)
             return JSONResponse(Self.infoJSON(object))
         }
         group.post("object/sign/:bucket/**") { request, context in
             var request = request
             let body = try await request.decodeJSON(SignRequest.self)
             let (bucket, name) = try Self.location(context)
-            let object = try await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
+            let object = try await storage.readable(by: context.caller.userID, bucket: bucket, name: name)
             let token = try storage.signedReadToken(object, signer: context.caller.userID, expiresIn: try body.seconds())
             return JSONResponse(JSONValue.object(["signedURL": .string(Self.signedPath(bucket, name, token))]))
         }
@@ -53,10 +51,8 @@ struct StorageRoutes {
                 throw APIError(.badRequest, .badRequest, "paths must list the objects to sign: at most 1000, each at most \(ObjectStorageService.maximumPathBytes) characters.")
             }
             let names = paths.map(ObjectStorageService.canonicalName)
-            // The caller's spaces are read once for every path, and the whole batch is under the request's deadline.
-            let tokens = try await context.withinDeadline {
-                try await storage.signedReadTokens(by: context.caller.userID, bucket: bucket, names: names, expiresIn: seconds)
-            }
+            // The caller's spaces are read once for every path.
+            let tokens = try await storage.signedReadTokens(by: context.caller.userID, bucket: bucket, names: names, expiresIn: seconds)
             return JSONResponse(JSONValue.array(zip(paths, zip(names, tokens)).map { path, signed in
                 guard let token = signed.1 else {
                     return .object(["path": .string(path), "error": "Either the object does not exist or you do not have access to it", "signedURL": .null])
@@ -67,7 +63,7 @@ struct StorageRoutes {
         group.post("object/upload/sign/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
             let definition = try storage.bucket(bucket)
-            _ = try await context.withinDeadline { try await storage.checkWritable(by: context.caller.userID, bucket: definition, name: name) }
+            _ = try await storage.checkWritable(by: context.caller.userID, bucket: definition, name: name)
             let token = storage.signedUploadToken(bucket: bucket, name: name, owner: context.caller.userID, upsert: Self.isUpsert(request))
             return JSONResponse(JSONValue.object([
                 "url": .string("/object/upload/sign/\(bucket)/\(Self.encoded(name))?token=\(token)"), "token": .string(token),
@@ -76,17 +72,17 @@ struct StorageRoutes {
         for prefix in ["object/", "object/authenticated/"] {
             group.get(RouterPath(prefix + ":bucket/**")) { request, context in
                 let (bucket, name) = try Self.location(context)
-                let object = try await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
+                let object = try await storage.readable(by: context.caller.userID, bucket: bucket, name: name)
                 return try await Self.download(object, request, context, storage)
             }
         }
-        group.post("object/:bucket/**") { request, context in
+        uploads.post("object/:bucket/**") { request, context in
             try await Self.upload(request, context, storage, upsert: Self.isUpsert(request))
         }
-        group.put("object/:bucket/**") { request, context in
+        uploads.put("object/:bucket/**") { request, context in
             // Storage's update replaces an object that exists.
             let (bucket, name) = try Self.location(context)
-            _ = try await context.withinDeadline { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
+            _ = try await RequestDeadline.bound { try await storage.readable(by: context.caller.userID, bucket: bucket, name: name) }
             return try await Self.upload(request, context, storage, upsert: true)
         }
         group.delete("object/:bucket") { request, context in
@@ -94,26 +90,26 @@ struct StorageRoutes {
             let body = try await request.decodeJSON(RemoveRequest.self, limit: Self.listBodyLimit)
             let bucket = try context.parameters.require("bucket")
             let names = body.prefixes.map(ObjectStorageService.canonicalName)
-            let removed = try await context.withinDeadline { try await storage.remove(by: context.caller.userID, bucket: bucket, names: names) }
+            let removed = try await storage.remove(by: context.caller.userID, bucket: bucket, names: names)
             return JSONResponse(JSONValue.array(removed.map(Self.infoJSON)))
         }
     }
 
     /// Routes anyone may call: public buckets and signed URLs (the token is the authorization).
-    func register(open group: RouterGroup<FerryRequestContext>) {
+    func register(open group: DeadlineGroup<FerryRequestContext>, openUploads: RouterGroup<FerryRequestContext>) {
         let storage = self.storage
         group.get("object/public/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
-            let object = try await withTimeout(RequestDeadline.duration) { try await storage.publicObject(bucket: bucket, name: name) }
+            let object = try await storage.publicObject(bucket: bucket, name: name)
             return try await Self.download(object, request, context, storage)
         }
         group.get("object/sign/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
             let token = request.uri.queryParameters.get("token")
-            let object = try await withTimeout(RequestDeadline.duration) { try await storage.signedObject(token, bucket: bucket, name: name) }
+            let object = try await storage.signedObject(token, bucket: bucket, name: name)
             return try await Self.download(object, request, context, storage)
         }
-        group.put("object/upload/sign/:bucket/**") { request, context in
+        openUploads.put("object/upload/sign/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
             let claim = try storage.verifiedClaim(request.uri.queryParameters.get("token"), kind: "w", bucket: bucket, name: name)
             guard case .string(let ownerText)? = claim["o"], let owner = UUID(uuidString: ownerText) else { throw storage.notFound }

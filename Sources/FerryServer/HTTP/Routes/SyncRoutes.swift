@@ -8,17 +8,17 @@ struct SyncRoutes {
     let sync: SyncService
 
     /// `pulling`: the group whose authentication reads the caller's spaces with its session, for the pull alone.
-    func register(on group: RouterGroup<AuthenticatedContext>, pulling: RouterGroup<AuthenticatedContext>) {
+    func register(on group: DeadlineGroup<AuthenticatedContext>, pulling: DeadlineGroup<AuthenticatedContext>) {
         let sync = self.sync
         group.post("push") { request, context in
             var request = request
             let body = try await request.decodeJSON(PushRequest.self, limit: sync.limits.maximumPushBytes)
-            return JSONResponse(try await context.withinDeadline { try await sync.push(context.caller, request: body) })
+            return JSONResponse(try await sync.push(context.caller, request: body))
         }
         pulling.post("pull") { request, context in
             var request = request
             let body = try await request.decodeJSON(PullRequest.self)
-            return JSONResponse(try await context.withinDeadline { try await sync.pull(context.caller, request: body) })
+            return JSONResponse(try await sync.pull(context.caller, request: body))
         }
         group.get("schema") { _, _ in
             JSONResponse(sync.schema)

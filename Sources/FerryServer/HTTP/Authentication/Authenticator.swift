@@ -1,0 +1,50 @@
+import FerryCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The one place a request's credentials are read: every authenticated route group, `/auth/v1/user`, `/sync/v1`,
+/// `/storage/v1` and the realtime stream alike, has this middleware, and no handler reads a token or key itself.
+///
+/// It checks the anon key (constant time), verifies the bearer token and its session within the request deadline,
+/// checks the session's device (revoked → 403) and marks it seen. The caller goes into the context, where
+/// ``AuthenticatedContext`` requires it, so a route added to such a group cannot run without one.
+struct Authenticator: RouterMiddleware {
+    typealias Context = FerryRequestContext
+
+    /// Where credentials may come from.
+    enum Credentials {
+        /// `apikey` and `Authorization: Bearer` headers.
+        case headers
+        /// Those, or the `apikey` and `access_token` query parameters: browsers cannot set headers on a WebSocket.
+        case headersOrQuery
+    }
+
+    let auth: AuthService
+    let devices: DeviceService
+    let anonKey: String
+    var credentials = Credentials.headers
+    /// Whether a caller is required (otherwise 401/403), or only recorded when one presents valid credentials: sign-in
+    /// spares a device holding a session of the account from the lockout that others' guesses cause.
+    var isOptional = false
+    /// Whether the caller's spaces are read with its session (``SyncCaller/spaces``): for the pull, which needs them,
+    /// and no other route, which would read them for nothing.
+    var readsSpaces = false
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let query = credentials == .headersOrQuery ? request.uri.queryParameters : nil
+        try APIKeyMiddleware<Context>.check(request.headers[.apiKey] ?? query?.get("apikey"), anonKey: anonKey)
+        let authorization = request.headers[.authorization] ?? query?.get("access_token").map { "Bearer \($0)" }
+        var context = context
+        let verify = { @Sendable [auth, devices, readsSpaces] in
+            try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces)
+        }
+        if !isOptional {
+            context.caller = try await RequestDeadline.bound(verify)
+        } else if authorization != nil {
+            context.caller = try? await RequestDeadline.bound(verify)
+        }
+        return try await next(request, context)
+    }
+}
