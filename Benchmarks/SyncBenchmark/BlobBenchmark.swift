@@ -46,7 +46,7 @@ enum BlobBenchmark {
             var reference: BlobReference?
             let attach = try measure("attach (copy into the cache, hash)") {
                 reference = try phone.store.attachFile(at: source, contentType: "audio/mp4")
-                try phone.store.put(collection: "recordings", fields: ["title": "Benchmark", "audio": reference!.json])
+                try phone.store.save(collection: "recordings", fields: ["title": "Benchmark", "audio": reference!.json])
             }
             let upload = try await measureAsync("upload (sync: PATCH in 4 MiB chunks, server hashes)") {
                 let report = try await phone.running { try await phone.engine.sync() }

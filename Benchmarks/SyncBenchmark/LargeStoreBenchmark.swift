@@ -37,7 +37,7 @@ struct LargeStoreBenchmark {
         let small = try await BenchmarkDevice.signIn(endpoint, email: email, password: password, signUp: false, fileURL: folder.appending(path: "small-store.sqlite"))
         let large = try await BenchmarkDevice.signIn(endpoint, email: email, password: password, signUp: false, fileURL: folder.appending(path: "large-store.sqlite"))
         return try await BenchmarkDevice.running([writer, small, large]) { () async throws -> Outcome in
-            for index in 0..<Self.smallRows { try writer.store.put(collection: "notes", fields: noteFields(index)) }
+            for index in 0..<Self.smallRows { try writer.store.save(collection: "notes", fields: noteFields(index)) }
             _ = try await writer.syncRetrying()
             for device in [small, large] {
                 let (report, _) = try await device.syncRetrying()
@@ -51,7 +51,7 @@ struct LargeStoreBenchmark {
             var outcome = Outcome(largeRows: largeRows, smallMilliseconds: [], largeMilliseconds: [], buildSeconds: buildSeconds)
             for round in 0...rounds {
                 for index in 0..<Self.changesPerRound {
-                    try writer.store.put(collection: "notes", fields: noteFields(1_000_000_000 + round * 100 + index))
+                    try writer.store.save(collection: "notes", fields: noteFields(1_000_000_000 + round * 100 + index))
                 }
                 _ = try await writer.syncRetrying()
                 var timings: [Bool: Double] = [:]

@@ -92,7 +92,7 @@ enum RealtimeBenchmark {
             var acknowledged: [UInt64] = []
             try await writer.running {
                 for (index, id) in ids.enumerated() {
-                    try writer.store.put(collection: "notes", id: id, fields: noteFields(index))
+                    try writer.store.save(collection: "notes", id: id, fields: noteFields(index))
                     let report = try await writer.engine.sync()
                     guard report.pushed == 1 else { throw BenchmarkError("the write was not pushed") }
                     acknowledged.append(timed.last.withLock { $0 })

@@ -68,7 +68,7 @@ enum RealtimeDevicesRun {
             last = status.lastSyncedAt
             let now = ProcessMetrics.monotonicNanoseconds()
             for (position, id) in ids.enumerated() where seen.times.withLock({ $0[position][index] == 0 }) {
-                if (try? engine.store.get(collection: "notes", id: id)) != nil {
+                if (try? engine.store.fetch(collection: "notes", id: id)) != nil {
                     seen.times.withLock { $0[position][index] = now }
                 }
             }

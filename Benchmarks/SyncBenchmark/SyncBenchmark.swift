@@ -85,7 +85,7 @@ struct SyncBenchmark {
         let seeder = try await BenchmarkDevice.signIn(endpoint, email: email, password: password, signUp: true, fileURL: folder.appending(path: "seeder.sqlite"))
         results.localWriteSeconds = try clock.measure {
             for index in 0..<options.rows {
-                try seeder.store.put(collection: "notes", fields: noteFields(index))
+                try seeder.store.save(collection: "notes", fields: noteFields(index))
                 if (index + 1) % 10_000 == 0 { progress("  \(index + 1) local writes") }
             }
         }.seconds

@@ -90,11 +90,7 @@ public final class LiveServer: Sendable {
     ) async throws -> Result {
         try await TestDatabase.with(engine) { database in
             var configuration = database.serverConfiguration
-            if let schema {
-                let file = database.folder + "/schema.yaml"
-                try schema.write(toFile: file, atomically: true, encoding: .utf8)
-                configuration.schemaFiles = [file]
-            }
+            if let schema { configuration.schemaFiles = [try database.writeSchema(schema)] }
             configure(&configuration)
             let server = try await start(configuration)
             do {

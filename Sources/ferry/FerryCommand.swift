@@ -33,18 +33,12 @@ enum FerryMain {
             } else {
                 try command.run()
             }
-        } catch let error as ServerStartupError {
-            fail(error.message, code: ErrorCode(rawValue: error.code.rawValue))
-        } catch let error as AuthError {
-            fail(error.message, code: error.code)
         } catch let error as StoreError where error.code == .schemaOutdated {
             fail("\(error.message) This profile's store was made for an older schema: run 'ferry reset' (with the same --profile) to start it over, then 'ferry login'.", code: error.code)
-        } catch let error as StoreError {
-            fail(error.message, code: error.code)
-        } catch let error as SyncError {
-            fail(error.message, code: error.code)
         } catch let error as CommandFailure {
             fail(error.message, code: error.shownCode, status: error.status)
+        } catch let error as any FerryError {
+            fail(error.message, code: error.code)
         } catch {
             let status = FerryCommand.exitCode(for: error)
             if status == .success || error is CleanExit {

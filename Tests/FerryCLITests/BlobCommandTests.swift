@@ -25,7 +25,7 @@ struct SermonAudioCrashTests {
             let home = database.folder + "/home"
             let phone = DataCommandTests.Device(server: URL(string: served.baseURL)!, apiKey: anonKey, home: home, profile: "phone")
             let pad = DataCommandTests.Device(server: phone.server, apiKey: anonKey, home: home, profile: "pad")
-            let email = "sermon-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let email = uniqueEmail("sermon")
             _ = try await phone.ok(["signup", email], password: "correct horse 1")
             _ = try await pad.ok(["login", email], password: "correct horse 1")
             _ = try await phone.ok(["sync"])  // learns the schema; what follows is written offline

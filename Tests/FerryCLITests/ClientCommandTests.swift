@@ -30,14 +30,12 @@ struct ClientCommandTests {
           arguments: TestEngine.available)
     func launchJourney(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            var configuration = database.serverConfiguration
-            configuration.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
-            configuration.useFastPasswordHashing()
+            var configuration = database.endToEndConfiguration(schemaFile: ExampleSchemas.path("lingo.yaml"))
             configuration.healthTimeout = .seconds(30)  // a first PostgreSQL connection on a loaded machine can take seconds
             var server = try await LiveServer.start(configuration)
             let port = try #require(server.baseURL.port)
             let client = Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/home")
-            let email = "ada-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let email = uniqueEmail("ada")
             let password = "correct horse 1"
 
             #expect(try await client.route()["route"] as? String == "welcome")
@@ -101,7 +99,7 @@ struct ClientCommandTests {
             let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
             defer { try? FileManager.default.removeItem(atPath: home) }
             let client = Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home)
-            let email = "bob-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let email = uniqueEmail("bob")
             #expect(try await client.run(["signup", email], password: "correct horse 1").status == 0)
 
             let wrong = try await client.run(["login", email], password: "wrong horse 1")

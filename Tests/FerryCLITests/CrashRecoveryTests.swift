@@ -107,7 +107,7 @@ struct CrashHarness {
         let (serve, server) = (served.arguments, served.process)
         let home = database.folder + "/home"
         let cli = ["FERRY_SERVER": served.baseURL, "FERRY_API_KEY": served.anonKey, "FERRY_HOME": home]
-        let email = "crash-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+        let email = uniqueEmail("crash")
         let signup = try await FerryProcess.run(["signup", email, "--json"], environment: cli.merging(["FERRY_PASSWORD": "correct horse 1"]) { $1 })
         try #require(signup.status == 0, "\(signup.stderr)")
         let account = try JSONSerialization.jsonObject(with: Data(signup.stdout.utf8)) as? [String: Any]
@@ -128,7 +128,7 @@ struct CrashHarness {
     func write(_ names: [String]) throws {
         let store = try openStore()
         for name in names {
-            _ = try store.put(collection: "clients", space: space, fields: ["name": .string(name)])
+            _ = try store.save(collection: "clients", space: space, fields: ["name": .string(name)])
         }
     }
 
@@ -154,20 +154,4 @@ struct CrashHarness {
 
 struct CrashHarnessError: Error, CustomStringConvertible {
     var description: String
-}
-
-/// A loopback port that was free a moment ago (the server is restarted on the same one).
-func freePort() throws -> Int {
-    let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-    }
-    try #require(bound)
-    return Int(UInt16(bigEndian: address.sin_port))
 }

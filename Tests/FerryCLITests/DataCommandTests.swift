@@ -30,7 +30,7 @@ struct DataCommandTests {
         static func pair(_ server: LiveServer, home: String, name: String) async throws -> (phone: Device, pad: Device, email: String) {
             let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
             let pad = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "pad")
-            let email = "\(name)-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let email = uniqueEmail(name)
             #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
             #expect(try await pad.run(["login", email], password: "correct horse 1").status == 0)
             return (phone, pad, email)

@@ -17,7 +17,7 @@ struct DevicesCommandTests {
             defer { try? FileManager.default.removeItem(atPath: home) }
             let mac = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "mac")
             let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
-            let email = "devices-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let email = uniqueEmail("devices")
 
             let signup = try await mac.json(["signup", email], password: "correct horse 1")
             let macLogin = try #require(signup["post_login"] as? [String: Any])

@@ -48,7 +48,7 @@ struct FirstHourTests {
             defer { try? FileManager.default.removeItem(atPath: home) }
             let (owner, _, _) = try await Device.pair(server, home: home, name: "owner")
             let guest = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "guest")
-            let guestEmail = "guest-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let guestEmail = uniqueEmail("guest")
             _ = try await guest.run(["signup", guestEmail], password: "correct horse 1")
             let space = try await owner.ok(["spaces", "create", "Team"]).trimmingCharacters(in: .whitespacesAndNewlines)
             let code = try await owner.ok(["spaces", "invite", "Team", guestEmail]).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -72,24 +72,18 @@ struct FirstHourTests {
     @Test("a profile whose store cannot follow a new schema is told to run 'ferry reset'", arguments: TestEngine.available)
     func schemaOutdated(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { first in
-            var configuration = first.serverConfiguration
-            configuration.schemaFiles = [ExampleSchemas.path("tabletnotes.yaml")]
-            configuration.useFastPasswordHashing()
-            let server = try await LiveServer.start(configuration)
+            let server = try await LiveServer.start(first.endToEndConfiguration(schemaFile: ExampleSchemas.path("tabletnotes.yaml")))
             let port = try #require(server.baseURL.port)
             let home = NSTemporaryDirectory() + "ferry-home-\(UUID())"
             defer { try? FileManager.default.removeItem(atPath: home) }
             let phone = Device(server: server.baseURL, apiKey: server.server.keys.anonKey, home: home, profile: "phone")
-            let email = "schema-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+            let email = uniqueEmail("schema")
             _ = try await phone.run(["signup", email], password: "correct horse 1")
             _ = try await phone.ok(["sync"])
             await server.stop()
 
             try await TestDatabase.with(engine) { second in
-                var other = second.serverConfiguration
-                other.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
-                other.useFastPasswordHashing()
-                let next = try await LiveServer.start(other, port: port)
+                let next = try await LiveServer.start(second.endToEndConfiguration(schemaFile: ExampleSchemas.path("lingo.yaml")), port: port)
                 defer { Task { await next.stop() } }
                 let moved = Device(server: next.baseURL, apiKey: next.server.keys.anonKey, home: home, profile: "phone")
                 let login = try await moved.run(["signup", email], password: "correct horse 1")

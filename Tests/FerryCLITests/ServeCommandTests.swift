@@ -35,19 +35,6 @@ struct ServeCommandTests {
         #expect(!exit.stderr.contains("Fatal error") && !exit.stderr.contains("Stack dump"), sourceLocation: sourceLocation)
     }
 
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test("bad flags and settings end with one line", arguments: [
         (["serve", "--bogus"], "--bogus"),
         (["serve", "--port", "70000"], "between 0 and 65535"),
@@ -100,7 +87,7 @@ struct ServeCommandTests {
 
     @Test("an unreachable PostgreSQL ends start-up with one line, without the password")
     func unreachablePostgres() async throws {
-        let port = try Self.freePort()
+        let port = try freePort()
         let exit = try await FerryProcess.run([
             "serve", "--port", "0", "--database", "postgres://ferry:hunter2@127.0.0.1:\(port)/ferry?sslmode=disable",
         ])

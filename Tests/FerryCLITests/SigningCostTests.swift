@@ -32,7 +32,7 @@ struct SigningCostTests {
                 let (data, response) = try await URLSession.shared.data(for: request)
                 return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONSerialization.jsonObject(with: data))
             }
-            let email = "signer-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("signer")
             let (signUpStatus, session) = try await send("POST", "/auth/v1/signup", json: ["email": email, "password": "correct horse 1"])
             let token = try #require((session as? [String: Any])?["access_token"] as? String, "sign-up answered \(signUpStatus): \(String(describing: session))")
 

@@ -5,14 +5,14 @@ import Logging
 extension AuthClient {
     /// An access token with more than 30 seconds left, refreshing the session first when needed.
     ///
-    /// When the refresh fails for any reason but the end of the session (network, timeout, 5xx, rate limiting)
-    /// and the current token has not expired yet, that token is returned: it still works.
+    /// When the refresh fails for any reason but the end of the session (a ``RemoteError``: network, timeout, 5xx,
+    /// rate limiting) and the current token has not expired yet, that token is returned: it still works.
     public func accessToken() async throws -> String {
         guard let session = try loadedSession() else { throw AuthError.notSignedIn }
         if isFresh(session) { return session.accessToken }
         do {
             return try await refresh().accessToken
-        } catch let error as AuthError where !error.isSessionGone {
+        } catch let error as RemoteError {
             let stillCurrent = (try? loadedSession())?.accessToken == session.accessToken
             guard stillCurrent, TimeInterval(session.expiresAt) > now().timeIntervalSince1970 else { throw error }
             return session.accessToken
@@ -67,11 +67,11 @@ extension AuthClient {
             if inFlightRefresh?.generation == generation { inFlightRefresh = nil }
         }
         do {
-            let request = try makeRequest(
+            let request = try ServerRequest.json(
                 "POST", "auth/v1/token", query: [URLQueryItem(name: "grant_type", value: "refresh_token")],
-                body: RefreshBody(refreshToken: session.refreshToken)
+                body: RefreshBody(refreshToken: session.refreshToken), isAuthorized: false
             )
-            let fresh = try await decode(AuthSession.self, from: sendExpectingSuccess(request), what: "session")
+            let fresh = try await send(request, as: AuthSession.self, what: "session")
             // Signed out or in again while the request was out: its answer belongs to a session that is gone.
             guard generation == self.generation else { throw AuthError.notSignedIn }
             do {
@@ -87,7 +87,7 @@ extension AuthClient {
                 try? forgetSession()
             }
             throw error
-        } catch let error as AuthError where error.isOffline {
+        } catch let error as RemoteError where error.isOffline {
             if generation == self.generation { broadcast.publish(.offline(session.user)) }
             throw error
         }

@@ -5,41 +5,57 @@ import Logging
 import FoundationNetworking
 #endif
 
+/// The one request pipeline of the SDK: account, sync, devices, profile, blobs and the stream's refusals all go
+/// through ``AuthClient/send(_:)``.
 extension AuthClient {
-    /// Sends `request` with the `apikey` header and the session's bearer token, and returns the body of its 2xx answer.
+    /// Sends `request` and returns its 2xx answer.
     ///
-    /// On `401 bad_jwt` the session is refreshed once (or the token another caller just refreshed is used) and the
-    /// request sent again. Use it for any of the server's authenticated routes, such as `/sync/v1/profile`.
-    /// Throws ``AuthError``: the server's error for a non-2xx answer, `ErrorCode.networkUnavailable`
-    /// or `ErrorCode.requestTimedOut` when no answer came.
-    public func authorizedData(for request: URLRequest) async throws -> Data {
-        try await authorizedResponse(for: request).data
-    }
-
-    /// ``authorizedData(for:)`` with the answer's head, for routes whose headers carry the result (blob uploads).
-    public func authorizedResponse(for request: URLRequest) async throws -> (data: Data, response: HTTPURLResponse) {
+    /// An authorized request carries the session's token; on `401 bad_jwt` the session is refreshed once (or the token
+    /// another caller just refreshed is used) and the request sent again, and the state follows the outcome
+    /// (reachable, offline, or session gone). Throws ``AuthError`` when the session is over, ``RemoteError`` for any
+    /// other failure: the server's status and code, or `network_unavailable` / `request_timed_out` when no answer came.
+    public func send(_ request: ServerRequest) async throws -> (data: Data, response: HTTPURLResponse) {
+        let urlRequest = request.urlRequest(for: endpoint)
+        guard request.isAuthorized else { return try await exchange(urlRequest) }
         let token = try await accessToken()
         do {
-            return try await sendAuthorized(request, token: token)
-        } catch let error as AuthError where error.status == 401 && error.code == .badJWT {
-            logger.debug("access token refused; refreshing once", metadata: ["ferry.http.path": "\(request.url?.path ?? "")"])
+            return try await sendAuthorized(urlRequest, token: token)
+        } catch let error as RemoteError where error.status == 401 && error.code == .badJWT {
+            logger.debug("access token refused; refreshing once", metadata: ["ferry.http.path": "\(request.path)"])
             let retryToken: String
             if let current = try loadedSession(), current.accessToken != token, isFresh(current) {
                 retryToken = current.accessToken
             } else {
                 retryToken = try await refresh().accessToken
             }
-            return try await sendAuthorized(request, token: retryToken)
+            return try await sendAuthorized(urlRequest, token: retryToken)
+        }
+    }
+
+    /// ``send(_:)``, with the 2xx body read as a `Reply`; a body that is not one is `unexpected_response`, naming `what`.
+    public func send<Reply: Decodable & Sendable>(_ request: ServerRequest, as reply: Reply.Type, what: String) async throws -> Reply {
+        try Self.read(try await send(request).data, what: what) { try JSONValueDecoder().decode(Reply.self, from: $0) }
+    }
+
+    /// ``send(_:)``, with the 2xx body read as a sync message by its one reader.
+    func send<Reply: JSONStreamReadable & Sendable>(_ request: ServerRequest, as reply: Reply.Type, what: String) async throws -> Reply {
+        try Self.read(try await send(request).data, what: what) { try JSONValueDecoder().decode(Reply.self, from: $0) }
+    }
+
+    private static func read<Reply>(_ data: Data, what: String, _ decode: (Data) throws -> Reply) throws -> Reply {
+        do {
+            return try decode(data)
+        } catch {
+            throw RemoteError.unreadable(what, status: 200)
         }
     }
 
     /// Sends `request` with `token`, following the outcome in the state: reachable, offline, or session gone.
     private func sendAuthorized(_ request: URLRequest, token: String) async throws -> (data: Data, response: HTTPURLResponse) {
         var request = request
-        request.setValue(endpoint.apiKey, forHTTPHeaderField: "apikey")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         do {
-            let answer = try await sendExpectingSuccessResponse(request)
+            let answer = try await exchange(request)
             if case .offline(let user?) = broadcast.current { broadcast.publish(.signedIn(user)) }
             return answer
         } catch let error as AuthError where error.isSessionGone && error.status != nil {
@@ -49,59 +65,30 @@ extension AuthClient {
                 try? forgetSession()
             }
             throw error
-        } catch let error as AuthError where error.isOffline {
+        } catch let error as RemoteError where error.isOffline {
             if let user = (try? loadedSession())?.user { broadcast.publish(.offline(user)) }
             throw error
         }
     }
 
-    /// A request to `path` under the endpoint with the `apikey` header and, when given, a JSON `body`.
-    func makeRequest(
-        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable)? = nil
-    ) throws -> URLRequest {
-        var request = URLRequest(url: endpoint.url(path: path, query: query))
-        request.httpMethod = method
-        request.setValue(endpoint.apiKey, forHTTPHeaderField: "apikey")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(try JSONValueEncoder().encodeText(body))
-        }
-        return request
-    }
-
-    /// Sends `request` and returns the body of its 2xx answer, or throws the ``AuthError`` it stands for.
-    func sendExpectingSuccess(_ request: URLRequest) async throws -> Data {
-        try await sendExpectingSuccessResponse(request).data
-    }
-
-    /// ``sendExpectingSuccess(_:)`` with the answer's head.
-    func sendExpectingSuccessResponse(_ request: URLRequest) async throws -> (data: Data, response: HTTPURLResponse) {
+    /// Sends `request` and returns its 2xx answer, or throws the error the failure stands for (``ServerAnswer``).
+    private func exchange(_ request: URLRequest) async throws -> (data: Data, response: HTTPURLResponse) {
         let data: Data, response: HTTPURLResponse
         do {
             (data, response) = try await transport.send(request)
         } catch {
-            guard let mapped = AuthError(transportError: error) else { throw error }
-            logger.debug("request failed", metadata: ["ferry.http.path": "\(request.url?.path ?? "")", "ferry.error": "\(mapped.code)"])
+            guard let mapped = ServerAnswer.failure(transportError: error) else { throw error }
+            logger.debug("request failed", metadata: ["ferry.http.path": "\(request.url?.path ?? "")", "ferry.error": "\((mapped as? any FerryError)?.code.rawValue ?? "")"])
             throw mapped
         }
         guard (200..<300).contains(response.statusCode) else {
-            let error = AuthError(response: response, body: data)
+            let error = ServerAnswer.failure(response, body: data)
             logger.debug("request refused", metadata: [
                 "ferry.http.path": "\(request.url?.path ?? "")", "ferry.http.status": "\(response.statusCode)",
-                "ferry.error.code": "\(error.code)",
+                "ferry.error.code": "\((error as? any FerryError)?.code.rawValue ?? "")",
             ])
             throw error
         }
         return (data, response)
-    }
-
-    /// Decodes a 2xx body, or throws `ErrorCode.unexpectedResponse` naming `what` was expected.
-    func decode<Value: Decodable>(_ type: Value.Type, from data: Data, what: String) throws -> Value {
-        do {
-            return try JSONValueDecoder().decode(type, from: data)
-        } catch {
-            throw AuthError.unreadable(what, status: 200)
-        }
     }
 }

@@ -4,8 +4,7 @@ import Foundation
 extension AuthClient {
     /// The signed-in user as the server knows it now (`GET /auth/v1/user`); the saved session is updated with it.
     public func user() async throws -> AuthUser {
-        let request = try makeRequest("GET", "auth/v1/user")
-        let user = try decode(AuthUser.self, from: try await authorizedData(for: request), what: "user")
+        let user = try await send(ServerRequest("GET", "auth/v1/user"), as: AuthUser.self, what: "user")
         try remember(user)
         return user
     }
@@ -15,8 +14,8 @@ extension AuthClient {
     /// `data` is merged into the user's metadata by the server; pass `nil` to leave it alone.
     @discardableResult
     public func updateUser(password: String? = nil, data: [String: JSONValue]? = nil) async throws -> AuthUser {
-        let request = try makeRequest("PUT", "auth/v1/user", body: UpdateUserBody(password: password, data: data))
-        let user = try decode(AuthUser.self, from: try await authorizedData(for: request), what: "user")
+        let request = try ServerRequest.json("PUT", "auth/v1/user", body: UpdateUserBody(password: password, data: data))
+        let user = try await send(request, as: AuthUser.self, what: "user")
         try remember(user)
         return user
     }

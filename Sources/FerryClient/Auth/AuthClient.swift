@@ -83,8 +83,8 @@ public actor AuthClient {
     /// Creates an account and signs it in; `data` becomes the user's metadata.
     @discardableResult
     public func signUp(email: String, password: String, data: [String: JSONValue]? = nil) async throws -> AuthSession {
-        let request = try makeRequest("POST", "auth/v1/signup", body: SignUpBody(email: email, password: password, data: data))
-        let session = try await decode(AuthSession.self, from: sendExpectingSuccess(request), what: "session")
+        let request = try ServerRequest.json("POST", "auth/v1/signup", body: SignUpBody(email: email, password: password, data: data), isAuthorized: false)
+        let session = try await send(request, as: AuthSession.self, what: "session")
         try adopt(session, replacing: true)
         logger.info("signed up", metadata: ["ferry.user.id": "\(session.user.id)"])
         return session
@@ -93,11 +93,11 @@ public actor AuthClient {
     /// Signs in with an email and a password.
     @discardableResult
     public func signIn(email: String, password: String) async throws -> AuthSession {
-        let request = try makeRequest(
+        let request = try ServerRequest.json(
             "POST", "auth/v1/token", query: [URLQueryItem(name: "grant_type", value: "password")],
-            body: PasswordBody(email: email, password: password)
+            body: PasswordBody(email: email, password: password), isAuthorized: false
         )
-        let session = try await decode(AuthSession.self, from: sendExpectingSuccess(request), what: "session")
+        let session = try await send(request, as: AuthSession.self, what: "session")
         try adopt(session, replacing: true)
         logger.info("signed in", metadata: ["ferry.user.id": "\(session.user.id)"])
         return session
@@ -120,9 +120,10 @@ public actor AuthClient {
         var serverError: (any Error)?
         if current != nil {
             do {
-                let request = try makeRequest("POST", "auth/v1/logout", query: [URLQueryItem(name: "scope", value: scope.rawValue)])
-                _ = try await authorizedData(for: request)
-            } catch let error as AuthError where error.isSessionGone || error.status == 401 || error.status == 404 {
+                _ = try await send(ServerRequest("POST", "auth/v1/logout", query: [URLQueryItem(name: "scope", value: scope.rawValue)]))
+            } catch let error as AuthError where error.isSessionGone {
+                // Already gone on the server.
+            } catch let error as RemoteError where error.status == 401 || error.status == 404 {
                 // Already gone on the server.
             } catch {
                 serverError = error

@@ -69,9 +69,9 @@ struct BlobTransferRunner: Sendable {
             try await body(transfer)
             try store.finishTransfer(transfer)
             return true
-        } catch let error as AuthError where error.isOffline || error.isSessionGone {
+        } catch let error as RemoteError where error.isOffline {
             throw error
-        } catch let error as AuthError {
+        } catch let error as RemoteError {
             // The server refused the request itself (too large, not a member or a viewer any more, malformed): trying
             // again cannot help. Bytes that did not hash to the address may be another member's, who shares the
             // upload: start over from 0 a few times first.
@@ -132,7 +132,7 @@ struct BlobTransferRunner: Sendable {
     private func send(_ bytes: Data, at offset: Int64, _ transfer: BlobTransfer) async throws -> Int64 {
         do {
             return try await remote.uploadBlob(space: transfer.space, blob: transfer.blob, offset: offset, bytes: bytes)
-        } catch let error as AuthError where error.code == .uploadOffsetMismatch && error.uploadOffset != nil {
+        } catch let error as RemoteError where error.code == .uploadOffsetMismatch && error.uploadOffset != nil {
             return error.uploadOffset!
         }
     }

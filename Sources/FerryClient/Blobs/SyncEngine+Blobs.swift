@@ -13,9 +13,9 @@ extension SyncEngine {
     /// sync began), whatever the download policy.
     ///
     /// - Throws: ``StoreError`` `record_not_found` when there is no such record, `type_mismatch` when the field holds no
-    ///   blob; ``AuthError`` when the download fails (`network_unavailable`, `blob_not_found`…).
+    ///   blob; ``RemoteError`` when the download fails (`network_unavailable`, `blob_not_found`…).
     public func file(collection: String, id: UUID, field: String) async throws -> URL {
-        guard let record = try store.get(collection: collection, id: id) else {
+        guard let record = try store.fetch(collection: collection, id: id) else {
             throw StoreError.notFound(collection, id.lowercasedText)
         }
         guard let value = record.fields[field], !value.isNull, let blob = try? BlobReference(json: value) else {

@@ -58,7 +58,7 @@ struct KeyUpkeep: Sendable {
         do {
             outcome.requests += 1
             state = try await remote.secrets()
-        } catch let error as AuthError where error.code == .deviceNotRegistered {
+        } catch let error as RemoteError where error.code == .deviceNotRegistered {
             logger.debug("no key upkeep: this device is not registered")
             return nil
         }
@@ -93,7 +93,7 @@ struct KeyUpkeep: Sendable {
                     // Most often another device started this version first; its key arrives sealed to this one.
                     outcome.failures.append(Self.failure(space.spaceId, store.deviceId, version, result?.code?.rawValue ?? "rejected", result?.message ?? "The server refused the new key."))
                 }
-            } catch let error as AuthError where error.code == .deviceNotTrusted {
+            } catch let error as RemoteError where error.code == .deviceNotTrusted {
                 try store.setDeviceTrust(.pending)
                 return started
             } catch let error as EncryptionError {
@@ -123,7 +123,7 @@ struct KeyUpkeep: Sendable {
             let response: StoreSecretsResponse
             do {
                 response = try await remote.storeSecrets(StoreSecretsRequest(secrets: chunk))
-            } catch let error as AuthError where error.code == .deviceNotTrusted {
+            } catch let error as RemoteError where error.code == .deviceNotTrusted {
                 try store.setDeviceTrust(.pending)
                 return
             }

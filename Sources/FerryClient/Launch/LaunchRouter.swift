@@ -118,7 +118,7 @@ public actor LaunchRouter {
             return LaunchDecision(route: .onboarding(missing: profile.missing), reason: reason)
         } catch let error as AuthError where error.isSessionGone {
             return LaunchDecision(route: .signIn, reason: "The server ended the session; sign in again.")
-        } catch let error as AuthError {
+        } catch let error as any FerryError {
             return LaunchDecision(
                 route: .offline(reason: error.message),
                 reason: "Signed in as \(user.email), but the profile could not be checked: \(error.message)"

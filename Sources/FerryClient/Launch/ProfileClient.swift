@@ -16,30 +16,11 @@ public struct ProfileClient: ProfileSource {
 
     /// Reads the profile (`GET /sync/v1/profile`).
     public func profile() async throws -> ProfileState {
-        try await send("GET", body: nil)
+        try await auth.send(ServerRequest("GET", "sync/v1/profile"), as: ProfileState.self, what: "profile")
     }
 
-    /// Sets `fields` on the profile (creating it when missing) and returns the profile as it is now.
-    ///
-    /// Fields not named are left alone; a `.null` value clears a field.
     @discardableResult
     public func update(fields: [String: JSONValue]) async throws -> ProfileState {
-        try await send("PATCH", body: try JSONEncoder().encode(["fields": fields]))
-    }
-
-    private func send(_ method: String, body: Data?) async throws -> ProfileState {
-        var request = URLRequest(url: auth.endpoint.url(path: "sync/v1/profile"))
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
-        }
-        let data = try await auth.authorizedData(for: request)
-        do {
-            return try JSONDecoder().decode(ProfileState.self, from: data)
-        } catch {
-            throw AuthError.unreadable("profile", status: 200)
-        }
+        try await auth.send(try .json("PATCH", "sync/v1/profile", body: ["fields": fields]), as: ProfileState.self, what: "profile")
     }
 }

@@ -4,7 +4,7 @@ import FerryCore
 public protocol ProfileSource: Sendable {
     /// The signed-in user's profile and which required fields it lacks.
     ///
-    /// Throws ``AuthError``: ``AuthError/isOffline`` when the server cannot be reached,
-    /// ``AuthError/isSessionGone`` when the session has ended.
+    /// Throws ``RemoteError`` (``RemoteError/isOffline`` when the server cannot be reached), or ``AuthError``
+    /// (``AuthError/isSessionGone``) when the session has ended.
     func profile() async throws -> ProfileState
 }

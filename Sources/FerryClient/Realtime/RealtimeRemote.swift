@@ -5,7 +5,7 @@ import Foundation
 public protocol RealtimeRemote: Sendable {
     /// Opens `GET /sync/v1/stream`, hands every message to `onMessage` in order, and returns how the stream closed.
     ///
-    /// Throws when no stream could be opened: an ``AuthError`` with the server's reason (`bad_jwt` after a refresh,
+    /// Throws when no stream could be opened: a ``RemoteError`` with the server's reason (`bad_jwt` after a refresh,
     /// `device_revoked`, `too_many_streams`, …) or a network error.
     func openStream(_ onMessage: @escaping @Sendable (StreamMessage) async -> Void) async throws -> StreamClosure
 }

@@ -42,7 +42,7 @@ extension SyncClient: RealtimeRemote {
     private func refusal() async throws -> any Error {
         do {
             _ = try await send("GET", "sync/v1/stream", expecting: Empty.self, what: "stream")
-        } catch let error as AuthError where error.code == .upgradeRequired {
+        } catch let error as RemoteError where error.code == .upgradeRequired {
             return URLError(.networkConnectionLost)  // admitted now: the upgrade failed on the way, so retry
         }
         return URLError(.badServerResponse)

@@ -6,15 +6,15 @@ import Logging
 /// Applying pulled changes: one generic path for every collection, children included.
 extension LocalStore {
     /// What applying one pull did.
-    public struct ApplyOutcome: Sendable, Hashable {
+    package struct ApplyOutcome: Sendable, Hashable {
         /// Rows whose merge changed something (new rows included).
-        public var applied: Int
+        package var applied: Int
         /// Spaces that were reset because the server asked (`resetRequired`).
-        public var reset: [UUID]
+        package var reset: [UUID]
     }
 
     /// The cursor of each space this device has pulled.
-    public func cursors() throws -> [UUID: Int64] {
+    package func cursors() throws -> [UUID: Int64] {
         try read { db in
             var cursors: [UUID: Int64] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT space, seq FROM ferry_cursors") {
@@ -34,7 +34,7 @@ extension LocalStore {
     /// - Throws: ``StoreError`` `schema_outdated` (changing nothing) when a change names a collection or field
     ///   the store's schema lacks: migrate to the server's schema, then apply again.
     @discardableResult
-    public func apply(_ response: PullResponse) throws -> ApplyOutcome {
+    package func apply(_ response: PullResponse) throws -> ApplyOutcome {
         let schema = self.schema
         for change in response.changes {
             guard let collection = schema.collection(named: change.collection) else {

@@ -28,7 +28,7 @@ extension LocalStore {
     }
 
     /// Up to `limit` outbox entries with ids above `after` and at most `ceiling`, in id order, as mutations to push.
-    public func pendingMutations(limit: Int = 500, after: Int64 = 0, through ceiling: Int64 = .max) throws -> [Mutation] {
+    package func pendingMutations(limit: Int = 500, after: Int64 = 0, through ceiling: Int64 = .max) throws -> [Mutation] {
         try pushableMutations(limit: limit, after: after, through: ceiling).map(Self.parsed)
     }
 
@@ -77,7 +77,7 @@ extension LocalStore {
 
     /// The pull cursors to send with a push of `batch` (``PushRequest/cursors``): this store's cursor of each space
     /// the batch writes to, 0 for a space it has not pulled.
-    public func cursors(for batch: [Mutation]) throws -> [UUID: Int64] {
+    package func cursors(for batch: [Mutation]) throws -> [UUID: Int64] {
         let held = try cursors()
         return Dictionary(batch.map { ($0.space, held[$0.space] ?? 0) }, uniquingKeysWith: { first, _ in first })
     }
@@ -89,7 +89,7 @@ extension LocalStore {
     /// The reply's ``PushResponse/cursors`` move this store's cursors past the push, each only from the value
     /// `sentCursors` says the push was sent with (a cursor that moved since is left alone).
     @discardableResult
-    public func acknowledge(_ response: PushResponse, for batch: [Mutation], sentCursors: [UUID: Int64] = [:]) throws -> Acknowledgement {
+    package func acknowledge(_ response: PushResponse, for batch: [Mutation], sentCursors: [UUID: Int64] = [:]) throws -> Acknowledgement {
         // Positions, not copies: a copy of a mutation retains each of its texts.
         let indexByID = Dictionary(batch.indices.map { (batch[$0].mutationId, $0) }, uniquingKeysWith: { first, _ in first })
         return try write { db in
@@ -218,7 +218,7 @@ extension LocalStore {
     /// are merged again, which changes nothing: a merge with the same clocks is a no-op.
     /// - Returns: how many entries were renumbered.
     @discardableResult
-    public func renumberOutbox(after lastProcessed: Int64) throws -> Int {
+    package func renumberOutbox(after lastProcessed: Int64) throws -> Int {
         try write { db in
             let lowest = try Int64.fetchOne(db, sql: "SELECT MIN(mutation_id) FROM ferry_outbox")
             try db.execute(

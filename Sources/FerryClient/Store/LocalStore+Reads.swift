@@ -5,7 +5,7 @@ import GRDB
 /// Reading records: by id, by equality filters, and a parent's children.
 extension LocalStore {
     /// Record `id` of `collection`, or `nil` when it does not exist or is deleted (unless `includeDeleted`).
-    public func get(collection name: String, id: UUID, includeDeleted: Bool = false) throws -> LocalRecord? {
+    public func fetch(collection name: String, id: UUID, includeDeleted: Bool = false) throws -> LocalRecord? {
         let collection = try self.collection(named: name)
         return try read { db in
             guard let record = try loadRecord(db, collection, id: id), includeDeleted || !record.isDeleted else { return nil }
@@ -16,7 +16,7 @@ extension LocalStore {
     /// The live records of `collection` whose fields equal `filter`'s values (every record when it is empty), in id order.
     ///
     /// - Throws: ``StoreError`` `unknown_field` or `type_mismatch` for a filter that cannot match.
-    public func list(collection name: String, where filter: [String: JSONValue] = [:]) throws -> [LocalRecord] {
+    public func fetchAll(collection name: String, where filter: [String: JSONValue] = [:]) throws -> [LocalRecord] {
         let collection = try self.collection(named: name)
         let (sql, arguments) = try filterClause(filter, in: collection)
         return try read { db in

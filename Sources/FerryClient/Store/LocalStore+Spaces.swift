@@ -25,7 +25,7 @@ extension LocalStore {
     }
 
     /// Spaces queued by ``queueSpace(_:)`` and not created on the server yet, oldest first.
-    public func pendingSpaces() throws -> [CreateSpaceRequest] {
+    package func pendingSpaces() throws -> [CreateSpaceRequest] {
         try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM ferry_pending_spaces ORDER BY created_at, id").compactMap { row in
                 guard let id = UUID(uuidString: row["id"] as String) else { return nil }

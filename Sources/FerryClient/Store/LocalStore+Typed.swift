@@ -10,30 +10,30 @@ extension LocalStore {
     public func save<Record: SyncedRecord>(_ record: Record, space: UUID? = nil) throws {
         let collection = try self.collection(named: Record.collection)
         var fields = try RecordCoding.fields(of: record, in: collection)
-        if try get(collection: Record.collection, id: record.id, includeDeleted: true) == nil {
+        if try fetch(collection: Record.collection, id: record.id, includeDeleted: true) == nil {
             fields = fields.filter { !$0.value.isNull }
         }
-        try put(collection: Record.collection, id: record.id, space: space, fields: fields)
+        try save(collection: Record.collection, id: record.id, space: space, fields: fields)
     }
 
     /// Deletes `record` and its children.
     public func delete<Record: SyncedRecord>(_ record: Record) throws {
-        try remove(collection: Record.collection, id: record.id)
+        try delete(collection: Record.collection, id: record.id)
     }
 
     /// Deletes the record of `type` with `id`, and its children.
     public func delete<Record: SyncedRecord>(_ type: Record.Type, id: UUID) throws {
-        try remove(collection: Record.collection, id: id)
+        try delete(collection: Record.collection, id: id)
     }
 
     /// The live record of `type` with `id`, or `nil`.
     public func fetch<Record: SyncedRecord>(_ type: Record.Type, id: UUID) throws -> Record? {
-        try get(collection: Record.collection, id: id).map { try RecordCoding.decode(type, from: $0) }
+        try fetch(collection: Record.collection, id: id).map { try RecordCoding.decode(type, from: $0) }
     }
 
     /// The live records of `type` whose fields equal `filter`'s values, in id order.
     public func fetchAll<Record: SyncedRecord>(_ type: Record.Type, where filter: [String: JSONValue] = [:]) throws -> [Record] {
-        try list(collection: Record.collection, where: filter).map { try RecordCoding.decode(type, from: $0) }
+        try fetchAll(collection: Record.collection, where: filter).map { try RecordCoding.decode(type, from: $0) }
     }
 
     /// The live records of `type` matching `filter`, now and after every change to them (local or pulled).

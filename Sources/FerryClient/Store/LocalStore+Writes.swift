@@ -19,7 +19,7 @@ extension LocalStore {
     /// - Throws: ``StoreError``: `unknown_collection`, `unknown_field`, `type_mismatch`, `missing_field`,
     ///   `no_space`, `space_mismatch`, `parent_missing`, `space_not_encrypted` (an encrypted collection in a space known to be plain).
     @discardableResult
-    public func put(collection name: String, id: UUID? = nil, space: UUID? = nil, fields: [String: JSONValue]) throws -> LocalRecord {
+    public func save(collection name: String, id: UUID? = nil, space: UUID? = nil, fields: [String: JSONValue]) throws -> LocalRecord {
         let collection = try self.collection(named: name)
         let normalized = try normalize(fields, for: collection)
         // A record created without an id gets a new one (`UUID.timeOrdered()`, time-ordered): nothing to look up.
@@ -105,7 +105,7 @@ extension LocalStore {
     /// The children are tombstoned locally with the same clock; the server cascades on its side, so only the
     /// parent's delete is pushed. Deleting a deleted record changes nothing.
     /// - Throws: ``StoreError`` `record_not_found` when the record does not exist.
-    public func remove(collection name: String, id: UUID) throws {
+    public func delete(collection name: String, id: UUID) throws {
         let collection = try self.collection(named: name)
         try write { db in
             guard let existing = try loadRecord(db, collection, id: id) else {

@@ -15,11 +15,15 @@ import Synchronization
 ///
 /// ```swift
 /// let store = try LocalStore(fileURL: folder.appending(path: "store.sqlite"), schema: schema, defaultSpace: user.id)
-/// let note = try store.put(collection: "notes", fields: ["text": "Key point"])
+/// let note = try store.save(collection: "notes", fields: ["text": "Key point"])
 /// ```
 public final class LocalStore: Sendable {
-    /// The database: a `DatabasePool` on a file, or an in-memory queue.
-    public let writer: any DatabaseWriter
+    /// The database: a `DatabasePool` on a file, or an in-memory queue. Only the store and the sync engine write it,
+    /// so every local write goes through the outbox; apps read through ``reader``.
+    package let writer: any DatabaseWriter
+    /// Read-only access to the database, for an app's own queries and GRDB observations (`ValueObservation`). Write
+    /// with ``save(collection:id:space:fields:)`` and ``delete(collection:id:)``, which keep the outbox.
+    public var reader: any DatabaseReader { writer }
     /// This device's id: the `deviceId` of pushes and the node of its clocks.
     public let deviceId: UUID
     /// The space of new records that name none (usually the personal space, whose id is the user's).
@@ -133,7 +137,7 @@ public final class LocalStore: Sendable {
     /// Brings the collection tables to `schema`: new collections get tables, new fields get columns.
     ///
     /// - Throws: ``StoreError`` (`schema_outdated`) naming every destructive change, which is refused.
-    public func migrate(to schema: Schema) throws {
+    package func migrate(to schema: Schema) throws {
         try writer.write { db in
             let applied = try Self.appliedCollections(db)
             let changes: [SchemaChange]
@@ -247,7 +251,7 @@ public final class LocalStore: Sendable {
     }
 
     /// The latest clock reading this device issued or observed.
-    public func latestClock() throws -> HLC {
+    package func latestClock() throws -> HLC {
         try read { db in try persistedClock(db).latest }
     }
 

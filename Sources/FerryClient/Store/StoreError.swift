@@ -1,7 +1,7 @@
 import FerryCore
 
 /// Why the local store refused a read or a write: a stable ``code`` to switch on and a ``message`` a person can act on.
-public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct StoreError: FerryError, Hashable {
     /// The stable machine code (the server's rejection codes where the same rule applies on the device).
     public var code: ErrorCode
     /// What went wrong and what to do about it.
@@ -12,9 +12,6 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
-
-    /// The message and the code.
-    public var description: String { "\(message) (\(code))" }
 
     static func unknownCollection(_ name: String, known: [String] = []) -> StoreError {
         StoreError(code: .unknownCollection, message: "The schema has no collection '\(name)'\(NearMiss.hint(for: name, among: known)).")

@@ -7,9 +7,9 @@ import FoundationNetworking
 
 /// The sync routes of a Ferry server (`/sync/v1`), sent through an ``AuthClient``'s session.
 ///
-/// Every request carries the `apikey` and bearer headers; a `401 bad_jwt` refreshes the session once and
-/// retries (``AuthClient/authorizedData(for:)``). Failures are ``AuthError``s: the server's code and message,
-/// or `network_unavailable` / `request_timeout` when no answer came.
+/// Every request goes through the SDK's one pipeline (``AuthClient/send(_:)``): the `apikey` and bearer headers,
+/// one refresh and retry on `401 bad_jwt`. Failures are ``RemoteError``s (the server's code and message, or
+/// `network_unavailable` / `request_timed_out` when no answer came), or ``AuthError`` when the session is over.
 public struct SyncClient: SyncRemote, DeviceRemote {
     /// The client whose session authorizes the requests.
     public let auth: AuthClient
@@ -21,12 +21,12 @@ public struct SyncClient: SyncRemote, DeviceRemote {
 
     /// Pushes a batch of mutations; the reply comes after the server committed them.
     public func push(_ request: PushRequest) async throws -> PushResponse {
-        try await send("POST", "sync/v1/push", body: request, expecting: PushResponse.self, what: "push result")
+        try await auth.send(.message("POST", "sync/v1/push", request), as: PushResponse.self, what: "push result")
     }
 
     /// Pulls the changes after `request`'s cursors.
     public func pull(_ request: PullRequest) async throws -> PullResponse {
-        try await send("POST", "sync/v1/pull", body: request, expecting: PullResponse.self, what: "pull result")
+        try await auth.send(.json("POST", "sync/v1/pull", body: request), as: PullResponse.self, what: "pull result")
     }
 
     /// The server's schema.
@@ -53,7 +53,7 @@ public struct SyncClient: SyncRemote, DeviceRemote {
             what: "device challenge"
         )
         guard let encapsulatedKey = Data(base64Encoded: challenge.encapsulatedKey), let ciphertext = Data(base64Encoded: challenge.ciphertext) else {
-            throw AuthError.unreadable("device challenge", status: 200)
+            throw RemoteError.unreadable("device challenge", status: 200)
         }
         let nonce = try DeviceProofSealer.open(encapsulatedKey: encapsulatedKey, ciphertext: ciphertext, deviceID: id, with: keys)
         var registration = registration
@@ -84,25 +84,16 @@ public struct SyncClient: SyncRemote, DeviceRemote {
     private struct SpaceList: Decodable { var spaces: [SpaceSummary] }
 
     /// Sends one request through the session and decodes its JSON reply; `Empty` for a `204` without a body.
-    func send<Response: Decodable>(
+    func send<Response: Decodable & Sendable>(
         _ method: String, _ path: String, body: (any Encodable)? = nil, expecting: Response.Type, what: String
     ) async throws -> Response {
-        var request = URLRequest(url: auth.endpoint.url(path: path))
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(try JSONValueEncoder().encodeText(body))
+        let request = try ServerRequest.json(method, path, body: body)
+        if Response.self == Empty.self, let empty = Empty() as? Response {
+            _ = try await auth.send(request)
+            return empty
         }
-        let data = try await auth.authorizedData(for: request)
-        if Response.self == Empty.self, data.isEmpty, let empty = Empty() as? Response { return empty }
-        do {
-            return try JSONValueDecoder().decode(Response.self, from: data)
-        } catch {
-            throw AuthError.unreadable(what, status: 200)
-        }
+        return try await auth.send(request, as: Response.self, what: what)
     }
 }
 
-/// The reply of an endpoint that answers `204 No Content`.
 struct Empty: Decodable {}

@@ -1,7 +1,7 @@
 import FerryCore
 
 /// Why the last sync failed: a stable ``code``, a message, and whether the engine retries on its own.
-public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SyncError: FerryError, Hashable {
     /// The stable machine code (the server's, or one of the client's such as `network_unavailable`).
     public var code: ErrorCode
     /// What went wrong, in a sentence a person can act on.
@@ -22,17 +22,16 @@ public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         self.retryAfter = retryAfter
     }
 
-    /// The message and the code.
-    public var description: String { "\(message) (\(code))" }
-
     /// The sync error `error` stands for.
     public init(_ error: any Error) {
         switch error {
         case let error as SyncError:
             self = error
-        case let error as AuthError:
-            let retryable = !error.isSessionGone && (error.isOffline || error.isRateLimited || error.status == 408)
+        case let error as RemoteError:
+            let retryable = error.isOffline || error.isRateLimited || error.status == 408
             self.init(code: error.code, message: error.message, status: error.status, isRetryable: retryable, retryAfter: error.retryAfter)
+        case let error as AuthError:
+            self.init(code: error.code, message: error.message, status: error.status, isRetryable: false)
         case let error as StoreError:
             self.init(code: error.code, message: error.message, isRetryable: false)
         case is CancellationError:

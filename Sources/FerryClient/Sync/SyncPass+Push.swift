@@ -119,12 +119,12 @@ extension SyncPass {
                     sentAll = false
                     after = push.from
                     switch error {
-                    case let error as AuthError where error.code == .pushOutOfOrder && push.follows != nil:
+                    case let error as RemoteError where error.code == .pushOutOfOrder && push.follows != nil:
                         // Sent behind a push that had not committed when this one arrived: that one is answered now,
                         // so this one goes again, alone (its reply opens the window again).
                         window = 1
                         continue
-                    case let error as AuthError where error.code == .mutationIDStale && !renumbered:
+                    case let error as RemoteError where error.code == .mutationIDStale && !renumbered:
                         // This store reuses ids the server processed for other writes (it was reset or restored): number
                         // the waiting writes after the server's last one and send them again, once per sync.
                         guard let lastProcessed = error.lastMutationId else { throw error }
@@ -135,11 +135,11 @@ extension SyncPass {
                         ceiling = try await outboxCeiling(locked)
                         after = 0
                         continue
-                    case let error as AuthError where error.code == .deviceNotRegistered:
+                    case let error as RemoteError where error.code == .deviceNotRegistered:
                         // The session is bound to no device yet (PostLoginSync registers it): the writes wait, the pull runs.
                         logger.notice("local changes wait until this device is registered", metadata: ["ferry.error.code": "\(error.code)"])
                         report.waitingForDeviceRegistration = true
-                    case let error as AuthError where error.status == 413 || error.code == .batchTooLarge:
+                    case let error as RemoteError where error.status == 413 || error.code == .batchTooLarge:
                         // Too big for the server: halve the batch; a single mutation too large on its own is refused
                         // here, as the server would, so it cannot block the outbox.
                         guard let last = push.batch.last else { throw error }

@@ -74,7 +74,7 @@ struct SyncPass: Sendable {
             report.requests += 1
             do {
                 _ = try await remote.createSpace(request)
-            } catch let error as AuthError where error.code == .spaceExists {
+            } catch let error as RemoteError where error.code == .spaceExists {
                 // Created by an earlier sync whose answer was lost.
             }
             try store.spaceCreated(id)

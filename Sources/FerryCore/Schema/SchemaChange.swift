@@ -21,7 +21,7 @@ public enum SchemaChange: Sendable, Hashable {
 }
 
 /// A schema change that would lose data or break synced devices, so the server refuses to apply it.
-public struct DestructiveSchemaChangeError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct DestructiveSchemaChangeError: FerryError, Hashable {
     /// One refused change, naming the collection and (when there is one) the field.
     public struct Problem: Sendable, Hashable, CustomStringConvertible {
         /// The collection concerned.
@@ -40,8 +40,11 @@ public struct DestructiveSchemaChangeError: Error, Sendable, Hashable, CustomStr
     /// Every refused change, not only the first.
     public var problems: [Problem]
 
+    /// Always `destructive_schema_change`.
+    public var code: ErrorCode { .destructiveSchemaChange }
+
     /// One line listing every problem.
-    public var description: String {
+    public var message: String {
         "refusing a destructive schema change: " + problems.map(\.description).joined(separator: "; ")
     }
 }

@@ -1,5 +1,5 @@
 /// A problem in a schema file: which file, where inside it, and what is wrong.
-public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SchemaError: FerryError, Hashable {
     /// The schema file's path as given.
     public var file: String
     /// The 1-based line in the file, when known.
@@ -17,9 +17,19 @@ public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// Always `invalid_schema`; the file, line and path say where.
+    public var code: ErrorCode { .invalidSchema }
+
     /// `file:line: path: message`, one line.
     public var description: String {
         let location = line.map { "\(file):\($0)" } ?? file
         return path.isEmpty ? "\(location): \(message)" : "\(location): \(path): \(message)"
     }
+}
+
+extension ErrorCode {
+    /// A schema file is missing, unreadable or invalid.
+    public static let invalidSchema: ErrorCode = "invalid_schema"
+    /// The schema would drop or retype what synced devices hold.
+    public static let destructiveSchemaChange: ErrorCode = "destructive_schema_change"
 }

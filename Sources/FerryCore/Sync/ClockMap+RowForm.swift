@@ -42,7 +42,7 @@ extension ClockMap {
     /// `fields` whose clocks are `text` (flat form, distinct keys, every value a clock: ``wireText(_:)``). `clock` is
     /// the clock most fields share. Returns `false`, writing nothing, when the row form cannot say these clocks: a
     /// field without a clock, no field at all, or text not in the flat form; the caller writes the field form.
-    static func writeRowForm(_ text: String, fields: [String: JSONValue], into object: inout JSONObjectWriter, _ bytes: inout [UInt8]) -> Bool {
+    package static func writeRowForm(_ text: String, fields: [String: JSONValue], into object: inout JSONObjectWriter, _ bytes: inout [UInt8]) -> Bool {
         guard !fields.isEmpty else { return false }
         var text = text
         return text.withUTF8 { buffer in
@@ -64,15 +64,15 @@ extension ClockMap {
     }
 
     /// One key and value of a flat clock text, and whether the key names a field the change carries.
-    struct ClockPair {
-        var key: Bytes
-        var value: Bytes
-        var isField = false
+    package struct ClockPair {
+        package var key: Bytes
+        package var value: Bytes
+        package var isField = false
     }
 
     /// The pairs of a clock text that a pull reply may carry as it is (``wireText(_:)``'s rule: flat form, distinct
     /// keys, every value a clock's wire form), none marked as a field; `nil` for any other text.
-    static func wirePairs(_ buffer: UnsafeBufferPointer<UInt8>, capacity: Int) -> [ClockPair]? {
+    package static func wirePairs(_ buffer: UnsafeBufferPointer<UInt8>, capacity: Int) -> [ClockPair]? {
         var pairs: [ClockPair] = []
         pairs.reserveCapacity(capacity)
         let walk = walkFlat(buffer) { key, value in
@@ -87,7 +87,7 @@ extension ClockMap {
 
     /// The row form of `pairs`, whose fields are marked: `false`, writing nothing, when no pair is a field (a field
     /// without a clock is the caller's to refuse).
-    static func writeRowForm(_ pairs: [ClockPair], into object: inout JSONObjectWriter, _ bytes: inout [UInt8]) -> Bool {
+    package static func writeRowForm(_ pairs: [ClockPair], into object: inout JSONObjectWriter, _ bytes: inout [UInt8]) -> Bool {
         guard let rowClock = mostShared(pairs) else { return false }
         object.key("clock", &bytes)
         appendQuoted(rowClock, &bytes)
@@ -100,7 +100,7 @@ extension ClockMap {
 
     /// The row form of `pairs` as two values of a row of the rows layout: the row clock and its exceptions (or
     /// `null`). `false`, writing nothing, when no pair is a field.
-    static func writeRowFormValues(_ pairs: [ClockPair], into bytes: inout [UInt8]) -> Bool {
+    package static func writeRowFormValues(_ pairs: [ClockPair], into bytes: inout [UInt8]) -> Bool {
         guard let rowClock = mostShared(pairs) else { return false }
         appendQuoted(rowClock, &bytes)
         bytes.append(UInt8(ascii: ","))
@@ -118,7 +118,7 @@ extension ClockMap {
     }
 
     /// The object of every pair.
-    static func writeObject(_ pairs: [ClockPair], into bytes: inout [UInt8]) {
+    package static func writeObject(_ pairs: [ClockPair], into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
         for (index, pair) in pairs.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -144,11 +144,11 @@ extension ClockMap {
     }
 
     /// Whether `key` is `name`'s bytes.
-    static func same(_ key: Bytes, _ name: [UInt8]) -> Bool {
+    package static func same(_ key: Bytes, _ name: [UInt8]) -> Bool {
         key.count == name.count && name.withUnsafeBufferPointer { same(key, $0[...]) }
     }
 
-    typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+    package typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
 
     /// The clock most fields hold (a record written whole by one device: all of them, found in one pass).
     private static func mostShared(_ pairs: [ClockPair]) -> Bytes? {
@@ -162,14 +162,14 @@ extension ClockMap {
         return best
     }
 
-    static func same(_ left: Bytes, _ right: Bytes) -> Bool {
+    package static func same(_ left: Bytes, _ right: Bytes) -> Bool {
         // The first bytes tell most keys apart without a call to memcmp.
         left.count == right.count
             && (left.isEmpty || left.first == right.first
                 && memcmp(left.base.baseAddress! + left.startIndex, right.base.baseAddress! + right.startIndex, left.count) == 0)
     }
 
-    static func appendQuoted(_ slice: Bytes, _ bytes: inout [UInt8]) {
+    package static func appendQuoted(_ slice: Bytes, _ bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: slice))
         bytes.append(UInt8(ascii: "\""))

@@ -70,7 +70,7 @@ extension ClockMap {
     }
 
     /// Whether `key`, a key of a flat clock text, is the row clock's.
-    static func isRowClockKey(_ key: Bytes) -> Bool {
+    package static func isRowClockKey(_ key: Bytes) -> Bool {
         key.count == 1 && key.first == UInt8(ascii: "*")
     }
 }

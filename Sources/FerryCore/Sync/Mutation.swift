@@ -1,7 +1,7 @@
 import Foundation
 
 /// One local write sent to the server in a push.
-public struct Mutation: Sendable, Hashable, Codable {
+public struct Mutation: Sendable, Hashable {
     /// What a mutation does to its record.
     public enum Operation: String, Sendable, Hashable, Codable {
         /// Writes the given fields (creating the record when it is new).
@@ -120,32 +120,6 @@ public struct Mutation: Sendable, Hashable, Codable {
         hasher.combine(op)
         hasher.combine(fields)
         hasher.combine(clocks)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case mutationId, space, collection, id, op, fields, clocks
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        mutationId = try container.decode(Int64.self, forKey: .mutationId)
-        space = try container.decode(UUID.self, forKey: .space)
-        collection = try container.decode(String.self, forKey: .collection)
-        id = try container.decode(UUID.self, forKey: .id)
-        op = try container.decode(Operation.self, forKey: .op)
-        plainFields = try container.decodeIfPresent([String: JSONValue].self, forKey: .fields) ?? [:]
-        plainClocks = try container.decodeIfPresent([String: HLC].self, forKey: .clocks) ?? [:]
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(mutationId, forKey: .mutationId)
-        try container.encode(space.lowercasedText, forKey: .space)
-        try container.encode(collection, forKey: .collection)
-        try container.encode(id.lowercasedText, forKey: .id)
-        try container.encode(op, forKey: .op)
-        try container.encode(fields, forKey: .fields)
-        try container.encode(clocks, forKey: .clocks)
     }
 
     /// The state this mutation asks the record to merge: the written fields, or a tombstone for a delete.

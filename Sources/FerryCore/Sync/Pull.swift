@@ -68,7 +68,7 @@ public enum ClockForm: String, Sendable, Hashable, Codable {
 }
 
 /// One record's current state, as a pull returns it.
-public struct Change: Sendable, Hashable, Codable {
+public struct Change: Sendable, Hashable {
     /// The record's space.
     public var space: UUID
     /// The collection's name.
@@ -134,35 +134,10 @@ public struct Change: Sendable, Hashable, Codable {
 
     /// The record state this change carries.
     public var state: RecordState { RecordState(fields: fields, clocks: clocks, isDeleted: deleted) }
-
-    enum CodingKeys: String, CodingKey { case space, collection, id, seq, fields, clock, clocks, deleted }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        let fields = try container.decode([String: JSONValue].self, forKey: .fields)
-        let clock = try container.decodeIfPresent(HLC.self, forKey: .clock)
-        self.init(
-            space: try container.decode(UUID.self, forKey: .space), collection: try container.decode(String.self, forKey: .collection),
-            id: try container.decode(UUID.self, forKey: .id), seq: try container.decode(Int64.self, forKey: .seq), fields: fields,
-            clocks: ClockMap.expanding(try container.decodeIfPresent([String: HLC].self, forKey: .clocks) ?? [:], rowClock: clock, fields: fields),
-            deleted: try container.decode(Bool.self, forKey: .deleted)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(space.lowercasedText, forKey: .space)
-        try container.encode(collection, forKey: .collection)
-        try container.encode(id.lowercasedText, forKey: .id)
-        try container.encode(seq, forKey: .seq)
-        try container.encode(fields, forKey: .fields)
-        try container.encode(clocks, forKey: .clocks)
-        try container.encode(deleted, forKey: .deleted)
-    }
 }
 
 /// The reply to a pull.
-public struct PullResponse: Sendable, Hashable, Codable {
+public struct PullResponse: Sendable, Hashable {
     /// Changes in ascending `seq` order within each space.
     public var changes: [Change]
     /// The cursor to send next time, per space the user can read.
@@ -176,7 +151,7 @@ public struct PullResponse: Sendable, Hashable, Codable {
     /// (0 while the space has no key yet): a device that lacks a version asks for it (`GET /sync/v1/secrets`).
     public var keyVersions: [UUID: Int]
     /// How ``writeJSON(into:)`` spells the changes' clocks: the form the pull asked for. Not a member of the reply;
-    /// `encode(to:)` always writes the field form, and every decoder reads both.
+    /// the reader reads both.
     public var clockForm: ClockForm = .field
 
     /// Creates a reply.
@@ -186,30 +161,6 @@ public struct PullResponse: Sendable, Hashable, Codable {
         self.hasMore = hasMore
         self.resetRequired = resetRequired
         self.keyVersions = keyVersions
-    }
-
-    enum CodingKeys: String, CodingKey { case changes, pages, cursors, hasMore, resetRequired, keyVersions }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        changes = if let pages = try container.decodeIfPresent([JSONValue].self, forKey: .pages) {
-            try Self.changes(inPages: pages, codingPath: container.codingPath + [CodingKeys.pages])
-        } else {
-            try container.decode([Change].self, forKey: .changes)
-        }
-        cursors = try SpaceKeyed.decode(container.decode([String: Int64].self, forKey: .cursors), at: decoder.codingPath)
-        hasMore = try container.decode(Bool.self, forKey: .hasMore)
-        resetRequired = try container.decodeIfPresent([UUID].self, forKey: .resetRequired) ?? []
-        keyVersions = try SpaceKeyed.decode(container.decodeIfPresent([String: Int].self, forKey: .keyVersions) ?? [:], at: decoder.codingPath)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(changes, forKey: .changes)
-        try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
-        try container.encode(hasMore, forKey: .hasMore)
-        try container.encode(resetRequired.map { $0.lowercasedText }, forKey: .resetRequired)
-        try container.encode(SpaceKeyed.encode(keyVersions), forKey: .keyVersions)
     }
 }
 

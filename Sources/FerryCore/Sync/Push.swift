@@ -1,7 +1,7 @@
 import Foundation
 
 /// The body of `POST /sync/v1/push`.
-public struct PushRequest: Sendable, Hashable, Codable {
+public struct PushRequest: Sendable, Hashable {
     /// The pushing device.
     public var deviceId: UUID
     /// Mutations in ascending `mutationId` order.
@@ -23,28 +23,10 @@ public struct PushRequest: Sendable, Hashable, Codable {
         self.cursors = cursors
         self.follows = follows
     }
-
-    enum CodingKeys: String, CodingKey { case deviceId, mutations, cursors, follows }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        deviceId = try container.decode(UUID.self, forKey: .deviceId)
-        mutations = try container.decode([Mutation].self, forKey: .mutations)
-        cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
-        follows = try container.decodeIfPresent(Int64.self, forKey: .follows)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(deviceId, forKey: .deviceId)
-        try container.encode(mutations, forKey: .mutations)
-        if !cursors.isEmpty { try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors) }
-        try container.encodeIfPresent(follows, forKey: .follows)
-    }
 }
 
 /// What the server did with one mutation.
-public struct MutationResult: Sendable, Hashable, Codable {
+public struct MutationResult: Sendable, Hashable {
     /// The outcome of a mutation.
     public enum Status: String, Sendable, Hashable, Codable {
         /// Merged and committed (possibly changing nothing, when every clock was older).
@@ -78,7 +60,7 @@ public struct MutationResult: Sendable, Hashable, Codable {
 }
 
 /// The reply to a push, sent only after the batch committed.
-public struct PushResponse: Sendable, Hashable, Codable {
+public struct PushResponse: Sendable, Hashable {
     /// One result per mutation of the request, in order.
     public var results: [MutationResult]
     /// The highest mutation id the server has processed for this device (acknowledged up to here).
@@ -97,23 +79,5 @@ public struct PushResponse: Sendable, Hashable, Codable {
         self.lastMutationId = lastMutationId
         self.cursors = cursors
         self.maxInFlight = maxInFlight
-    }
-
-    enum CodingKeys: String, CodingKey { case results, lastMutationId, cursors, maxInFlight }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        results = try container.decode([MutationResult].self, forKey: .results)
-        lastMutationId = try container.decode(Int64.self, forKey: .lastMutationId)
-        cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
-        maxInFlight = try container.decodeIfPresent(Int.self, forKey: .maxInFlight)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(results, forKey: .results)
-        try container.encode(lastMutationId, forKey: .lastMutationId)
-        try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
-        try container.encodeIfPresent(maxInFlight, forKey: .maxInFlight)
     }
 }

@@ -4,15 +4,11 @@ import Foundation
 /// tree (a dictionary per object, hashed once to build and again to read) was the largest cost left in decoding
 /// them (`ferry-benchmark` profiles, docs/benchmarks.md).
 ///
-/// Only for text that reads cleanly: on any surprise ``JSONValueDecoder`` reads the text again through
-/// ``JSONTreeReadable``, so the errors (a `JSONParseError`, or a `DecodingError` and its coding path) are exactly that
-/// path's, and an unexpected shape costs a second parse rather than a different answer.
-protocol JSONStreamReadable {
+/// This is the messages' only reader. Its errors are those of any other decoding: a ``JSONParseError`` for text that
+/// is not JSON, a `DecodingError` with the coding path (`mutations.3.op`) for JSON of the wrong shape.
+package protocol JSONStreamReadable {
     init(stream parser: inout JSONTextParser) throws
 }
-
-/// Anything but the shape a stream reader expects; the tree path then reports the real error.
-struct StreamMismatch: Error {}
 
 extension JSONTextParser {
     /// `Value` read from the whole of `buffer`.
@@ -20,21 +16,47 @@ extension JSONTextParser {
         var parser = JSONTextParser(bytes: buffer, maximumDepth: JSONValue.defaultMaximumDepth)
         let value = try Value(stream: &parser)
         parser.skipWhitespace()
-        guard parser.position == parser.bytes.count else { throw StreamMismatch() }
+        guard parser.position == parser.bytes.count else { throw parser.invalid() }
+        return value
+    }
+
+    // MARK: Errors
+    //
+    // Made where the problem is, with the path below the value being read; each object and array they leave
+    // prefixes its key or index (``DecodingError/prefixed(by:)``), so reading pays nothing for paths until one fails.
+
+    /// A value of the wrong JSON type here.
+    func mismatch(_ type: Any.Type, _ expected: String) -> DecodingError {
+        .typeMismatch(type, .init(codingPath: [], debugDescription: "Expected \(expected)."))
+    }
+
+    /// A value of the right type but not a valid one here (a UUID that is not one, an unknown case).
+    func corrupted(_ description: String) -> DecodingError {
+        .dataCorrupted(.init(codingPath: [], debugDescription: description))
+    }
+
+    /// A required member absent from the object just read.
+    func missing(_ key: String) -> DecodingError {
+        .keyNotFound(WireKey(key), .init(codingPath: [], debugDescription: "No value for key '\(key)'."))
+    }
+
+    /// `value` when present, or the error for the required `key` the object just read lacked.
+    func required<Value>(_ value: Value?, _ key: String) throws -> Value {
+        guard let value else { throw missing(key) }
         return value
     }
 
     /// The next byte after whitespace, not consumed.
     mutating func peek() throws -> UInt8 {
         skipWhitespace()
-        guard position < bytes.count else { throw StreamMismatch() }
+        guard position < bytes.count else { throw invalid() }
         return bytes[position]
     }
 
     /// Reads an object, handing each key to `member`, which reads its value. A repeated key is handed over again
     /// (the last one wins, as in the tree).
     mutating func readObject(_ member: (inout JSONTextParser, String) throws -> Void) throws {
-        guard try peek() == UInt8(ascii: "{") else { throw StreamMismatch() }
+        guard try peek() == UInt8(ascii: "{") else { throw mismatch([String: JSONValue].self, "an object") }
         try enter()
         if try peek() == UInt8(ascii: "}") {
             position += 1
@@ -42,11 +64,15 @@ extension JSONTextParser {
             return
         }
         while true {
-            guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
+            guard try peek() == UInt8(ascii: "\"") else { throw invalid() }
             let key = try parseString()
-            guard try peek() == UInt8(ascii: ":") else { throw StreamMismatch() }
+            guard try peek() == UInt8(ascii: ":") else { throw invalid() }
             position += 1
-            try member(&self, key)
+            do {
+                try member(&self, key)
+            } catch let error as DecodingError {
+                throw error.prefixed(by: WireKey(key))
+            }
             switch try peek() {
             case UInt8(ascii: ","):
                 position += 1
@@ -55,22 +81,28 @@ extension JSONTextParser {
                 depth -= 1
                 return
             default:
-                throw StreamMismatch()
+                throw invalid()
             }
         }
     }
 
     /// Reads an array, calling `item` to read each element.
     mutating func readArray(_ item: (inout JSONTextParser) throws -> Void) throws {
-        guard try peek() == UInt8(ascii: "[") else { throw StreamMismatch() }
+        guard try peek() == UInt8(ascii: "[") else { throw mismatch([JSONValue].self, "an array") }
         try enter()
         if try peek() == UInt8(ascii: "]") {
             position += 1
             depth -= 1
             return
         }
+        var index = 0
         while true {
-            try item(&self)
+            do {
+                try item(&self)
+            } catch let error as DecodingError {
+                throw error.prefixed(by: WireKey(index: index))
+            }
+            index += 1
             switch try peek() {
             case UInt8(ascii: ","):
                 position += 1
@@ -79,7 +111,7 @@ extension JSONTextParser {
                 depth -= 1
                 return
             default:
-                throw StreamMismatch()
+                throw invalid()
             }
         }
     }
@@ -97,7 +129,7 @@ extension JSONTextParser {
     }
 
     mutating func readString() throws -> String {
-        guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
+        guard try peek() == UInt8(ascii: "\"") else { throw mismatch(String.self, "a string") }
         return try parseString()
     }
 
@@ -110,16 +142,18 @@ extension JSONTextParser {
             _ = try parseLiteral("false", .bool(false))
             return false
         default:
-            throw StreamMismatch()
+            throw mismatch(Bool.self, "true or false")
         }
     }
 
     /// A whole number within ±(2^53 − 1), as ``JSONValueDecoder`` reads integers.
     mutating func readInt64() throws -> Int64 {
         let byte = try peek()
-        guard byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { throw StreamMismatch() }
+        guard byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { throw mismatch(Int64.self, "a number") }
         let number = try parseNumber()
-        guard abs(number) <= 9_007_199_254_740_991, let integer = Int64(exactly: number) else { throw StreamMismatch() }
+        guard abs(number) <= 9_007_199_254_740_991, let integer = Int64(exactly: number) else {
+            throw corrupted("Expected a whole number within ±(2^53 − 1).")
+        }
         return integer
     }
 
@@ -130,7 +164,7 @@ extension JSONTextParser {
             position += 38
             return id
         }
-        guard let id = UUID(wireText: try readString()) else { throw StreamMismatch() }
+        guard let id = UUID(wireText: try readString()) else { throw corrupted("Not a UUID.") }
         return id
     }
 
@@ -139,7 +173,9 @@ extension JSONTextParser {
         if try readNull() { return [:] }
         // Room for a record's fields (one object per mutation or change): growing from one member rehashed them at
         // two, three and five.
-        guard try peek() == UInt8(ascii: "{"), case .object(let members) = try parseObject(reserving: 6) else { throw StreamMismatch() }
+        guard try peek() == UInt8(ascii: "{"), case .object(let members) = try parseObject(reserving: 6) else {
+            throw mismatch([String: JSONValue].self, "an object of field values")
+        }
         return members
     }
 
@@ -265,11 +301,11 @@ extension JSONTextParser {
     }
 
     private mutating func readClock(after previous: ReadClock?) throws -> ReadClock {
-        guard try peek() == UInt8(ascii: "\"") else { throw StreamMismatch() }
+        guard try peek() == UInt8(ascii: "\"") else { throw mismatch(String.self, "a clock string") }
         var end = position + 1
         while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") { end += 1 }
         guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else {
-            guard let clock = HLC(try parseString(), reusingNode: previous?.clock.node) else { throw StreamMismatch() }
+            guard let clock = HLC(try parseString(), reusingNode: previous?.clock.node) else { throw corrupted("Not a clock.") }
             return ReadClock(clock: clock)
         }
         let text = (position + 1)..<end
@@ -279,7 +315,7 @@ extension JSONTextParser {
             return ReadClock(clock: previous.clock, text: text)
         }
         guard let clock = HLC.parse(UnsafeBufferPointer(rebasing: bytes[text]), reusingNode: previous?.clock.node) else {
-            throw StreamMismatch()
+            throw corrupted("Not a clock.")
         }
         return ReadClock(clock: clock, text: text)
     }
@@ -289,155 +325,26 @@ extension JSONTextParser {
         var map: [UUID: Integer] = [:]
         if try readNull() { return map }
         try readObject { parser, key in
-            guard let space = UUID(wireText: key), let value = Integer(exactly: try parser.readInt64()) else { throw StreamMismatch() }
+            guard let space = UUID(wireText: key) else { throw parser.corrupted("A key is not a space id.") }
+            guard let value = Integer(exactly: try parser.readInt64()) else { throw parser.corrupted("Out of range.") }
             map[space] = value
         }
         return map
     }
 }
 
-extension Mutation: JSONStreamReadable {
-    init(stream parser: inout JSONTextParser) throws {
-        var (mutationID, space, collection, id, op): (Int64?, UUID?, String?, UUID?, Operation?)
-        var (fields, clocks): ([String: JSONValue], [String: HLC]) = ([:], [:])
-        var clocksText: String?
-        try parser.readObject { parser, key in
-            switch key {
-            case "mutationId": mutationID = try parser.readInt64()
-            case "space": space = try parser.readUUID()
-            case "collection": collection = try parser.readString()
-            case "id": id = try parser.readUUID()
-            case "op": op = Operation(rawValue: try parser.readString())
-            case "fields": fields = try parser.readFields()
-            case "clocks": (clocks, clocksText) = try parser.readClocksKeepingWrittenText()
-            default: try parser.skipValue()
-            }
+extension DecodingError {
+    /// The same error one level further down: `key` goes in front of its coding path.
+    func prefixed(by key: any CodingKey) -> DecodingError {
+        func moved(_ context: Context) -> Context {
+            Context(codingPath: [key] + context.codingPath, debugDescription: context.debugDescription, underlyingError: context.underlyingError)
         }
-        guard let mutationID, let space, let collection, let id, let op else { throw StreamMismatch() }
-        self.init(mutationId: mutationID, space: space, collection: collection, id: id, op: op, fields: fields, clocks: clocks)
-        receivedClocksText = clocksText
-    }
-}
-
-extension PushRequest: JSONStreamReadable {
-    init(stream parser: inout JSONTextParser) throws {
-        var (deviceID, mutations, cursors, follows): (UUID?, [Mutation]?, [UUID: Int64], Int64?) = (nil, nil, [:], nil)
-        try parser.readObject { parser, key in
-            switch key {
-            case "deviceId": deviceID = try parser.readUUID()
-            case "follows": follows = try parser.readNull() ? nil : parser.readInt64()
-            case "mutations":
-                var items: [Mutation] = []
-                try parser.readArray { parser in items.append(try Mutation(stream: &parser)) }
-                mutations = items
-            case "cursors": cursors = try parser.readSpaceKeyed(Int64.self)
-            default: try parser.skipValue()
-            }
+        switch self {
+        case .typeMismatch(let type, let context): return .typeMismatch(type, moved(context))
+        case .valueNotFound(let type, let context): return .valueNotFound(type, moved(context))
+        case .keyNotFound(let missing, let context): return .keyNotFound(missing, moved(context))
+        case .dataCorrupted(let context): return .dataCorrupted(moved(context))
+        @unknown default: return self
         }
-        guard let deviceID, let mutations else { throw StreamMismatch() }
-        self.init(deviceId: deviceID, mutations: mutations, cursors: cursors, follows: follows)
-    }
-}
-
-extension Change: JSONStreamReadable {
-    init(stream parser: inout JSONTextParser) throws {
-        var (space, collection, id, seq, deleted): (UUID?, String?, UUID?, Int64?, Bool?)
-        var (fields, clocks): ([String: JSONValue], (clocks: [String: HLC], text: String?)) = ([:], ([:], nil))
-        var rowClock: (clock: HLC, text: String)?
-        try parser.readObject { parser, key in
-            switch key {
-            case "space": space = try parser.readUUID()
-            case "collection": collection = try parser.readString()
-            case "id": id = try parser.readUUID()
-            case "seq": seq = try parser.readInt64()
-            case "fields": fields = try parser.readFields()
-            case "clock":
-                guard try !parser.readNull() else { return }
-                let text = try parser.readString()
-                guard let clock = HLC(text) else { throw StreamMismatch() }
-                rowClock = (clock, text)
-            case "clocks": clocks = try parser.readClocksKeepingText()
-            case "deleted": deleted = try parser.readBool()
-            default: try parser.skipValue()
-            }
-        }
-        guard let space, let collection, let id, let seq, let deleted else { throw StreamMismatch() }
-        let all = ClockMap.expanding(clocks.clocks, rowClock: rowClock?.clock, fields: fields)
-        self.init(space: space, collection: collection, id: id, seq: seq, fields: fields, clocks: all, deleted: deleted)
-        if let rowClock {
-            // The text a field-form reply would have carried, built from the texts that came.
-            guard clocks.text != nil || clocks.clocks.isEmpty else { return }
-            self.keepClocksText(ClockMap.rowFormText(rowClock: rowClock.text, exceptions: clocks.text, exceptionKeys: clocks.clocks, fields: fields))
-        } else {
-            self.keepClocksText(clocks.text)
-        }
-    }
-}
-
-extension PullResponse: JSONStreamReadable {
-    init(stream parser: inout JSONTextParser) throws {
-        var (changes, cursors, hasMore): ([Change]?, [UUID: Int64]?, Bool?)
-        var (resetRequired, keyVersions): ([UUID], [UUID: Int]) = ([], [:])
-        try parser.readObject { parser, key in
-            switch key {
-            case "changes":
-                var items: [Change] = []
-                try parser.readArray { parser in items.append(try Change(stream: &parser)) }
-                changes = items
-            case "cursors":
-                guard try !parser.readNull() else { throw StreamMismatch() }
-                cursors = try parser.readSpaceKeyed(Int64.self)
-            case "hasMore": hasMore = try parser.readBool()
-            case "resetRequired":
-                var spaces: [UUID] = []
-                if try !parser.readNull() {
-                    try parser.readArray { parser in spaces.append(try parser.readUUID()) }
-                }
-                resetRequired = spaces
-            case "keyVersions": keyVersions = try parser.readSpaceKeyed(Int.self)
-            default: try parser.skipValue()
-            }
-        }
-        guard let changes, let cursors, let hasMore else { throw StreamMismatch() }
-        self.init(changes: changes, cursors: cursors, hasMore: hasMore, resetRequired: resetRequired, keyVersions: keyVersions)
-    }
-}
-
-extension MutationResult: JSONStreamReadable {
-    init(stream parser: inout JSONTextParser) throws {
-        var (mutationID, status): (Int64?, Status?)
-        var (code, message, clocks): (String?, String?, [String: HLC]?)
-        try parser.readObject { parser, key in
-            switch key {
-            case "mutationId": mutationID = try parser.readInt64()
-            case "status": status = Status(rawValue: try parser.readString())
-            case "code": code = try parser.readNull() ? nil : parser.readString()
-            case "message": message = try parser.readNull() ? nil : parser.readString()
-            case "clocks": clocks = try parser.readNull() ? nil : parser.readClocks()
-            default: try parser.skipValue()
-            }
-        }
-        guard let mutationID, let status else { throw StreamMismatch() }
-        self.init(mutationId: mutationID, status: status, code: code, message: message, clocks: clocks)
-    }
-}
-
-extension PushResponse: JSONStreamReadable {
-    init(stream parser: inout JSONTextParser) throws {
-        var (results, lastMutationID, cursors, maxInFlight): ([MutationResult]?, Int64?, [UUID: Int64], Int64?) = (nil, nil, [:], nil)
-        try parser.readObject { parser, key in
-            switch key {
-            case "results":
-                var items: [MutationResult] = []
-                try parser.readArray { parser in items.append(try MutationResult(stream: &parser)) }
-                results = items
-            case "lastMutationId": lastMutationID = try parser.readInt64()
-            case "cursors": cursors = try parser.readNull() ? [:] : parser.readSpaceKeyed(Int64.self)
-            case "maxInFlight": maxInFlight = try parser.readNull() ? nil : parser.readInt64()
-            default: try parser.skipValue()
-            }
-        }
-        guard let results, let lastMutationID else { throw StreamMismatch() }
-        self.init(results: results, lastMutationId: lastMutationID, cursors: cursors, maxInFlight: maxInFlight.map { Int(clamping: $0) })
     }
 }

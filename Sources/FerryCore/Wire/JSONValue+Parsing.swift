@@ -51,7 +51,7 @@ extension JSONValue {
 
 /// A recursive-descent parser over UTF-8 bytes (RFC 8259), bounded in depth. `JSONStreamReading.swift` reads the
 /// sync messages with it directly, without a tree.
-struct JSONTextParser {
+package struct JSONTextParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
     var position = 0

@@ -15,27 +15,21 @@ public struct JSONValueDecoder: Sendable {
 
     /// Decodes a `Value` from `json`; throws `DecodingError`s with coding paths, as `JSONDecoder` does.
     public func decode<Value: Decodable>(_ type: Value.Type, from json: JSONValue) throws -> Value {
-        if let readable = type as? any JSONTreeReadable.Type { return try readable.init(json: json, codingPath: []) as! Value }
-        return try Value(from: JSONTreeDecoder(value: json, codingPath: []))
+        try Value(from: JSONTreeDecoder(value: json, codingPath: []))
     }
 
     /// Parses UTF-8 JSON text (``JSONValue/init(parsing:maximumDepth:)``) and decodes a `Value` from it.
-    ///
-    /// The sync messages (pushes, pulls) are read straight from the text when it is what they expect, without the
-    /// tree; any other text takes the tree path, which reports the error (`JSONStreamReading.swift`).
     public func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value {
-        if let streamable = type as? any JSONStreamReadable.Type {
-            do {
-                if let value = try bytes.withContiguousStorageIfAvailable({ try JSONTextParser.read(streamable, from: $0) }) as? Value {
-                    return value
-                }
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                // Not what the stream reader expects: the tree path gives the answer or the error.
-            }
+        try decode(type, from: JSONValue(parsing: bytes))
+    }
+
+    /// Reads a sync message (a push, a pull reply) straight from UTF-8 JSON text with its one reader, without a
+    /// tree: `DecodingError`s with coding paths for the wrong shape, a ``JSONParseError`` for text that is not JSON.
+    package func decode<Value: JSONStreamReadable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value {
+        if let value = try bytes.withContiguousStorageIfAvailable({ try JSONTextParser.read(type, from: $0) }) {
+            return value
         }
-        return try decode(type, from: JSONValue(parsing: bytes))
+        return try Array(bytes).withUnsafeBufferPointer { try JSONTextParser.read(type, from: $0) }
     }
 }
 
@@ -103,7 +97,6 @@ private func decodeScalar<Value: Decodable>(_ type: Value.Type, _ value: JSONVal
         throw mismatch(type, value, path)
     default:
         if let integer = type as? any FixedWidthInteger.Type { return try decodeInteger(integer, value, path) as! Value }
-        if let readable = type as? any JSONTreeReadable.Type { return try readable.init(json: value, codingPath: path) as! Value }
         return try Value(from: JSONTreeDecoder(value: value, codingPath: path))
     }
 }

@@ -24,12 +24,15 @@ public struct JSONValueEncoder: Sendable {
     /// The compact JSON text of `value`, keys sorted, as UTF-8.
     public func encodeText(_ value: some Encodable) throws -> [UInt8] {
         var bytes: [UInt8] = []
-        if let writable = value as? any JSONTextWritable {
-            bytes.reserveCapacity(writable.approximateJSONByteCount)
-            writable.writeJSON(into: &bytes)
-            return bytes
-        }
         try encode(value).write(into: &bytes)
+        return bytes
+    }
+
+    /// The JSON text of a sync message, written by its one writer (``JSONTextWritable``).
+    public func encodeText(_ value: some JSONTextWritable) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(value.approximateJSONByteCount)
+        value.writeJSON(into: &bytes)
         return bytes
     }
 }

@@ -1,11 +1,9 @@
 import Foundation
 
-/// A wire type that writes its own compact JSON text (keys sorted), which ``JSONValueEncoder/encodeText(_:)`` uses
-/// instead of `Encodable`: pulls and pushes carry thousands of records, and the generic coding machinery (boxed
-/// containers, metadata lookups) cost more than the database work.
-///
-/// The text must be what `encode(to:)` produces; `WireCodingTests` checks both forms agree.
-public protocol JSONTextWritable: Encodable {
+/// A wire type that writes its own compact JSON text (keys sorted): the sync messages' only writer. Pulls and pushes
+/// carry thousands of records, and the generic coding machinery (boxed containers, metadata lookups) cost more than
+/// the database work. Its reader is ``JSONStreamReadable``; `WireCodingTests` round-trips every member.
+public protocol JSONTextWritable {
     /// Appends this value's JSON text to `bytes`.
     func writeJSON(into bytes: inout [UInt8])
 
@@ -18,23 +16,16 @@ extension JSONTextWritable {
     public var approximateJSONByteCount: Int { 1024 }
 }
 
-/// A wire type read straight from a parsed tree, which ``JSONValueDecoder`` uses instead of `Decodable`; errors are
-/// the `DecodingError`s `init(from:)` would throw, with the same coding paths.
-public protocol JSONTreeReadable: Decodable {
-    /// Reads the value from `json`, found at `codingPath`.
-    init(json: JSONValue, codingPath: [any CodingKey]) throws
-}
-
 /// Writes one JSON object's members in the order they are given (callers give them sorted).
-struct JSONObjectWriter {
+package struct JSONObjectWriter {
     private var isFirst = true
 
-    init(_ bytes: inout [UInt8]) {
+    package init(_ bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
     }
 
     /// Writes `"key":` (after a comma unless first); the caller writes the value next.
-    mutating func key(_ key: StaticString, _ bytes: inout [UInt8]) {
+    package mutating func key(_ key: StaticString, _ bytes: inout [UInt8]) {
         if !isFirst { bytes.append(UInt8(ascii: ",")) }
         isFirst = false
         bytes.append(UInt8(ascii: "\""))
@@ -42,12 +33,12 @@ struct JSONObjectWriter {
         bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
-    func end(_ bytes: inout [UInt8]) {
+    package func end(_ bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "}"))
     }
 
     /// Writes a JSON array of values that write themselves.
-    static func array(_ items: [some JSONTextWritable], _ bytes: inout [UInt8]) {
+    package static func array(_ items: [some JSONTextWritable], _ bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "["))
         // By index: a copy of each item (a mutation, say) retained all its texts only to write them.
         for index in items.indices {
@@ -60,14 +51,14 @@ struct JSONObjectWriter {
 
 extension JSONValue {
     /// A UUID as a lowercase JSON string, without Foundation's formatting (which goes through `sprintf`).
-    static func write(_ id: UUID, into bytes: inout [UInt8]) {
+    package static func write(_ id: UUID, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         id.appendLowercased(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
     /// Space id to value, keys sorted, as ``SpaceKeyed`` spells such maps.
-    static func write(_ map: [UUID: some BinaryInteger], into bytes: inout [UInt8]) {
+    package static func write(_ map: [UUID: some BinaryInteger], into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
         for (index, (space, value)) in map.map({ ($0.key.lowercasedText, $0.value) }).sorted(by: { $0.0 < $1.0 }).enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -146,154 +137,7 @@ extension UInt8 {
     }
 }
 
-/// Reads one JSON object's members with the `DecodingError`s and coding paths `Decodable` would give.
-struct JSONObjectReader {
-    let members: [String: JSONValue]
-    let codingPath: [any CodingKey]
-
-    init(_ json: JSONValue, codingPath: [any CodingKey]) throws {
-        guard case .object(let members) = json else {
-            throw DecodingError.typeMismatch(
-                [String: JSONValue].self, .init(codingPath: codingPath, debugDescription: "Expected an object.")
-            )
-        }
-        self.members = members
-        self.codingPath = codingPath
-    }
-
-    /// The value at `key`, or `nil` when absent or `null` (`decodeIfPresent`).
-    func optional(_ key: String) -> JSONValue? {
-        guard let value = members[key], value != .null else { return nil }
-        return value
-    }
-
-    func required(_ key: String) throws -> JSONValue {
-        guard let value = members[key] else {
-            throw DecodingError.keyNotFound(WireKey(key), .init(codingPath: codingPath, debugDescription: "No value for key '\(key)'."))
-        }
-        guard value != .null else {
-            throw DecodingError.valueNotFound(Any.self, .init(codingPath: path(key), debugDescription: "Found null."))
-        }
-        return value
-    }
-
-    func path(_ key: String) -> [any CodingKey] { codingPath + [WireKey(key)] }
-
-    func string(_ key: String) throws -> String {
-        guard case .string(let text) = try required(key) else { throw mismatch(String.self, key) }
-        return text
-    }
-
-    /// The string at `key`, or `nil` when absent or `null` (`decodeIfPresent`).
-    func optionalString(_ key: String) throws -> String? {
-        guard let value = optional(key) else { return nil }
-        guard case .string(let text) = value else { throw mismatch(String.self, key) }
-        return text
-    }
-
-    func bool(_ key: String) throws -> Bool {
-        guard case .bool(let flag) = try required(key) else { throw mismatch(Bool.self, key) }
-        return flag
-    }
-
-    func int64(_ key: String) throws -> Int64 {
-        guard case .number(let number) = try required(key) else { throw mismatch(Int64.self, key) }
-        return try Self.integer(number, path: path(key))
-    }
-
-    /// The integer at `key`, or `nil` when absent or `null` (`decodeIfPresent`).
-    func optionalInt64(_ key: String) throws -> Int64? {
-        guard optional(key) != nil else { return nil }
-        return try int64(key)
-    }
-
-    func uuid(_ key: String) throws -> UUID {
-        guard let id = UUID(wireText: try string(key)) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path(key), debugDescription: "Not a UUID."))
-        }
-        return id
-    }
-
-    func object(_ key: String) throws -> [String: JSONValue]? {
-        guard let value = optional(key) else { return nil }
-        guard case .object(let members) = value else { throw mismatch([String: JSONValue].self, key) }
-        return members
-    }
-
-    func array(_ key: String) throws -> [JSONValue]? {
-        guard let value = optional(key) else { return nil }
-        guard case .array(let items) = value else { throw mismatch([JSONValue].self, key) }
-        return items
-    }
-
-    /// The array at `key` (required), each item read as an `Item`.
-    func items<Item: JSONTreeReadable>(_ key: String, as type: Item.Type) throws -> [Item] {
-        guard case .array(let values) = try required(key) else {
-            throw DecodingError.typeMismatch([Item].self, .init(codingPath: path(key), debugDescription: "Expected an array."))
-        }
-        var items: [Item] = []
-        items.reserveCapacity(values.count)
-        for (index, value) in values.enumerated() {
-            items.append(try Item(json: value, codingPath: path(key) + [WireKey(index: index)]))
-        }
-        return items
-    }
-
-    /// The clock at `key`, or `nil` when absent or `null`.
-    func clock(_ key: String) throws -> HLC? {
-        guard let value = optional(key) else { return nil }
-        guard case .string(let text) = value, let clock = HLC(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path(key), debugDescription: "Not a clock."))
-        }
-        return clock
-    }
-
-    func clocks(_ key: String) throws -> [String: HLC]? {
-        guard let members = try object(key) else { return nil }
-        var clocks: [String: HLC] = [:]
-        clocks.reserveCapacity(members.count)
-        var node: String?
-        for (field, value) in members {
-            guard case .string(let text) = value, let clock = HLC(text, reusingNode: node) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path(key) + [WireKey(field)], debugDescription: "Not a clock."))
-            }
-            node = clock.node
-            clocks[field] = clock
-        }
-        return clocks
-    }
-
-    /// A map keyed by space id (``SpaceKeyed``) of integers.
-    func spaceKeyed<Integer: FixedWidthInteger>(_ key: String, as type: Integer.Type) throws -> [UUID: Integer]? {
-        guard let members = try object(key) else { return nil }
-        var map: [UUID: Integer] = [:]
-        for (space, value) in members {
-            guard let id = UUID(wireText: space) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path(key), debugDescription: "cursor key \(space.prefix(40)) is not a space id"))
-            }
-            guard case .number(let number) = value else { throw mismatch(Integer.self, key) }
-            guard let integer = Integer(exactly: try Self.integer(number, path: path(key) + [WireKey(space)])) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path(key) + [WireKey(space)], debugDescription: "\(number) does not fit \(type)."))
-            }
-            map[id] = integer
-        }
-        return map
-    }
-
-    /// A whole number within ±(2^53 − 1), as ``JSONValueDecoder`` reads integers.
-    static func integer(_ number: Double, path: [any CodingKey]) throws -> Int64 {
-        guard abs(number) <= 9_007_199_254_740_991, let integer = Int64(exactly: number) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(number) does not fit Int64."))
-        }
-        return integer
-    }
-
-    private func mismatch(_ type: Any.Type, _ key: String) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: path(key), debugDescription: "Expected \(type)."))
-    }
-}
-
-/// A key or array index in a coding path.
+/// A coding path's key: an object member or an array index.
 struct WireKey: CodingKey {
     var stringValue: String
     var intValue: Int?

@@ -1,19 +1,9 @@
 import FerryCore
 
 /// Why the server refused to start: a stable code and one line a person can act on.
-public struct ServerStartupError: Error, Sendable, CustomStringConvertible {
-    /// Stable codes, for scripts and tests.
-    public enum Code: String, Sendable {
-        case invalidSchema = "invalid_schema"
-        case destructiveSchemaChange = "destructive_schema_change"
-        case invalidDatabaseURL = "invalid_database_url"
-        case databaseUnreachable = "database_unreachable"
-        case databaseTooNew = "database_too_new"
-        case dataDirectoryUnusable = "data_directory_unusable"
-        case addressInUse = "address_in_use"
-        case cannotListen = "cannot_listen"
-        case invalidConfiguration = "invalid_configuration"
-    }
+public struct ServerStartupError: FerryError {
+    /// Stable codes (``ErrorCode``s declared below), for scripts and tests.
+    public typealias Code = ErrorCode
 
     /// What went wrong, as a stable code.
     public var code: Code
@@ -26,9 +16,6 @@ public struct ServerStartupError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// The message.
-    public var description: String { message }
-
     static func invalidDatabaseURL(_ message: String) -> Self { .init(.invalidDatabaseURL, message) }
     static func invalidSchema(_ error: SchemaError) -> Self { .init(.invalidSchema, "invalid schema: \(error)") }
     static func destructive(_ error: DestructiveSchemaChangeError) -> Self {
@@ -38,4 +25,21 @@ public struct ServerStartupError: Error, Sendable, CustomStringConvertible {
                 + "change additive: keep the field or collection in the schema and stop using it (docs/schema-evolution.md)"
         )
     }
+}
+
+extension ErrorCode {
+    /// `--database-url` is not a PostgreSQL URL Ferry can use.
+    public static let invalidDatabaseURL: ErrorCode = "invalid_database_url"
+    /// The database cannot be reached or prepared.
+    public static let databaseUnreachable: ErrorCode = "database_unreachable"
+    /// The database was migrated by a newer Ferry.
+    public static let databaseTooNew: ErrorCode = "database_too_new"
+    /// The data folder cannot be created, read or written.
+    public static let dataDirectoryUnusable: ErrorCode = "data_directory_unusable"
+    /// Another process listens on the address.
+    public static let addressInUse: ErrorCode = "address_in_use"
+    /// The address cannot be listened on (not this host's, or a privileged port).
+    public static let cannotListen: ErrorCode = "cannot_listen"
+    /// A flag or variable has a value the server cannot use.
+    public static let invalidConfiguration: ErrorCode = "invalid_configuration"
 }

@@ -2,6 +2,7 @@ import FerryCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import Synchronization
 
 extension Request {
@@ -13,6 +14,17 @@ extension Request {
     ///   enum case), when that deserves a more precise answer than 400 `bad_request`.
     mutating func decodeJSON<Body: Decodable & Sendable>(
         _ type: Body.Type, limit: Int = 64 * 1024, invalidValue: (_ path: String) -> APIError? = { _ in nil }
+    ) async throws -> Body {
+        try await decodeJSON(limit: limit, invalidValue: invalidValue) { try JSONValueDecoder().decode(Body.self, from: $0) }
+    }
+
+    /// A sync message (a push) read from the body by its one reader, at most `limit` bytes; as above otherwise.
+    mutating func decodeJSON<Body: JSONStreamReadable & Sendable>(_ type: Body.Type, limit: Int) async throws -> Body {
+        try await decodeJSON(limit: limit, invalidValue: { _ in nil }) { try JSONValueDecoder().decode(Body.self, from: $0) }
+    }
+
+    private mutating func decodeJSON<Body: Sendable>(
+        limit: Int, invalidValue: (_ path: String) -> APIError?, reading read: @escaping @Sendable (ByteBufferView) throws -> Body
     ) async throws -> Body {
         let buffer: ByteBuffer
         let progress = RequestDeadline.progress
@@ -31,9 +43,7 @@ extension Request {
         }
         progress?.isReadingBody.store(false, ordering: .relaxed)
         do {
-            return try await withTimeout(RequestDeadline.duration) {
-                try JSONValueDecoder().decode(Body.self, from: buffer.readableBytesView)
-            }
+            return try await withTimeout(RequestDeadline.duration) { try read(buffer.readableBytesView) }
         } catch let error as JSONParseError {
             throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: \(error).")
         } catch let error as DecodingError {

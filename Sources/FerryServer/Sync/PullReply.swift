@@ -53,11 +53,4 @@ struct PullReply: Sendable, JSONTextWritable {
         }
         if page != nil { bytes.append(contentsOf: "]}".utf8) }
     }
-
-    /// For coders other than ``JSONValueEncoder`` (which calls ``writeJSON(into:)``): the same JSON, as a tree.
-    func encode(to encoder: any Encoder) throws {
-        var bytes: [UInt8] = []
-        writeJSON(into: &bytes)
-        try bytes.withUnsafeBufferPointer { try JSONValue(parsing: $0) }.encode(to: encoder)
-    }
 }

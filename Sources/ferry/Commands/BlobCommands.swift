@@ -27,7 +27,7 @@ struct BlobGetCommand: AsyncParsableCommand {
         let profile = try ClientProfile(options)
         let recordID = try RecordText.uuid(id, what: "ID")
         let store = try profile.openStore()
-        guard let record = try store.get(collection: collection, id: recordID) else {
+        guard let record = try store.fetch(collection: collection, id: recordID) else {
             throw CommandFailure(message: "no record \(RecordText.id(recordID)) in '\(collection)'")
         }
         guard let value = record.fields[field], let blob = try? BlobReference(json: value) else {

@@ -37,7 +37,7 @@ struct PutCommand: AsyncParsableCommand {
                 throw CommandFailure(message: "cannot read the file '\(path)' for \(name)", status: 66)
             }
             let url = URL(fileURLWithPath: path)
-            let target = try explicitSpace ?? recordID.flatMap { try store.get(collection: collection, id: $0)?.space } ?? store.defaultSpace
+            let target = try explicitSpace ?? recordID.flatMap { try store.fetch(collection: collection, id: $0)?.space } ?? store.defaultSpace
             if let target, try store.encryptedSpaces()[target] != nil || store.pendingSpaces().contains(where: { $0.id == target }) {
                 // Encrypted on this device under the space's key: no network needed, only this profile's device key.
                 let client = SyncClient(auth: profile.makeAuthClient())
@@ -47,7 +47,7 @@ struct PutCommand: AsyncParsableCommand {
                 fields[name] = try store.attachFile(at: url, contentType: ContentType.guess(url.pathExtension)).json
             }
         }
-        let record = try store.put(collection: collection, id: recordID, space: explicitSpace, fields: fields)
+        let record = try store.save(collection: collection, id: recordID, space: explicitSpace, fields: fields)
         Output.emit(json: options.json, human: RecordText.id(record.id), RecordText.object(record))
     }
 }
@@ -64,7 +64,7 @@ struct GetCommand: AsyncParsableCommand {
     func run() async throws {
         let store = try ClientProfile(options).openStore()
         let recordID = try RecordText.uuid(id, what: "ID")
-        guard let record = try store.get(collection: collection, id: recordID) else {
+        guard let record = try store.fetch(collection: collection, id: recordID) else {
             throw CommandFailure(message: "no record \(RecordText.id(recordID)) in '\(collection)'")
         }
         var object: [String: Any?] = RecordText.object(record)
@@ -91,7 +91,7 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let filter = try RecordText.parseAssignments(filters)
-        let records = try ClientProfile(options).openStore().list(collection: collection, where: filter)
+        let records = try ClientProfile(options).openStore().fetchAll(collection: collection, where: filter)
         let human = records.isEmpty
             ? "No records in '\(collection)'\(filters.isEmpty ? "" : " match") on this device (run 'ferry sync' to fetch others' writes)."
             : records.map(RecordText.line).joined(separator: "\n")
@@ -109,7 +109,7 @@ struct RemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let recordID = try RecordText.uuid(id, what: "ID")
-        try ClientProfile(options).openStore().remove(collection: collection, id: recordID)
+        try ClientProfile(options).openStore().delete(collection: collection, id: recordID)
         Output.emit(json: options.json, human: "Deleted \(RecordText.id(recordID)).", ["deleted": RecordText.id(recordID), "collection": collection])
     }
 }

@@ -47,7 +47,7 @@ struct SpacesCommand: AsyncParsableCommand {
                     if report.lockedSpaces > 0 {
                         FileHandle.standardError.write(Data("ferry: the space exists but has no key yet: this device is not trusted (see 'ferry devices ls')\n".utf8))
                     }
-                } catch let error as AuthError where error.isOffline {
+                } catch let error as RemoteError where error.isOffline {
                     FileHandle.standardError.write(Data("ferry: offline; the space is queued and 'ferry sync' creates it and its key\n".utf8))
                 }
                 Output.emit(json: options.json, human: RecordText.id(spaceID), ["id": RecordText.id(spaceID), "name": name, "encrypted": true])
@@ -56,7 +56,7 @@ struct SpacesCommand: AsyncParsableCommand {
             do {
                 let space = try await SpacesCommand.client(options).createSpace(request)
                 Output.emit(json: options.json, human: RecordText.id(space.id), SpacesCommand.object(space).mapValues { $0 as Any? })
-            } catch let error as AuthError where error.isOffline {
+            } catch let error as RemoteError where error.isOffline {
                 // Offline: the space is queued with its id, so records can go into it now; 'ferry sync' creates it first.
                 try ClientProfile(options).openStore().queueSpace(request)
                 FileHandle.standardError.write(Data("ferry: offline; the space is queued and 'ferry sync' creates it\n".utf8))

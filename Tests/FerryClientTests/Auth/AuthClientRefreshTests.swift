@@ -77,8 +77,7 @@ struct AuthClientRefreshTests {
         server.fail(.refresh, with: failure)
         #expect(try await auth.accessToken() == session.accessToken)
         server.clock.advance(by: 21)
-        let error = await #expect(throws: AuthError.self) { try await auth.accessToken() }
-        #expect(error?.isSessionGone == false)
+        await #expect(throws: RemoteError.self) { try await auth.accessToken() }
         #expect(store.load() == session)
     }
 

@@ -38,7 +38,7 @@ struct AuthClientRequestTests {
         let server = FakeAuthServer()
         let auth = server.makeClient(store: InMemorySessionStore(server.issueSession()))
         server.fail(.user, with: .status(401, .badJWT))
-        let error = await #expect(throws: AuthError.self) { try await auth.user() }
+        let error = await #expect(throws: RemoteError.self) { try await auth.user() }
         #expect(error?.code == .badJWT)
         #expect(server.count(.user) == 2)
         #expect(server.count(.refresh) == 1)
@@ -63,7 +63,7 @@ struct AuthClientRequestTests {
         let store = InMemorySessionStore(session)
         let auth = server.makeClient(store: store)
         server.fail(.user, with: .timeout)
-        let error = await #expect(throws: AuthError.self) { try await auth.user() }
+        let error = await #expect(throws: RemoteError.self) { try await auth.user() }
         #expect(error?.code == .requestTimedOut)
         #expect(store.load() == session)
         var states = auth.stateChanges().makeAsyncIterator()
@@ -89,7 +89,7 @@ struct AuthClientRequestTests {
     func unreadableAnswer() async throws {
         let server = FakeAuthServer()
         server.fail(.signIn, with: .raw(200, body: "<html>captive portal</html>"))
-        let error = await #expect(throws: AuthError.self) {
+        let error = await #expect(throws: RemoteError.self) {
             try await server.makeClient().signIn(email: "ada@example.com", password: "x")
         }
         #expect(error?.code == .unexpectedResponse)

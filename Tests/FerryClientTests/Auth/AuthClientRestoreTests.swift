@@ -1,5 +1,6 @@
 import FerryClient
 import FerryCore
+import FerryTesting
 import Foundation
 import Testing
 

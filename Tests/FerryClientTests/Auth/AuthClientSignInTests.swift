@@ -28,7 +28,7 @@ struct AuthClientSignInTests {
         _ = server.issueSession(email: "ada@example.com", password: "correct horse")
         let store = InMemorySessionStore()
         let auth = server.makeClient(store: store)
-        let error = await #expect(throws: AuthError.self) { try await auth.signIn(email: "ada@example.com", password: "wrong") }
+        let error = await #expect(throws: RemoteError.self) { try await auth.signIn(email: "ada@example.com", password: "wrong") }
         #expect(error?.code == .invalidCredentials)
         #expect(error?.status == 400)
         #expect(store.load() == nil)
@@ -41,7 +41,7 @@ struct AuthClientSignInTests {
         let server = FakeAuthServer()
         server.fail(.signIn, with: .status(429, .overRequestRateLimit, retryAfter: 30))
         let auth = server.makeClient()
-        let error = try #require(await #expect(throws: AuthError.self) {
+        let error = try #require(await #expect(throws: RemoteError.self) {
             try await auth.signIn(email: "ada@example.com", password: "correct horse")
         })
         #expect(error.code == .overRequestRateLimit)
@@ -49,14 +49,13 @@ struct AuthClientSignInTests {
         #expect(error.retryAfter == .seconds(30))
         #expect(error.isRateLimited)
         #expect(!error.isOffline)
-        #expect(!error.isSessionGone)
     }
 
     @Test("a 429 without a JSON body still maps to over_request_rate_limit")
     func rateLimitedWithoutBody() async throws {
         let server = FakeAuthServer()
         server.fail(.signIn, with: .raw(429, body: "slow down", headers: ["Retry-After": "7"]))
-        let error = try #require(await #expect(throws: AuthError.self) {
+        let error = try #require(await #expect(throws: RemoteError.self) {
             try await server.makeClient().signIn(email: "ada@example.com", password: "x")
         })
         #expect(error.code == .overRequestRateLimit)
@@ -69,7 +68,7 @@ struct AuthClientSignInTests {
         let store = InMemorySessionStore(server.issueSession())
         let auth = server.makeClient(store: store)
         server.fail(.logout, with: .network)
-        let error = await #expect(throws: AuthError.self) { try await auth.signOut(scope: .local) }
+        let error = await #expect(throws: RemoteError.self) { try await auth.signOut(scope: .local) }
         #expect(error?.isOffline == true)
         #expect(store.load() == nil)
         #expect(try await auth.session == nil)
@@ -98,7 +97,7 @@ struct AuthClientSignInTests {
         #expect(server.lastRequest(.logout)?.url?.query == "scope=others")
         #expect(store.load() == session)
         server.fail(.logout, with: .network)
-        await #expect(throws: AuthError.self) { try await auth.signOut(scope: .others) }
+        await #expect(throws: RemoteError.self) { try await auth.signOut(scope: .others) }
         #expect(store.load() == session)
     }
 

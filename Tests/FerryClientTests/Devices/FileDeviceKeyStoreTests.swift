@@ -1,5 +1,6 @@
 import FerryClient
 import FerrySecurity
+import FerryTesting
 import Foundation
 import Synchronization
 import Testing

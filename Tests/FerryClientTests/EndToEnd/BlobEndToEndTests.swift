@@ -16,7 +16,7 @@ struct BlobEndToEndTests {
     @Test("a sermon recorded offline with notes and its audio reaches the other device with the same hash", arguments: TestEngine.available)
     func sermonAudio(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "audio-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("audio")
             let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
             let recording = try Self.file(megabytes: 24)
@@ -24,11 +24,11 @@ struct BlobEndToEndTests {
 
             // Recorded offline: the file goes into the cache and its upload is queued with the record's write.
             let audio = try phone.store.attachFile(at: recording, contentType: "audio/mp4")
-            let sermon = try phone.store.put(collection: "sermons", fields: [
+            let sermon = try phone.store.save(collection: "sermons", fields: [
                 "title": "Grace", "date": "2026-11-22T10:00:00Z", "audio": audio.json,
             ])
             for (index, text) in ["opening", "the point"].enumerated() {
-                try phone.store.put(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string(text), "timestamp": .number(Double(index * 60))])
+                try phone.store.save(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string(text), "timestamp": .number(Double(index * 60))])
             }
             #expect(try phone.store.blobTransfers().map(\.direction) == [.upload])
 
@@ -38,17 +38,17 @@ struct BlobEndToEndTests {
             #expect(try phone.store.blobTransfers().isEmpty)
 
             #expect(pulled.blobsDownloaded == 1 && pulled.blobBytesReceived == audio.size)
-            #expect(try pad.store.list(collection: "notes").count == 2)
+            #expect(try pad.store.fetchAll(collection: "notes").count == 2)
             let file = try await Self.running(pad.engine) { try await pad.engine.file(collection: "sermons", id: sermon.id, field: "audio") }
             #expect(try Self.hash(file) == audio.sha256)
-            #expect(try pad.store.get(collection: "sermons", id: sermon.id)?.fields["audio"] == audio.json)
+            #expect(try pad.store.fetch(collection: "sermons", id: sermon.id)?.fields["audio"] == audio.json)
         }
     }
 
     @Test("on-first-access blobs wait for the app to ask; the cache evicts what the server holds, least recently used first", arguments: TestEngine.available)
     func downloadPolicy(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "policy-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("policy")
             let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
             var ids: [UUID] = []
@@ -56,13 +56,11 @@ struct BlobEndToEndTests {
                 let recording = try Self.file(megabytes: 1, seed: UInt8(index))
                 defer { try? FileManager.default.removeItem(at: recording) }
                 let audio = try phone.store.attachFile(at: recording)
-                ids.append(try phone.store.put(collection: "sermons", fields: ["title": .string("S\(index)"), "date": "2026-11-22T10:00:00Z", "audio": audio.json]).id)
+                ids.append(try phone.store.save(collection: "sermons", fields: ["title": .string("S\(index)"), "date": "2026-11-22T10:00:00Z", "audio": audio.json]).id)
             }
             #expect(try await Self.running(phone.engine) { try await phone.engine.sync() }.blobsUploaded == 3)
 
-            var configuration = SyncEngine.Configuration()
-            configuration.periodicInterval = nil
-            configuration.realtime = false
+            var configuration = SyncEngine.Configuration.manualSync()
             configuration.blobDownloads = BlobDownloadPolicy(default: .onFirstAccess)
             let lazy = SyncEngine(store: pad.store, remote: SyncClient(auth: pad.auth), configuration: configuration)
             try await Self.running(lazy) {
@@ -75,7 +73,7 @@ struct BlobEndToEndTests {
             #expect(try pad.store.blobCacheSize() == 3 << 20)
             _ = try await lazy.file(collection: "sermons", id: ids[0], field: "audio")  // the most recently used now
             #expect(try pad.store.evictBlobs(toFit: 1 << 20) == 2)
-            let kept = try #require(try pad.store.get(collection: "sermons", id: ids[0])?.fields["audio"])
+            let kept = try #require(try pad.store.fetch(collection: "sermons", id: ids[0])?.fields["audio"])
             #expect(try pad.store.cachedFile(for: BlobReference(json: kept)) != nil)
             #expect(try phone.store.evictBlobs(toFit: 0) == 3, "the writer may drop its copies too once the server holds them")
             _ = try await lazy.file(collection: "sermons", id: ids[1], field: "audio")  // downloads again
@@ -92,18 +90,16 @@ struct BlobEndToEndTests {
         #expect(policy.mode(collection: "sermons", field: "other") == .onFirstAccess)
         #expect(policy.mode(collection: "notes", field: "audio") == .eager)
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "cellular-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("cellular")
             let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
             let recording = try Self.file(megabytes: 1)
             defer { try? FileManager.default.removeItem(at: recording) }
             let audio = try phone.store.attachFile(at: recording)
-            try phone.store.put(collection: "sermons", fields: ["title": "Roaming", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+            try phone.store.save(collection: "sermons", fields: ["title": "Roaming", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
             #expect(try await Self.running(phone.engine) { try await phone.engine.sync() }.blobsUploaded == 1)
 
-            var configuration = SyncEngine.Configuration()
-            configuration.periodicInterval = nil
-            configuration.realtime = false
+            var configuration = SyncEngine.Configuration.manualSync()
             configuration.blobDownloads = policy
             let cellular = SyncEngine(store: pad.store, remote: SyncClient(auth: pad.auth), configuration: configuration)
             await cellular.networkCostChanged(isExpensive: true)
@@ -117,17 +113,15 @@ struct BlobEndToEndTests {
     @Test("an upload cut off partway resumes from the server's offset: the bytes sent stay within 1.2× the file", arguments: TestEngine.available)
     func interruptedUpload(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "resume-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("resume")
             let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let recording = try Self.file(megabytes: 20)
             defer { try? FileManager.default.removeItem(at: recording) }
             let audio = try phone.store.attachFile(at: recording)
-            try phone.store.put(collection: "sermons", fields: ["title": "Cut", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+            try phone.store.save(collection: "sermons", fields: ["title": "Cut", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
 
             let flaky = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 3)
-            var configuration = SyncEngine.Configuration()
-            configuration.periodicInterval = nil
-            configuration.realtime = false
+            let configuration = SyncEngine.Configuration.manualSync()
             let failing = SyncEngine(store: phone.store, remote: flaky, configuration: configuration)
             await #expect(throws: (any Error).self) { try await Self.running(failing) { try await failing.sync() } }
             #expect(try phone.store.pendingCount() == 1, "the record waits for its file")
@@ -178,7 +172,7 @@ final class CountingRemote: SyncRemote, BlobRemote, Sendable {
             return state.chunks
         }
         if let failAfterChunks, chunks > failAfterChunks {
-            throw AuthError(code: .networkUnavailable, message: "The network went away.")
+            throw RemoteError(code: .networkUnavailable, message: "The network went away.")
         }
         return try await base.uploadBlob(space: space, blob: blob, offset: offset, bytes: bytes)
     }

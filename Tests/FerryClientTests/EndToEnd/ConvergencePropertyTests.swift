@@ -40,11 +40,7 @@ struct ConvergencePropertyTests {
           arguments: TestEngine.available)
     func convergence(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            var configuration = database.serverConfiguration
-            let schema = database.folder + "/schema.yaml"
-            try ConvergenceModel.schema.write(toFile: schema, atomically: true, encoding: .utf8)
-            configuration.schemaFiles = [schema]
-            configuration.useFastPasswordHashing()
+            let configuration = try database.endToEndConfiguration(schema: ConvergenceModel.schema)
             let server = RestartableServer(try await LiveServer.start(configuration))
             let started = ContinuousClock.now
             var totals = ConvergenceTotals()
@@ -69,7 +65,7 @@ struct ConvergencePropertyTests {
     /// One schedule: a new account with three devices, random steps, the final syncs and the checks.
     static func schedule(_ seed: UInt64, on server: RestartableServer) async throws -> ConvergenceTotals {
         let endpoint = await server.endpoint
-        let email = "converge-\(seed)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let email = uniqueEmail("converge-\(seed)")
         var signedIn: [ConvergenceDevice] = []
         for index in 0..<3 {
             signedIn.append(try await ConvergenceDevice.signIn(endpoint, email: email, signUp: index == 0))
@@ -156,10 +152,7 @@ struct ConvergenceDevice: Sendable {
         let client = SyncClient(auth: auth)
         let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id, logger: .testing)
         try await client.bindTestDevice(store)
-        var configuration = SyncEngine.Configuration()
-        configuration.periodicInterval = nil
-        configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
-        configuration.localChangeDebounce = .seconds(86_400)
+        var configuration = SyncEngine.Configuration.manualSync(localChangeDebounce: .seconds(86_400))
         configuration.backoff = BackoffPolicy(initial: .seconds(86_400), maximum: .seconds(86_400))
         return ConvergenceDevice(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration, logger: .testing))
     }
@@ -258,13 +251,13 @@ struct ConvergenceRun {
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
         case 0..<30:
-            let lists = try device.store.list(collection: ConvergenceModel.parents)
+            let lists = try device.store.fetchAll(collection: ConvergenceModel.parents)
             if lists.isEmpty || Bool.random(using: &random) {
                 var fields: [String: JSONValue] = [:]
                 for field in ConvergenceModel.editableFields(of: ConvergenceModel.parents) {
                     fields[field] = ConvergenceModel.randomValue(for: field, using: &random)
                 }
-                let record = try device.store.put(collection: ConvergenceModel.parents, id: randomID(), fields: fields)
+                let record = try device.store.save(collection: ConvergenceModel.parents, id: randomID(), fields: fields)
                 note(index, number, "create \(ConvergenceKey(collection: ConvergenceModel.parents, id: record.id))")
             } else {
                 let parent = lists.randomElement(using: &random)!
@@ -272,7 +265,7 @@ struct ConvergenceRun {
                 for field in ConvergenceModel.editableFields(of: ConvergenceModel.children) where Bool.random(using: &random) {
                     fields[field] = ConvergenceModel.randomValue(for: field, using: &random)
                 }
-                let record = try device.store.put(collection: ConvergenceModel.children, id: randomID(), fields: fields)
+                let record = try device.store.save(collection: ConvergenceModel.children, id: randomID(), fields: fields)
                 note(index, number, "create \(ConvergenceKey(collection: ConvergenceModel.children, id: record.id)) under \(ConvergenceKey(collection: ConvergenceModel.parents, id: parent.id))")
             }
         case 30..<55:
@@ -284,11 +277,11 @@ struct ConvergenceRun {
                     fields[name] = ConvergenceModel.randomValue(for: name, using: &random)
                 }
             }
-            try device.store.put(collection: target.collection, id: target.id, fields: fields)
+            try device.store.save(collection: target.collection, id: target.id, fields: fields)
             note(index, number, "edit \(target) \(fields.keys.sorted())")
         case 55..<67:
             guard let target = try randomLiveRecord(on: device) else { return note(index, number, "delete: nothing to delete") }
-            try device.store.remove(collection: target.collection, id: target.id)
+            try device.store.delete(collection: target.collection, id: target.id)
             note(index, number, "delete \(target)")
         case 67..<77:
             isOnline[number].toggle()
@@ -326,7 +319,7 @@ struct ConvergenceRun {
 
     mutating func randomLiveRecord(on device: ConvergenceDevice) throws -> ConvergenceKey? {
         let live = try [ConvergenceModel.parents, ConvergenceModel.children].flatMap { collection in
-            try device.store.list(collection: collection).map { ConvergenceKey(collection: collection, id: $0.id) }
+            try device.store.fetchAll(collection: collection).map { ConvergenceKey(collection: collection, id: $0.id) }
         }
         return live.randomElement(using: &random)
     }
@@ -458,7 +451,7 @@ struct ConvergenceRun {
     }
 
     func view(of device: ConvergenceDevice, _ key: ConvergenceKey) throws -> View {
-        guard let record = try device.store.get(collection: key.collection, id: key.id, includeDeleted: true) else { return .absent }
+        guard let record = try device.store.fetch(collection: key.collection, id: key.id, includeDeleted: true) else { return .absent }
         return record.isDeleted ? .deleted : .live(fields: record.fields, clocks: record.clocks)
     }
 
@@ -485,7 +478,7 @@ struct ConvergenceRun {
 
             // No live row the test does not know of, and list() agrees with get().
             for collection in [ConvergenceModel.parents, ConvergenceModel.children] {
-                let listed = Set(try device.store.list(collection: collection).map { ConvergenceKey(collection: collection, id: $0.id) })
+                let listed = Set(try device.store.fetchAll(collection: collection).map { ConvergenceKey(collection: collection, id: $0.id) })
                 let live = Set(deviceViews.filter { $0.key.collection == collection && $0.value != .absent && $0.value != .deleted }.keys)
                 #expect(listed == live, "device \(number): list(\(collection)) disagrees with get(); \(context)")
             }
@@ -513,7 +506,7 @@ struct ConvergenceRun {
         // Tombstone clocks agree too: the server re-cascades whenever a parent's delete clock moves forward, so after
         // concurrent deletes of one parent every child carries the later clock on every device.
         for key in allKeys.sorted() where expected[key]?.isDeleted == true {
-            let clocks = try devices.map { try $0.store.get(collection: key.collection, id: key.id, includeDeleted: true)?.clocks[RecordState.deletedKey] }
+            let clocks = try devices.map { try $0.store.fetch(collection: key.collection, id: key.id, includeDeleted: true)?.clocks[RecordState.deletedKey] }
             #expect(Set(clocks).count == 1, "\(key): tombstone clocks differ between devices: \(clocks.map { $0?.description ?? "none" }); \(context)")
         }
 

@@ -31,7 +31,7 @@ struct ConvergenceTests {
     @Test("three devices, random writes, deletes, undeletes and syncs in random order: all converge", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func converge(seed: UInt64) async throws {
         try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "converge-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("converge")
             var devices: [Device] = []
             for index in 0..<3 {
                 devices.append(try await Device.signIn(server, email: email, password: "correct horse 1", signUp: index == 0, localChangeDebounce: .seconds(3600)))
@@ -45,32 +45,32 @@ struct ConvergenceTests {
                 defer { group.cancelAll() }
                 for step in 0..<150 {
                     let device = all[random.below(all.count)]
-                    let sermons = try device.store.list(collection: "sermons")
+                    let sermons = try device.store.fetchAll(collection: "sermons")
                     seen.formUnion(sermons.map(\.id))
                     switch random.below(10) {
                     case 0, 1:
-                        try device.store.put(collection: "sermons", fields: ["title": .string("Sermon \(step)"), "date": "2026-11-01T10:00:00Z"])
+                        try device.store.save(collection: "sermons", fields: ["title": .string("Sermon \(step)"), "date": "2026-11-01T10:00:00Z"])
                     case 2, 3:
                         if let sermon = random.pick(sermons) {
                             let field = random.pick(["title", "speaker", "duration"])!
                             let value: JSONValue = field == "duration" ? .number(Double(random.below(5000))) : .string("\(field) \(step)")
-                            try device.store.put(collection: "sermons", id: sermon.id, fields: [field: value])
+                            try device.store.save(collection: "sermons", id: sermon.id, fields: [field: value])
                         }
                     case 4:
                         if let sermon = random.pick(sermons) {
-                            try device.store.put(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string("Note \(step)")])
+                            try device.store.save(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string("Note \(step)")])
                         }
                     case 5:
-                        if let note = random.pick(try device.store.list(collection: "notes")) {
-                            try device.store.put(collection: "notes", id: note.id, fields: ["text": .string("Edited \(step)")])
+                        if let note = random.pick(try device.store.fetchAll(collection: "notes")) {
+                            try device.store.save(collection: "notes", id: note.id, fields: ["text": .string("Edited \(step)")])
                         }
                     case 6:
-                        if let sermon = random.pick(sermons) { try device.store.remove(collection: "sermons", id: sermon.id) }
+                        if let sermon = random.pick(sermons) { try device.store.delete(collection: "sermons", id: sermon.id) }
                     case 7:
                         // Undelete a record this device holds deleted (an explicit undelete with a newer clock).
-                        let deleted = try seen.sorted { $0.uuidString < $1.uuidString }.filter { try device.store.get(collection: "sermons", id: $0, includeDeleted: true)?.isDeleted == true }
+                        let deleted = try seen.sorted { $0.uuidString < $1.uuidString }.filter { try device.store.fetch(collection: "sermons", id: $0, includeDeleted: true)?.isDeleted == true }
                         if let id = random.pick(deleted) {
-                            try device.store.put(collection: "sermons", id: id, fields: ["speaker": "back"])
+                            try device.store.save(collection: "sermons", id: id, fields: ["speaker": "back"])
                             undeletes += 1
                         }
                     default:
@@ -85,7 +85,7 @@ struct ConvergenceTests {
                 for device in all { refused.formUnion(try device.store.rejections().map(\.mutation.id)) }
                 func snapshot(_ device: Device, _ collection: String) throws -> [UUID: [String: JSONValue]] {
                     var rows: [UUID: [String: JSONValue]] = [:]
-                    for record in try device.store.list(collection: collection) where !refused.contains(record.id) {
+                    for record in try device.store.fetchAll(collection: collection) where !refused.contains(record.id) {
                         rows[record.id] = record.fields.filter { !$0.value.isNull }
                         #expect(record.syncState == .synced, "nothing is pending after the final syncs")
                     }
@@ -97,7 +97,7 @@ struct ConvergenceTests {
                         let rows = try snapshot(device, collection)
                         let differing = Set(rows.keys).union(reference.keys).filter { rows[$0] != reference[$0] }
                         let details = try differing.map { id in
-                            "\(id): device 0 \(String(describing: reference[id])) \(try all[0].store.get(collection: collection, id: id, includeDeleted: true).map { "\($0.isDeleted) \($0.clocks) \($0.syncState)" } ?? "-"); device \(index) \(String(describing: rows[id])) \(try device.store.get(collection: collection, id: id, includeDeleted: true).map { "\($0.isDeleted) \($0.clocks) \($0.syncState)" } ?? "-")"
+                            "\(id): device 0 \(String(describing: reference[id])) \(try all[0].store.fetch(collection: collection, id: id, includeDeleted: true).map { "\($0.isDeleted) \($0.clocks) \($0.syncState)" } ?? "-"); device \(index) \(String(describing: rows[id])) \(try device.store.fetch(collection: collection, id: id, includeDeleted: true).map { "\($0.isDeleted) \($0.clocks) \($0.syncState)" } ?? "-")"
                         }
                         #expect(differing.isEmpty, "seed \(seed): \(collection) differ: \(details.joined(separator: "\n"))")
                     }

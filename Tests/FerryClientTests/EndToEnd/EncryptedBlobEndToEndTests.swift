@@ -13,27 +13,15 @@ struct EncryptedBlobEndToEndTests {
     @Test("a file attached in an encrypted space: the server's storage holds no plaintext, a trusted device reads it, a tampered chunk does not open",
           arguments: TestEngine.available)
     func encryptedAudio(_ engine: TestEngine) async throws {
-        try await TestDatabase.with(engine) { database in
-            var configuration = database.serverConfiguration
-            let file = database.folder + "/schema.yaml"
-            try ExampleSchemas.text("tabletnotes.yaml").write(toFile: file, atomically: true, encoding: .utf8)
-            configuration.schemaFiles = [file]
-            configuration.useFastPasswordHashing()
-            let server = try await LiveServer.start(configuration)
-            do {
-                try await Self.run(server, database)
-                await server.stop()
-            } catch {
-                await server.stop()
-                throw error
-            }
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server, database in
+            try await Self.run(server, database)
         }
     }
 
     static func run(_ server: LiveServer, _ database: TestDatabase) async throws {
         do {
 
-            let email = UnboundRecords.email("sealed-audio")
+            let email = uniqueEmail("sealed-audio")
             let mac = try await EncryptedDevice.signIn(server, email: email, signUp: true, name: "mac")
             _ = await mac.postLogin().run()
             let space = try mac.store.queueSpace(CreateSpaceRequest(name: "Private sermons", encrypted: true))
@@ -52,11 +40,11 @@ struct EncryptedBlobEndToEndTests {
 
             let clear = try mac.store.attachFile(at: recording)
             #expect(throws: StoreError.self, "a file attached in clear cannot go into an encrypted space") {
-                try mac.store.put(collection: "sermons", space: space, fields: ["title": "x", "date": "2026-11-22T10:00:00Z", "audio": clear.json])
+                try mac.store.save(collection: "sermons", space: space, fields: ["title": "x", "date": "2026-11-22T10:00:00Z", "audio": clear.json])
             }
             let audio = try await mac.engine.attachFile(at: recording, contentType: "audio/mp4", space: space)
             #expect(audio.sha256 != clear.sha256 && audio.contentType == "application/octet-stream", "the address reveals nothing of the file")
-            let sermon = try mac.store.put(collection: "sermons", space: space, fields: ["title": "Private", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+            let sermon = try mac.store.save(collection: "sermons", space: space, fields: ["title": "Private", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
             let pushed = try await mac.sync()
             #expect(pushed.blobsUploaded == 1 && pushed.rejected == 0)
             #expect(try Data(contentsOf: try await mac.engine.file(collection: "sermons", id: sermon.id, field: "audio")) == plaintext)

@@ -16,19 +16,13 @@ struct EncryptedDevice {
     let name: String
 
     static func signIn(_ server: LiveServer, email: String, signUp: Bool, name: String) async throws -> EncryptedDevice {
-        let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
-        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore())
-        let password = "correct horse 1"
-        let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
-        let client = SyncClient(auth: auth)
-        let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
-        let keys = DeviceKeyPair.generate()
-        var configuration = SyncEngine.Configuration()
-        configuration.periodicInterval = nil
-        configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
-        configuration.localChangeDebounce = .seconds(3600)
-        let engine = SyncEngine(store: store, remote: client, encryption: EndToEndEncryption(deviceKeys: keys, remote: client), configuration: configuration)
-        return EncryptedDevice(auth: auth, client: client, store: store, keys: keys, engine: engine, name: name)
+        let account = try await SignedInAccount.open(server.baseURL, apiKey: server.server.keys.anonKey, email: email, signUp: signUp)
+        let (client, store, keys) = (account.client, account.store, DeviceKeyPair.generate())
+        let engine = SyncEngine(
+            store: store, remote: client, encryption: EndToEndEncryption(deviceKeys: keys, remote: client),
+            configuration: .manualSync(localChangeDebounce: .seconds(3600))
+        )
+        return EncryptedDevice(auth: account.auth, client: client, store: store, keys: keys, engine: engine, name: name)
     }
 
     var id: UUID { store.deviceId }
@@ -36,7 +30,7 @@ struct EncryptedDevice {
     /// A new account's first (trusted) device, signed up with an email made from `prefix`, and an encrypted space
     /// it created and synced.
     static func ownerWithEncryptedSpace(_ server: LiveServer, prefix: String) async throws -> (owner: EncryptedDevice, email: String, space: UUID) {
-        let email = UnboundRecords.email(prefix)
+        let email = uniqueEmail(prefix)
         let owner = try await signIn(server, email: email, signUp: true, name: "mac")
         _ = await owner.postLogin().run()
         let space = try owner.store.queueSpace(CreateSpaceRequest(name: "Agent sessions", encrypted: true))
@@ -63,7 +57,7 @@ struct EncryptedDevice {
 
     /// The plaintext sessions this device holds in `space`, by id.
     func sessions(in space: UUID) throws -> [UUID: [String: JSONValue]] {
-        Dictionary(uniqueKeysWithValues: try store.list(collection: "agent_coding_sessions").filter { $0.space == space }.map { ($0.id, $0.fields) })
+        Dictionary(uniqueKeysWithValues: try store.fetchAll(collection: "agent_coding_sessions").filter { $0.space == space }.map { ($0.id, $0.fields) })
     }
 
     /// The space key of `version`, opened from the row the server holds for this device.
@@ -76,16 +70,14 @@ struct EncryptedDevice {
 
 /// Records of the Unbound example (the coding-agent companion) whose text fields carry a marker a database scan looks for.
 enum UnboundRecords {
-    static func email(_ prefix: String) -> String { "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
-
     /// Writes a repository and `count` sessions into `space` on `store`; returns the sessions' ids.
     @discardableResult
     static func write(_ count: Int, into space: UUID, on store: LocalStore, marker: String) throws -> [UUID] {
-        let repository = try store.put(collection: "repositories", space: space, fields: [
+        let repository = try store.save(collection: "repositories", space: space, fields: [
             "name": .string("repo \(marker)"), "local_path": .string("/Users/ada/\(marker)"), "status": "active",
         ])
         return try (0..<count).map { index in
-            try store.put(collection: "agent_coding_sessions", space: space, fields: [
+            try store.save(collection: "agent_coding_sessions", space: space, fields: [
                 "repository_id": .string(repository.id.uuidString), "status": .string("running \(marker) \(index)"),
                 "is_worktree": .bool(index % 2 == 0), "worktree_path": .string("/worktrees/\(marker)/\(index)"),
                 "created_at": "2026-11-21T10:00:00Z",

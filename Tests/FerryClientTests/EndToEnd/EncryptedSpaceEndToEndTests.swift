@@ -15,20 +15,8 @@ struct EncryptedSpaceEndToEndTests {
 
     /// Runs `body` against a live server whose database the test can also read directly.
     static func withServer(_ engine: TestEngine, _ body: (LiveServer, TestDatabase) async throws -> Void) async throws {
-        try await TestDatabase.with(engine) { database in
-            var configuration = database.serverConfiguration
-            let file = database.folder + "/schema.yaml"
-            try Self.unbound.write(toFile: file, atomically: true, encoding: .utf8)
-            configuration.schemaFiles = [file]
-            configuration.useFastPasswordHashing()
-            let server = try await LiveServer.start(configuration)
-            do {
-                try await body(server, database)
-                await server.stop()
-            } catch {
-                await server.stop()
-                throw error
-            }
+        try await LiveServer.with(engine, schema: Self.unbound, configure: { $0.useFastPasswordHashing() }) { server, database in
+            try await body(server, database)
         }
     }
 
@@ -36,7 +24,7 @@ struct EncryptedSpaceEndToEndTests {
           arguments: TestEngine.available)
     func threeDevices(_ engine: TestEngine) async throws {
         try await Self.withServer(engine) { server, database in
-            let email = UnboundRecords.email("unbound")
+            let email = uniqueEmail("unbound")
             let marker = "PLAINTEXT-\(UUID().uuidString.prefix(8))"
             let mac = try await EncryptedDevice.signIn(server, email: email, signUp: true, name: "mac")
             let macFirst = await mac.postLogin().run()
@@ -92,7 +80,7 @@ struct EncryptedSpaceEndToEndTests {
           arguments: TestEngine.available)
     func pendingTrustedRevoked(_ engine: TestEngine) async throws {
         try await Self.withServer(engine) { server, database in
-            let email = UnboundRecords.email("trust")
+            let email = uniqueEmail("trust")
             let mac = try await EncryptedDevice.signIn(server, email: email, signUp: true, name: "mac")
             _ = await mac.postLogin().run()
             let space = try mac.store.queueSpace(CreateSpaceRequest(name: "Secrets", encrypted: true))
@@ -105,7 +93,7 @@ struct EncryptedSpaceEndToEndTests {
             let locked = try await phone.sync()
             #expect(locked.lockedSpaces == 1)
             #expect(try phone.sessions(in: space).isEmpty, "a pending device reads nothing of the encrypted space")
-            #expect(try phone.store.list(collection: "repositories").isEmpty)
+            #expect(try phone.store.fetchAll(collection: "repositories").isEmpty)
 
             _ = try await mac.client.trustDevice(phone.id)
             try await mac.sync()
@@ -141,7 +129,7 @@ struct EncryptedSpaceEndToEndTests {
                     try FieldCipher.decrypt(ciphertext, spaceID: space, collection: "agent_coding_sessions", recordID: change.id, field: "status", key: oldKey)
                 }
             }
-            await #expect(throws: AuthError.self) {
+            await #expect(throws: RemoteError.self) {
                 _ = try await SyncClient(auth: relogin).registerDevice(phone.id, DeviceRegistration(name: "phone", type: .linux, hostname: "x", publicKey: phone.keys.publicKeyBase64), keys: phone.keys)
             }
 
@@ -161,7 +149,7 @@ struct EncryptedSpaceEndToEndTests {
     struct FailingRegistration: DeviceRemote {
         let base: SyncClient
         func registerDevice(_ id: UUID, _ registration: DeviceRegistration, keys: DeviceKeyPair) async throws -> Device {
-            throw AuthError(code: "service_unavailable", message: "Injected failure.", status: 503)
+            throw RemoteError(code: "service_unavailable", message: "Injected failure.", status: 503)
         }
         func devices() async throws -> [Device] { try await base.devices() }
         func trustDevice(_ id: UUID) async throws -> Device { try await base.trustDevice(id) }
@@ -174,7 +162,7 @@ struct EncryptedSpaceEndToEndTests {
           arguments: TestEngine.available)
     func progressAndSkippedRegistration(_ engine: TestEngine) async throws {
         try await Self.withServer(engine) { server, _ in
-            let email = UnboundRecords.email("progress")
+            let email = uniqueEmail("progress")
             let mac = try await EncryptedDevice.signIn(server, email: email, signUp: true, name: "mac")
             let personal = try #require(mac.store.defaultSpace)
             let ids = try UnboundRecords.write(10, into: personal, on: mac.store, marker: "offline")

@@ -56,7 +56,7 @@ struct FaultProxyConvergenceTests {
 
     static func run(seed: UInt64, engine: TestEngine, server: LiveServer, proxy: FaultProxy) async throws {
         let started = ContinuousClock.now
-        let email = "faults-\(seed)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let email = uniqueEmail("faults-\(seed)")
         let throughProxy = ServerEndpoint(baseURL: proxy.baseURL, apiKey: server.server.keys.anonKey)
         // The account is made straight at the server, with the default timeout: at the start of a full test run on
         // 2 cores, every suite signs up at once.
@@ -72,7 +72,7 @@ struct FaultProxyConvergenceTests {
                 do {
                     signedIn.append(try await ConvergenceDevice.signIn(throughProxy, email: email, signUp: false, timeout: .seconds(15)))
                     break
-                } catch let error as AuthError where error.code == .requestTimedOut && attempt < 3 {
+                } catch let error as RemoteError where error.code == .requestTimedOut && attempt < 3 {
                     continue
                 }
             }
@@ -138,11 +138,11 @@ struct FaultRun {
         let number = Int.random(in: 0..<devices.count, using: &random)
         let device = devices[number]
         let roll = Int.random(in: 0..<100, using: &random)
-        let live = try device.store.list(collection: "notes").map(\.id).sorted { $0.uuidString < $1.uuidString }
+        let live = try device.store.fetchAll(collection: "notes").map(\.id).sorted { $0.uuidString < $1.uuidString }
         switch roll {
         case 0..<30:
             let id = randomID()
-            try device.store.put(collection: "notes", id: id, fields: [
+            try device.store.save(collection: "notes", id: id, fields: [
                 "title": .string("note \(index)"), "body": .string("body \(Int.random(in: 0..<100, using: &random))"),
                 "rank": .number(Double(Int.random(in: -9...9, using: &random))),
             ])
@@ -155,11 +155,11 @@ struct FaultRun {
                 if Bool.random(using: &random) { fields["body"] = .string("edit \(index)") }
                 if Bool.random(using: &random) { fields["rank"] = .number(Double(index)) }
             }
-            try device.store.put(collection: "notes", id: id, fields: fields)
+            try device.store.save(collection: "notes", id: id, fields: fields)
             trace.append("#\(index) d\(number): edit \(id.uuidString.prefix(8)) \(fields.keys.sorted())")
         case 60..<70 where !live.isEmpty:
             let id = live.randomElement(using: &random)!
-            try device.store.remove(collection: "notes", id: id)
+            try device.store.delete(collection: "notes", id: id)
             trace.append("#\(index) d\(number): delete \(id.uuidString.prefix(8))")
         default:
             try recordWrites(of: number)
@@ -225,7 +225,7 @@ struct FaultRun {
 
     /// A device's view of one record, as compared across devices.
     func view(of device: ConvergenceDevice, _ id: UUID) throws -> String {
-        guard let record = try device.store.get(collection: "notes", id: id, includeDeleted: true) else { return "absent" }
+        guard let record = try device.store.fetch(collection: "notes", id: id, includeDeleted: true) else { return "absent" }
         if record.isDeleted { return "deleted @\(record.clocks[RecordState.deletedKey]?.description ?? "-")" }
         return record.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)@\(record.clocks[$0.key]?.description ?? "-")" }.joined(separator: " ")
     }
@@ -245,7 +245,7 @@ struct FaultRun {
 
         for id in ids {
             let want = expected[id]!
-            let onServer = try auditor.store.get(collection: "notes", id: id, includeDeleted: true)
+            let onServer = try auditor.store.fetch(collection: "notes", id: id, includeDeleted: true)
             // Every write left its outbox acknowledged, so the server holds it (or a later write of the same field).
             #expect(onServer != nil, "\(id): acknowledged writes are missing from the server; \(context)")
             #expect(onServer?.isDeleted == want.isDeleted, "\(id): deleted on the server \(String(describing: onServer?.isDeleted)), expected \(want.isDeleted); \(context)")
@@ -259,7 +259,7 @@ struct FaultRun {
                 #expect(mine == reference, "\(id): device \(number) has \(mine), the server \(reference); \(context)")
             }
         }
-        let listed = Set(try auditor.store.list(collection: "notes").map(\.id))
+        let listed = Set(try auditor.store.fetchAll(collection: "notes").map(\.id))
         #expect(listed == Set(ids.filter { expected[$0]?.isDeleted == false }), "the server holds rows no device wrote, or lacks some; \(context)")
     }
 }

@@ -41,8 +41,6 @@ struct LaunchEndToEndTests {
         configuration.useFastPasswordHashing()
     }
 
-    static func email() -> String { "lingo-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
-
     static let completeProfile: [String: JSONValue] = [
         "first_name": .string("Ada"), "native_language": .string("en"), "learning_languages": .array([.string("fr")]),
     ]
@@ -56,7 +54,7 @@ struct LaunchEndToEndTests {
             let device = Device(server: server, folder: folder.url)
             #expect(await device.route() == .welcome)
             #expect(await device.route() == .signIn)
-            _ = try await device.auth.signUp(email: Self.email(), password: "correct horse 1")
+            _ = try await device.auth.signUp(email: uniqueEmail("lingo"), password: "correct horse 1")
             _ = try await device.profiles.update(fields: ["first_name": .string("Ada")])
             // The app is killed during onboarding; the next launch resumes it.
             let relaunched = Device(server: server, folder: folder.url)
@@ -74,7 +72,7 @@ struct LaunchEndToEndTests {
             let folder = try TemporaryFolder()
             defer { folder.remove() }
             let device = Device(server: server, folder: folder.url)
-            _ = try await device.auth.signUp(email: Self.email(), password: "correct horse 1")
+            _ = try await device.auth.signUp(email: uniqueEmail("lingo"), password: "correct horse 1")
             let profile = try await device.profiles.profile()
             #expect(profile.missing.isEmpty && profile.isComplete, "\(profile)")
             #expect(await device.route() == .main)
@@ -84,14 +82,12 @@ struct LaunchEndToEndTests {
     @Test("edge cases: reinstall, revoked access, server down at launch, profile deleted server-side", arguments: TestEngine.available)
     func edgeCases(_ engine: TestEngine) async throws {
         try await TestDatabase.with(engine) { database in
-            var configuration = database.serverConfiguration
-            configuration.schemaFiles = [ExampleSchemas.path("lingo.yaml")]
-            configuration.useFastPasswordHashing()
+            let configuration = database.endToEndConfiguration(schemaFile: ExampleSchemas.path("lingo.yaml"))
             var server = try await LiveServer.start(configuration)
             let port = try #require(server.baseURL.port)
             let phoneFolder = try TemporaryFolder(), macFolder = try TemporaryFolder()
             defer { phoneFolder.remove(); macFolder.remove() }
-            let email = Self.email()
+            let email = uniqueEmail("lingo")
 
             let phone = Device(server: server, folder: phoneFolder.url)
             let session = try await phone.auth.signUp(email: email, password: "correct horse 1")
@@ -140,7 +136,7 @@ struct LaunchEndToEndTests {
             let folder = try TemporaryFolder()
             defer { folder.remove() }
             let device = Device(server: server, folder: folder.url)
-            let first = try await device.auth.signUp(email: Self.email(), password: "correct horse 1")
+            let first = try await device.auth.signUp(email: uniqueEmail("lingo"), password: "correct horse 1")
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<50 { group.addTask { try await device.auth.accessToken() } }
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }

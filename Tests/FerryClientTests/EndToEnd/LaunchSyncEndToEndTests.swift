@@ -28,15 +28,15 @@ struct LaunchSyncEndToEndTests {
             var projects: [UUID] = []
             for index in 0..<100 {
                 let stamp = JSONValue.string("2026-11-\(String(format: "%02d", index % 28 + 1))T08:00:00Z")
-                try office.store.put(collection: "companies", space: company.id, fields: ["name": .string("Acme \(index)")])
-                try office.store.put(collection: "users", space: company.id, fields: ["name": .string("Tech \(index)")])
-                try office.store.put(collection: "clients", space: company.id, fields: ["name": .string("Client \(index)")])
-                try office.store.put(collection: "task_types", space: company.id, fields: ["name": .string("Type \(index)")])
-                projects.append(try office.store.put(collection: "projects", space: company.id, fields: ["title": .string("Project \(index)")]).id)
-                try office.store.put(collection: "calendar_events", space: company.id, fields: ["title": "Visit", "start_date": stamp])
+                try office.store.save(collection: "companies", space: company.id, fields: ["name": .string("Acme \(index)")])
+                try office.store.save(collection: "users", space: company.id, fields: ["name": .string("Tech \(index)")])
+                try office.store.save(collection: "clients", space: company.id, fields: ["name": .string("Client \(index)")])
+                try office.store.save(collection: "task_types", space: company.id, fields: ["name": .string("Type \(index)")])
+                projects.append(try office.store.save(collection: "projects", space: company.id, fields: ["title": .string("Project \(index)")]).id)
+                try office.store.save(collection: "calendar_events", space: company.id, fields: ["title": "Visit", "start_date": stamp])
             }
             for index in 0..<100 {
-                try office.store.put(collection: "tasks", space: company.id, fields: ["project_id": .string(projects[index].uuidString)])
+                try office.store.save(collection: "tasks", space: company.id, fields: ["project_id": .string(projects[index].uuidString)])
             }
             let running = Task {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -57,7 +57,7 @@ struct LaunchSyncEndToEndTests {
             #expect(cold.pulled == 700 && cold.applied == 700)
             #expect(cold.requests <= 10, "the field-service app allows at most 10 requests per launch; this one made \(cold.requests)")
             for name in Self.collections {
-                #expect(try tech.store.list(collection: name).count == 100, "\(name)")
+                #expect(try tech.store.fetchAll(collection: name).count == 100, "\(name)")
             }
 
             // Warm launch with nothing new: every trigger of a launch fires at once, and they make one sync.
@@ -66,27 +66,22 @@ struct LaunchSyncEndToEndTests {
             #expect(warm.report.requests == 1 && warm.report.applied == 0 && warm.report.pulled == 0)
 
             // Five remote changes: the next launch applies exactly five rows.
-            let clients = try office.store.list(collection: "clients").prefix(3)
-            for client in clients { try office.store.put(collection: "clients", id: client.id, fields: ["name": .string("\(client.fields["name"]?.stringValue ?? "") (renamed)")]) }
-            try office.store.put(collection: "projects", space: company.id, fields: ["title": "New project"])
-            try office.store.remove(collection: "calendar_events", id: try #require(try office.store.list(collection: "calendar_events").first).id)
+            let clients = try office.store.fetchAll(collection: "clients").prefix(3)
+            for client in clients { try office.store.save(collection: "clients", id: client.id, fields: ["name": .string("\(client.fields["name"]?.stringValue ?? "") (renamed)")]) }
+            try office.store.save(collection: "projects", space: company.id, fields: ["title": "New project"])
+            try office.store.delete(collection: "calendar_events", id: try #require(try office.store.fetchAll(collection: "calendar_events").first).id)
             #expect(try await office.engine.sync().pushed == 5)
             let after = try await Self.launch(tech)
             #expect(after.syncs == 1)
             #expect(after.report.applied == 5 && after.report.pulled == 5)
-            #expect(try tech.store.list(collection: "clients").filter { $0.fields["name"]?.stringValue?.hasSuffix("(renamed)") == true }.count == 3)
+            #expect(try tech.store.fetchAll(collection: "clients").filter { $0.fields["name"]?.stringValue?.hasSuffix("(renamed)") == true }.count == 3)
         }
     }
 
     /// A warm launch as the field-service app's app had it: launch, the connectivity monitor's first callback, became-active,
     /// then three connectivity flaps within 100 ms. Returns how many syncs the engine started and the last report.
     static func launch(_ device: Device) async throws -> (syncs: Int, report: SyncReport) {
-        let engine = SyncEngine(store: device.store, remote: SyncClient(auth: device.auth), configuration: {
-            var configuration = SyncEngine.Configuration()
-            configuration.periodicInterval = nil
-            configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
-            return configuration
-        }())
+        let engine = SyncEngine(store: device.store, remote: SyncClient(auth: device.auth), configuration: .manualSync())
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }
             defer { group.cancelAll() }

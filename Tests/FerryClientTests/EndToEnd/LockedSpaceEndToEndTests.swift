@@ -20,13 +20,13 @@ struct LockedSpaceEndToEndTests {
             #expect(await phone.postLogin().run().device?.trust == .pending)
             // First into the locked space, then into the personal one: the later write must not wait behind the earlier.
             let locked = try UnboundRecords.write(2, into: space, on: phone.store, marker: marker)
-            let personal = try phone.store.put(collection: "repositories", fields: ["name": "phone's own", "local_path": "/p", "status": "active"])
+            let personal = try phone.store.save(collection: "repositories", fields: ["name": "phone's own", "local_path": "/p", "status": "active"])
             let pending = try await phone.sync()
             #expect(pending.lockedSpaces == 1 && pending.rejected == 0)
             #expect(pending.pushed == 1, "only the personal-space write goes out")
             #expect(try phone.store.pendingCount() == 3, "the repository and two sessions of the locked space wait")
             try await mac.sync()
-            #expect(try mac.store.get(collection: "repositories", id: personal.id)?.fields["name"] == "phone's own")
+            #expect(try mac.store.fetch(collection: "repositories", id: personal.id)?.fields["name"] == "phone's own")
             #expect(!(try await database.dump()).contains(marker), "nothing of the locked space left the phone in clear")
 
             _ = try await mac.client.trustDevice(phone.id)
@@ -56,7 +56,7 @@ struct LockedSpaceEndToEndTests {
             #expect(first.failure == nil && first.device?.trust == .pending)
             #expect(try pad.store.rejections().isEmpty, "the server's encryption_required does not make the write a rejection")
             #expect(try pad.store.pendingCount() == 2)
-            #expect(try pad.store.get(collection: "agent_coding_sessions", id: written[0])?.syncState == .pending)
+            #expect(try pad.store.fetch(collection: "agent_coding_sessions", id: written[0])?.syncState == .pending)
             #expect(try pad.store.lockedSpaces() == [space])
 
             _ = try await mac.client.trustDevice(pad.id)

@@ -20,16 +20,12 @@ struct RealtimeEndToEndTests {
         let engine: SyncEngine
 
         static func signIn(_ baseURL: URL, anonKey: String, email: String, signUp: Bool) async throws -> Device {
-            let auth = AuthClient(endpoint: ServerEndpoint(baseURL: baseURL, apiKey: anonKey), store: InMemorySessionStore())
-            let session = signUp ? try await auth.signUp(email: email, password: "correct horse 1") : try await auth.signIn(email: email, password: "correct horse 1")
-            let client = SyncClient(auth: auth)
-            let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
+            let account = try await SignedInAccount.open(baseURL, apiKey: anonKey, email: email, signUp: signUp)
+            let (client, store) = (account.client, account.store)
             try await client.bindTestDevice(store)
-            var configuration = SyncEngine.Configuration()
-            configuration.periodicInterval = nil
-            configuration.localChangeDebounce = .seconds(3600)
+            var configuration = SyncEngine.Configuration.manualSync(localChangeDebounce: .seconds(3600), realtime: true)
             configuration.realtimeBackoff = BackoffPolicy(initial: .milliseconds(100), maximum: .seconds(1))
-            return Device(auth: auth, client: client, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
+            return Device(auth: account.auth, client: client, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
         }
 
         /// Waits until the stream is open and the sync it triggers is over.
@@ -39,12 +35,10 @@ struct RealtimeEndToEndTests {
         }
     }
 
-    static func email() -> String { "rt-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
-
     @Test("a write on one device reaches a device that only listens, through a poke", arguments: TestEngine.available)
     func pokeDeliversWrite(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = Self.email(), key = server.server.keys.anonKey
+            let email = uniqueEmail("rt"), key = server.server.keys.anonKey
             let phone = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: true)
             let pad = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: false)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -53,10 +47,10 @@ struct RealtimeEndToEndTests {
                 defer { group.cancelAll() }
                 try await pad.waitUntilStreaming()
                 let before = await pad.engine.startedSyncCount
-                let sermon = try phone.store.put(collection: "sermons", fields: ["title": "Advent 1", "date": "2026-11-29T10:00:00Z"])
+                let sermon = try phone.store.save(collection: "sermons", fields: ["title": "Advent 1", "date": "2026-11-29T10:00:00Z"])
                 let start = ContinuousClock.now
                 try await phone.engine.sync()
-                try await eventually("the sermon never reached the pad") { try pad.store.get(collection: "sermons", id: sermon.id) != nil }
+                try await eventually("the sermon never reached the pad") { try pad.store.fetch(collection: "sermons", id: sermon.id) != nil }
                 let latency = ContinuousClock.now - start
                 #expect(await pad.engine.startedSyncCount > before)
                 // The record is in the store a moment before the sync's report is.
@@ -70,15 +64,11 @@ struct RealtimeEndToEndTests {
     func twoInstances() async throws {
         guard TestEngine.available.contains(.postgres) else { return }
         try await TestDatabase.with(.postgres) { database in
-            var configuration = database.serverConfiguration
-            let file = database.folder + "/schema.yaml"
-            try ExampleSchemas.text("tabletnotes.yaml").write(toFile: file, atomically: true, encoding: .utf8)
-            configuration.schemaFiles = [file]
-            configuration.useFastPasswordHashing()
+            let configuration = try database.endToEndConfiguration(schema: try ExampleSchemas.text("tabletnotes.yaml"))
             let first = try await LiveServer.start(configuration)
             let second = try await LiveServer.start(configuration)
             defer { Task { await first.stop(); await second.stop() } }
-            let email = Self.email(), key = first.server.keys.anonKey
+            let email = uniqueEmail("rt"), key = first.server.keys.anonKey
             #expect(second.server.keys.anonKey == key, "instances of one deployment share their keys")
             let phone = try await Device.signIn(first.baseURL, anonKey: key, email: email, signUp: true)
             let pad = try await Device.signIn(second.baseURL, anonKey: key, email: email, signUp: false)
@@ -87,10 +77,10 @@ struct RealtimeEndToEndTests {
                 group.addTask { try await pad.engine.run() }
                 defer { group.cancelAll() }
                 try await pad.waitUntilStreaming()
-                let sermon = try phone.store.put(collection: "sermons", fields: ["title": "Across instances", "date": "2026-11-29T10:00:00Z"])
+                let sermon = try phone.store.save(collection: "sermons", fields: ["title": "Across instances", "date": "2026-11-29T10:00:00Z"])
                 try await phone.engine.sync()
                 try await eventually("the write through instance 1 never reached the device on instance 2") {
-                    try pad.store.get(collection: "sermons", id: sermon.id) != nil
+                    try pad.store.fetch(collection: "sermons", id: sermon.id) != nil
                 }
                 try await eventually("the pad's sync was not the poke's") { await pad.engine.lastReport?.triggers.contains("realtimePoke") == true }
             }
@@ -103,7 +93,7 @@ struct RealtimeEndToEndTests {
     func reconnectCatchesUp(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
             let proxy = try await FaultProxy.start(forwardingTo: server.port, configuration: { var c = FaultProxy.Configuration(seed: 14); c.isFaulty = false; return c }())
-            let email = Self.email(), key = server.server.keys.anonKey
+            let email = uniqueEmail("rt"), key = server.server.keys.anonKey
             let phone = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: true)
             let pad = try await Device.signIn(proxy.baseURL, anonKey: key, email: email, signUp: false)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -118,14 +108,14 @@ struct RealtimeEndToEndTests {
                 try await eventually("the pad never noticed the cut") { pad.engine.status.realtime != .connected }
                 var written: [UUID] = []
                 for index in 1...3 {
-                    written.append(try phone.store.put(collection: "sermons", fields: ["title": .string("Offline \(index)"), "date": "2026-11-29T10:00:00Z"]).id)
+                    written.append(try phone.store.save(collection: "sermons", fields: ["title": .string("Offline \(index)"), "date": "2026-11-29T10:00:00Z"]).id)
                 }
                 try await phone.engine.sync()
-                #expect(try written.allSatisfy { try pad.store.get(collection: "sermons", id: $0) == nil })
+                #expect(try written.allSatisfy { try pad.store.fetch(collection: "sermons", id: $0) == nil })
 
                 // It comes back: the stream reopens and the sync after the reconnection brings all three.
                 proxy.setRefusing(false)
-                try await eventually("the pad never caught up") { try written.allSatisfy { try pad.store.get(collection: "sermons", id: $0) != nil } }
+                try await eventually("the pad never caught up") { try written.allSatisfy { try pad.store.fetch(collection: "sermons", id: $0) != nil } }
                 try await eventually("the stream never reopened") { pad.engine.status.realtime == .connected }
                 try await eventually("the catch-up was not the reconnection's sync") { await pad.engine.lastReport?.triggers.contains("realtimeSync") == true }
             }
@@ -137,8 +127,8 @@ struct RealtimeEndToEndTests {
     func membershipOnOpenStream(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
             let key = server.server.keys.anonKey
-            let owner = try await Device.signIn(server.baseURL, anonKey: key, email: Self.email(), signUp: true)
-            let guestEmail = Self.email()
+            let owner = try await Device.signIn(server.baseURL, anonKey: key, email: uniqueEmail("rt"), signUp: true)
+            let guestEmail = uniqueEmail("rt")
             let guest = try await Device.signIn(server.baseURL, anonKey: key, email: guestEmail, signUp: true)
             let messages = MessageLog()
             let stream = Task { try await guest.client.openStream { await messages.append($0) } }
@@ -150,7 +140,7 @@ struct RealtimeEndToEndTests {
             _ = try await guest.client.acceptInvitation(code: try #require(invitation.code))
             try await eventually("joining did not ask the open stream to sync") { await messages.all.contains(.sync) }
 
-            _ = try owner.store.put(collection: "sermons", space: space.id, fields: ["title": "Shared", "date": "2026-11-29T10:00:00Z"])
+            _ = try owner.store.save(collection: "sermons", space: space.id, fields: ["title": "Shared", "date": "2026-11-29T10:00:00Z"])
             let ownerEngine = Task { try await owner.engine.run() }
             defer { ownerEngine.cancel() }
             try await owner.engine.sync()
@@ -166,7 +156,7 @@ struct RealtimeEndToEndTests {
             configuration.useFastPasswordHashing()
             configuration.auth.accessTokenLifetime = .seconds(3)
         }) { server in
-            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: Self.email(), signUp: true)
+            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
             // A loaded machine can take longer than the token lives to open a stream: each attempt refreshes first.
             var expired: StreamClosure?
             for _ in 0..<5 where expired == nil {
@@ -180,7 +170,7 @@ struct RealtimeEndToEndTests {
     @Test("the stream closes with 4003 when its session is signed out", arguments: TestEngine.available)
     func streamEndsWhenSignedOut(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: Self.email(), signUp: true)
+            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
             let messages = MessageLog()
             let stream = Task { try await device.client.openStream { await messages.append($0) } }
             try await eventually("no ready message") { await !messages.all.isEmpty }
@@ -198,7 +188,7 @@ struct RealtimeEndToEndTests {
             configuration.auth.refreshTokenReuseInterval = .milliseconds(1)
         }) { server in
             let key = server.server.keys.anonKey
-            let email = Self.email()
+            let email = uniqueEmail("rt")
             let device = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: true)
             let other = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: false)
             let messages = MessageLog()
@@ -240,7 +230,7 @@ struct RealtimeEndToEndTests {
             configuration.realtime.maximumStreamsPerAccount = 1
         }) { server in
             let key = server.server.keys.anonKey
-            let device = try await Device.signIn(server.baseURL, anonKey: key, email: Self.email(), signUp: true)
+            let device = try await Device.signIn(server.baseURL, anonKey: key, email: uniqueEmail("rt"), signUp: true)
             let token = try await device.auth.accessToken()
             func get(_ headers: [String: String], query: String = "") async throws -> (Int, String) {
                 var request = URLRequest(url: URL(string: server.url("/sync/v1/stream").absoluteString + query)!)
@@ -268,7 +258,7 @@ struct RealtimeEndToEndTests {
             await #expect {
                 _ = try await device.client.openStream { _ in }
             } throws: { error in
-                (error as? AuthError)?.code == .tooManyStreams && (error as? AuthError)?.status == 429
+                (error as? RemoteError)?.code == .tooManyStreams && (error as? RemoteError)?.status == 429
             }
         }
     }

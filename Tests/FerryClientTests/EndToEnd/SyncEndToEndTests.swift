@@ -19,22 +19,16 @@ struct SyncEndToEndTests {
             _ server: LiveServer, email: String, password: String, signUp: Bool, localChangeDebounce: Duration = .seconds(3600),
             bound: Bool = true
         ) async throws -> Device {
-            // Tests sync by hand by default: a debounced local-change sync would race them on a loaded machine.
-            let endpoint = ServerEndpoint(baseURL: server.baseURL, apiKey: server.server.keys.anonKey)
-            let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore())
-            let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
-            let client = SyncClient(auth: auth)
-            let store = try LocalStore.inMemory(schema: try await client.schema(), defaultSpace: session.user.id)
-            if bound { try await client.bindTestDevice(store) }
-            var configuration = SyncEngine.Configuration()
-            configuration.periodicInterval = nil
-            configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
-            configuration.localChangeDebounce = localChangeDebounce
-            return Device(auth: auth, store: store, engine: SyncEngine(store: store, remote: client, configuration: configuration))
+            let account = try await SignedInAccount.open(
+                server.baseURL, apiKey: server.server.keys.anonKey, email: email, password: password, signUp: signUp
+            )
+            if bound { try await account.client.bindTestDevice(account.store) }
+            let configuration = SyncEngine.Configuration.manualSync(localChangeDebounce: localChangeDebounce)
+            return Device(auth: account.auth, store: account.store, engine: SyncEngine(store: account.store, remote: account.client, configuration: configuration))
         }
 
         func rows(_ collection: String) throws -> [String: [String: JSONValue]] {
-            Dictionary(uniqueKeysWithValues: try store.list(collection: collection).map { ($0.id.uuidString, $0.fields) })
+            Dictionary(uniqueKeysWithValues: try store.fetchAll(collection: collection).map { ($0.id.uuidString, $0.fields) })
         }
     }
 
@@ -42,7 +36,7 @@ struct SyncEndToEndTests {
           arguments: TestEngine.available)
     func twoDevices(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "notes-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("notes")
             let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -51,9 +45,9 @@ struct SyncEndToEndTests {
                 defer { group.cancelAll() }
 
                 // Create on the phone: the sermon and a note.
-                let sermon = try phone.store.put(collection: "sermons", fields: ["title": .string("Sunday Service"), "date": .string("2026-11-01T10:00:00Z")])
+                let sermon = try phone.store.save(collection: "sermons", fields: ["title": .string("Sunday Service"), "date": .string("2026-11-01T10:00:00Z")])
                 let parent = JSONValue.string(sermon.id.uuidString)
-                let note = try phone.store.put(collection: "notes", fields: ["sermon_id": parent, "text": .string("Key point"), "timestamp": .number(120.5)])
+                let note = try phone.store.save(collection: "notes", fields: ["sermon_id": parent, "text": .string("Key point"), "timestamp": .number(120.5)])
                 let pushed = try await phone.engine.sync()
                 #expect(pushed.pushed == 2 && pushed.rejected == 0)
                 #expect(pushed.pulled == 0, "the push moved the phone's cursor past its own writes: nothing to pull back")
@@ -64,10 +58,10 @@ struct SyncEndToEndTests {
 
                 // Update (the sermon app's bug): the transcript arrives and the note is edited on the phone,
                 // while the pad edits the sermon's speaker.
-                let transcript = try phone.store.put(collection: "transcripts", fields: ["sermon_id": parent, "text": .string("In the beginning"), "status": .string("complete")])
-                try phone.store.put(collection: "notes", id: note.id, fields: ["text": .string("Key point, edited")])
-                try phone.store.put(collection: "sermons", id: sermon.id, fields: ["transcription_status": .string("complete")])
-                try pad.store.put(collection: "sermons", id: sermon.id, fields: ["speaker": .string("Pastor John")])
+                let transcript = try phone.store.save(collection: "transcripts", fields: ["sermon_id": parent, "text": .string("In the beginning"), "status": .string("complete")])
+                try phone.store.save(collection: "notes", id: note.id, fields: ["text": .string("Key point, edited")])
+                try phone.store.save(collection: "sermons", id: sermon.id, fields: ["transcription_status": .string("complete")])
+                try pad.store.save(collection: "sermons", id: sermon.id, fields: ["speaker": .string("Pastor John")])
                 #expect(try await phone.engine.sync().pulled == 0)
                 let update = try await pad.engine.sync()
                 #expect(update.pushed == 1)
@@ -78,7 +72,7 @@ struct SyncEndToEndTests {
                 #expect(padChildren["transcripts"]?.map(\.id) == [transcript.id])
                 #expect(padChildren["notes"]?.first?.fields["text"] == .string("Key point, edited"))
                 for device in [phone, pad] {
-                    let row = try #require(try device.store.get(collection: "sermons", id: sermon.id))
+                    let row = try #require(try device.store.fetch(collection: "sermons", id: sermon.id))
                     #expect(row.fields["speaker"] == .string("Pastor John"))
                     #expect(row.fields["transcription_status"] == .string("complete"))
                 }
@@ -87,12 +81,12 @@ struct SyncEndToEndTests {
                 #expect(try phone.rows("transcripts") == pad.rows("transcripts"))
 
                 // Delete on the pad: the phone loses the sermon and its children.
-                try pad.store.remove(collection: "sermons", id: sermon.id)
+                try pad.store.delete(collection: "sermons", id: sermon.id)
                 try await pad.engine.sync()
                 try await phone.engine.sync()
-                #expect(try phone.store.get(collection: "sermons", id: sermon.id) == nil)
-                #expect(try phone.store.get(collection: "notes", id: note.id) == nil)
-                #expect(try phone.store.get(collection: "transcripts", id: transcript.id) == nil)
+                #expect(try phone.store.fetch(collection: "sermons", id: sermon.id) == nil)
+                #expect(try phone.store.fetch(collection: "notes", id: note.id) == nil)
+                #expect(try phone.store.fetch(collection: "transcripts", id: transcript.id) == nil)
 
                 // A second sync with nothing new costs one request and applies nothing.
                 let idle = try await phone.engine.sync()
@@ -104,18 +98,18 @@ struct SyncEndToEndTests {
     @Test("a mutation the server refuses leaves the outbox and stays visible as rejected; the others apply", arguments: TestEngine.available)
     func rejection(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "reject-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("reject")
             let device = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await device.engine.run() }
                 defer { group.cancelAll() }
-                let good = try device.store.put(collection: "sermons", fields: ["title": .string("Mine"), "date": .string("2026-11-01T10:00:00Z")])
-                let bad = try device.store.put(collection: "sermons", space: UUID(), fields: ["title": .string("Not my space"), "date": .string("2026-11-01T10:00:00Z")])
+                let good = try device.store.save(collection: "sermons", fields: ["title": .string("Mine"), "date": .string("2026-11-01T10:00:00Z")])
+                let bad = try device.store.save(collection: "sermons", space: UUID(), fields: ["title": .string("Not my space"), "date": .string("2026-11-01T10:00:00Z")])
                 let report = try await device.engine.sync()
                 #expect(report.pushed == 2 && report.rejected == 1)
                 #expect(try device.store.pendingCount() == 0)
-                #expect(try device.store.get(collection: "sermons", id: good.id)?.syncState == .synced)
-                guard case .rejected(let code, _) = try device.store.get(collection: "sermons", id: bad.id)?.syncState else {
+                #expect(try device.store.fetch(collection: "sermons", id: good.id)?.syncState == .synced)
+                guard case .rejected(let code, _) = try device.store.fetch(collection: "sermons", id: bad.id)?.syncState else {
                     Issue.record("expected the foreign-space write to be rejected")
                     return
                 }
@@ -130,17 +124,17 @@ struct SyncEndToEndTests {
     @Test("a session bound to no device still pulls; its writes wait in the outbox until the device is registered", arguments: TestEngine.available)
     func unboundSessionWaits(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "unbound-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("unbound")
             let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false, bound: false)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await phone.engine.run() }
                 group.addTask { try await pad.engine.run() }
                 defer { group.cancelAll() }
-                _ = try phone.store.put(collection: "sermons", fields: ["title": "From the phone", "date": "2026-11-01T10:00:00Z"])
+                _ = try phone.store.save(collection: "sermons", fields: ["title": "From the phone", "date": "2026-11-01T10:00:00Z"])
                 #expect(try await phone.engine.sync().pushed == 1)
 
-                _ = try pad.store.put(collection: "sermons", fields: ["title": "From the pad", "date": "2026-11-01T10:00:00Z"])
+                _ = try pad.store.save(collection: "sermons", fields: ["title": "From the pad", "date": "2026-11-01T10:00:00Z"])
                 let waiting = try await pad.engine.sync()
                 #expect(waiting.waitingForDeviceRegistration && waiting.pushed == 0 && waiting.applied == 1)
                 #expect(try pad.store.pendingCount() == 1, "the write waits; nothing is dropped")

@@ -18,17 +18,15 @@ struct SyncScenarioTests {
         get throws { try ExampleSchemas.text("tabletnotes.yaml") }
     }
 
-    static func email(_ prefix: String) -> String { "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())@example.com" }
-
     static let fields: [String: JSONValue] = ["title": "Shared sermon", "date": "2026-11-01T10:00:00Z"]
 
     @Test("the field-service app: a launch's triggers make one sync and at most a few requests, with the real clock and server",
           arguments: TestEngine.available)
     func launch(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.tabletNotes, configure: { $0.useFastPasswordHashing() }) { server in
-            let device = try await Device.signIn(server, email: Self.email("launch"), password: "correct horse 1", signUp: true)
+            let device = try await Device.signIn(server, email: uniqueEmail("launch"), password: "correct horse 1", signUp: true)
             for index in 0..<3 {
-                try device.store.put(collection: "sermons", fields: ["title": .string("Sermon \(index)"), "date": "2026-11-01T10:00:00Z"])
+                try device.store.save(collection: "sermons", fields: ["title": .string("Sermon \(index)"), "date": "2026-11-01T10:00:00Z"])
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await device.engine.run() }
@@ -56,7 +54,7 @@ struct SyncScenarioTests {
           arguments: TestEngine.available)
     func roles(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.tabletNotes, configure: { $0.useFastPasswordHashing() }) { server in
-            let ownerEmail = Self.email("owner"), memberEmail = Self.email("member"), viewerEmail = Self.email("viewer")
+            let ownerEmail = uniqueEmail("owner"), memberEmail = uniqueEmail("member"), viewerEmail = uniqueEmail("viewer")
             let owner = try await Device.signIn(server, email: ownerEmail, password: "correct horse 1", signUp: true)
             let member = try await Device.signIn(server, email: memberEmail, password: "correct horse 1", signUp: true)
             let viewer = try await Device.signIn(server, email: viewerEmail, password: "correct horse 1", signUp: true)
@@ -75,32 +73,32 @@ struct SyncScenarioTests {
                     group.addTask { try await device.engine.run() }
                 }
                 defer { group.cancelAll() }
-                let sermon = try owner.store.put(collection: "sermons", space: space.id, fields: Self.fields)
+                let sermon = try owner.store.save(collection: "sermons", space: space.id, fields: Self.fields)
                 try await owner.engine.sync()
                 try await member.engine.sync()
                 try await viewer.engine.sync()
-                #expect(try member.store.get(collection: "sermons", id: sermon.id)?.space == space.id)
-                #expect(try viewer.store.get(collection: "sermons", id: sermon.id) != nil)
+                #expect(try member.store.fetch(collection: "sermons", id: sermon.id)?.space == space.id)
+                #expect(try viewer.store.fetch(collection: "sermons", id: sermon.id) != nil)
 
-                let note = try member.store.put(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": "from the member"])
+                let note = try member.store.save(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": "from the member"])
                 #expect(note.space == space.id, "a new child goes to its parent's space")
-                let privateSermon = try member.store.put(collection: "sermons", fields: Self.fields)
+                let privateSermon = try member.store.save(collection: "sermons", fields: Self.fields)
                 #expect(privateSermon.space == member.store.defaultSpace)
                 let memberReport = try await member.engine.sync()
                 #expect(memberReport.pushed == 2 && memberReport.rejected == 0)
-                try viewer.store.put(collection: "sermons", id: sermon.id, fields: ["title": "Viewer edit"])
+                try viewer.store.save(collection: "sermons", id: sermon.id, fields: ["title": "Viewer edit"])
                 let viewerReport = try await viewer.engine.sync()
                 #expect(viewerReport.rejected == 1)
-                guard case .rejected(let code, _) = try viewer.store.get(collection: "sermons", id: sermon.id)?.syncState else {
+                guard case .rejected(let code, _) = try viewer.store.fetch(collection: "sermons", id: sermon.id)?.syncState else {
                     Issue.record("the viewer's edit should be rejected")
                     return
                 }
                 #expect(code == "forbidden_space")
 
                 try await owner.engine.sync()
-                #expect(try owner.store.get(collection: "notes", id: note.id)?.fields["text"] == "from the member")
-                #expect(try owner.store.get(collection: "sermons", id: sermon.id)?.fields["title"] == "Shared sermon")
-                #expect(try owner.store.get(collection: "sermons", id: privateSermon.id) == nil, "the member's personal space stays private")
+                #expect(try owner.store.fetch(collection: "notes", id: note.id)?.fields["text"] == "from the member")
+                #expect(try owner.store.fetch(collection: "sermons", id: sermon.id)?.fields["title"] == "Shared sermon")
+                #expect(try owner.store.fetch(collection: "sermons", id: privateSermon.id) == nil, "the member's personal space stays private")
             }
         }
     }
@@ -108,15 +106,15 @@ struct SyncScenarioTests {
     @Test("a space created offline is created by the next sync, before the records written into it", arguments: TestEngine.available)
     func offlineSpace(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.tabletNotes, configure: { $0.useFastPasswordHashing() }) { server in
-            let device = try await Device.signIn(server, email: Self.email("offline-space"), password: "correct horse 1", signUp: true)
+            let device = try await Device.signIn(server, email: uniqueEmail("offline-space"), password: "correct horse 1", signUp: true)
             let space = try device.store.queueSpace(CreateSpaceRequest(name: "Made on a plane"))
-            let sermon = try device.store.put(collection: "sermons", space: space, fields: Self.fields)
+            let sermon = try device.store.save(collection: "sermons", space: space, fields: Self.fields)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await device.engine.run() }
                 defer { group.cancelAll() }
                 let report = try await device.engine.sync()
                 #expect(report.rejected == 0 && report.pushed == 1)
-                #expect(try device.store.get(collection: "sermons", id: sermon.id)?.syncState == .synced)
+                #expect(try device.store.fetch(collection: "sermons", id: sermon.id)?.syncState == .synced)
                 let spaces = try await SyncClient(auth: device.auth).spaces()
                 #expect(spaces.first { $0.id == space }?.role == .owner)
             }
@@ -137,7 +135,7 @@ struct SyncScenarioTests {
                 defer { wasLost = true }
                 return !wasLost
             }
-            if drop { throw AuthError(code: .networkUnavailable, message: "The connection dropped before the answer.") }
+            if drop { throw RemoteError(code: .networkUnavailable, message: "The connection dropped before the answer.") }
             return response
         }
 
@@ -150,18 +148,16 @@ struct SyncScenarioTests {
           arguments: TestEngine.available)
     func lostAcknowledgement(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try Self.tabletNotes, configure: { $0.useFastPasswordHashing() }) { server in
-            let email = Self.email("lost")
+            let email = uniqueEmail("lost")
             let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
             let remote = LostAckRemote(base: SyncClient(auth: phone.auth))
-            var configuration = SyncEngine.Configuration()
-            configuration.periodicInterval = nil
-            configuration.realtime = false  // these tests count syncs; realtime pokes would add some (RealtimeEndToEndTests covers them)
+            var configuration = SyncEngine.Configuration.manualSync()
             configuration.pushBatchSize = 4
             let flaky = SyncEngine(store: phone.store, remote: remote, configuration: configuration)
-            let sermon = try phone.store.put(collection: "sermons", fields: Self.fields)
+            let sermon = try phone.store.save(collection: "sermons", fields: Self.fields)
             for index in 0..<9 {
-                try phone.store.put(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string("Note \(index)")])
+                try phone.store.save(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": .string("Note \(index)")])
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await flaky.run() }

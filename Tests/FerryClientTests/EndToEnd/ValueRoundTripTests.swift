@@ -31,7 +31,7 @@ struct ValueRoundTripTests {
     @Test("each type's edge values come back unchanged from the server and on the other device", arguments: TestEngine.available)
     func roundTrip(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: Self.schema, configure: { $0.useFastPasswordHashing() }) { server in
-            let email = "values-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let email = uniqueEmail("values")
             let phone = try await SyncEndToEndTests.Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
             let pad = try await SyncEndToEndTests.Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -42,21 +42,21 @@ struct ValueRoundTripTests {
                 // Blob references name content the server must hold first: BlobEndToEndTests covers them.
                 for (type, value) in FieldValueEdgeCases.all where type != .blob {
                     let field = try #require(Self.fieldOfType[type])
-                    let record = try phone.store.put(collection: "samples", fields: [field: value])
+                    let record = try phone.store.save(collection: "samples", fields: [field: value])
                     written[record.id] = (field, value)
                 }
                 // Values in a wire form other than the canonical one are stored canonically.
-                let loose = try phone.store.put(collection: "samples", fields: [
+                let loose = try phone.store.save(collection: "samples", fields: [
                     "ts": "2026-11-01T12:00:00+02:00", "u": "8E1B7C52-7A0E-4C55-9B8B-3F1A3E0D2A11",
                 ])
                 let report = try await phone.engine.sync()
                 #expect(report.pushed == written.count + 1 && report.rejected == 0)
                 _ = try await pad.engine.sync()
                 for (id, (field, value)) in written {
-                    #expect(try phone.store.get(collection: "samples", id: id)?.fields[field] == value, "\(field) on the writer")
-                    #expect(try pad.store.get(collection: "samples", id: id)?.fields[field] == value, "\(field) \(value.jsonText) via \(engine)")
+                    #expect(try phone.store.fetch(collection: "samples", id: id)?.fields[field] == value, "\(field) on the writer")
+                    #expect(try pad.store.fetch(collection: "samples", id: id)?.fields[field] == value, "\(field) \(value.jsonText) via \(engine)")
                 }
-                let canonical = try pad.store.get(collection: "samples", id: loose.id)?.fields
+                let canonical = try pad.store.fetch(collection: "samples", id: loose.id)?.fields
                 #expect(canonical?["ts"] == "2026-11-01T10:00:00.000Z" && canonical?["u"] == "8e1b7c52-7a0e-4c55-9b8b-3f1a3e0d2a11")
             }
         }

@@ -1,4 +1,5 @@
 import FerryClient
+import FerryTesting
 import Foundation
 import Testing
 

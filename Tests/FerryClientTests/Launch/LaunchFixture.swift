@@ -1,5 +1,6 @@
 import FerryClient
 import FerryCore
+import FerryTesting
 import Foundation
 
 /// One device: a fake server, a probe, and a session file and launch history in a temporary folder.

@@ -12,16 +12,16 @@ struct EncryptedCollectionTests {
         let schema = try SchemaParser.load(files: [ExampleSchemas.path("unbound.yaml")])
         let space = UUID()
         let store = try LocalStore.inMemory(schema: schema, defaultSpace: space)
-        let repository = try store.put(collection: "repositories", fields: ["name": "ferry"])
-        let session = try store.put(collection: "agent_coding_sessions", fields: ["repository_id": .string(repository.id.uuidString)])
+        let repository = try store.save(collection: "repositories", fields: ["name": "ferry"])
+        let session = try store.save(collection: "agent_coding_sessions", fields: ["repository_id": .string(repository.id.uuidString)])
         let message: [String: JSONValue] = ["session_id": .string(session.id.uuidString), "content": "hello"]
-        #expect(try store.put(collection: "messages", fields: message).space == space, "not pulled yet: the server decides")
+        #expect(try store.save(collection: "messages", fields: message).space == space, "not pulled yet: the server decides")
 
         try store.apply(PullResponse(changes: [], cursors: [space: 0], hasMore: false))   // a pull names it, with no key version
-        let error = try #require(throws: StoreError.self) { try store.put(collection: "messages", fields: message) }
+        let error = try #require(throws: StoreError.self) { try store.save(collection: "messages", fields: message) }
         #expect(error.code == .spaceNotEncrypted)
         #expect(error.message.contains("encrypted space"))
-        #expect(try store.list(collection: "messages").count == 1, "nothing was written")
-        #expect(try store.put(collection: "repositories", fields: ["name": "still fine"]).space == space)
+        #expect(try store.fetchAll(collection: "messages").count == 1, "nothing was written")
+        #expect(try store.save(collection: "repositories", fields: ["name": "still fine"]).space == space)
     }
 }

@@ -39,7 +39,7 @@ struct LocalStoreApplyTests {
         #expect(children["notes"]?.first?.fields["text"] == "Key point, edited")
         #expect(children["notes"]?.first?.fields["timestamp"] == .number(120.5))
         #expect(children["transcripts"]?.first?.fields["segments"] == .array([.object(["start": 0, "text": "Full"])]))
-        #expect(try store.get(collection: "sermons", id: sermon)?.fields["transcription_status"] == "complete")
+        #expect(try store.fetch(collection: "sermons", id: sermon)?.fields["transcription_status"] == "complete")
         #expect(try store.cursors() == [fixture.space: 5])
         #expect(try store.pendingCount() == 0, "applying pulled changes queues nothing")
 
@@ -58,7 +58,7 @@ struct LocalStoreApplyTests {
         var edit = change(fixture, "sermons", id, seq: 2, ["title": "B", "speaker": "Old"], at: -50)
         edit.clocks["speaker"] = fixture.remoteClock(-200)   // older than the stored speaker: loses
         #expect(try store.apply(PullResponse(changes: [edit], cursors: [fixture.space: 2], hasMore: false)).applied == 1)
-        let record = try #require(try store.get(collection: "sermons", id: id))
+        let record = try #require(try store.fetch(collection: "sermons", id: id))
         #expect(record.fields["title"] == "B")
         #expect(record.fields["speaker"] == "John")
         #expect(record.seq == 2)
@@ -68,20 +68,20 @@ struct LocalStoreApplyTests {
     func pendingEditSurvives(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
-        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
-        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Local title"])
+        let sermon = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
+        try store.save(collection: "sermons", id: sermon.id, fields: ["title": "Local title"])
         let remote = change(fixture, "sermons", sermon.id, seq: 7, ["title": "Remote title", "speaker": "Pastor John"], at: -10)
         var newer = remote
         newer.clocks["speaker"] = fixture.remoteClock(+10)
         #expect(try store.apply(PullResponse(changes: [newer], cursors: [fixture.space: 7], hasMore: false)).applied == 1)
-        let record = try #require(try store.get(collection: "sermons", id: sermon.id))
+        let record = try #require(try store.fetch(collection: "sermons", id: sermon.id))
         #expect(record.fields["title"] == "Local title")
         #expect(record.fields["speaker"] == "Pastor John")
         #expect(record.syncState == .pending)
         #expect(try store.pendingCount() == 2, "the outbox is untouched by a pull")
 
         // Every pulled clock is observed: the next local write is later than the remote one.
-        let next = try store.put(collection: "sermons", id: sermon.id, fields: ["speaker": "Me"])
+        let next = try store.save(collection: "sermons", id: sermon.id, fields: ["speaker": "Me"])
         #expect(next.clocks["speaker"]! > fixture.remoteClock(+10))
     }
 
@@ -95,30 +95,30 @@ struct LocalStoreApplyTests {
             change(fixture, "notes", note, seq: 2, ["sermon_id": .string(sermon.uuidString.lowercased()), "text": "n"], at: -100),
         ], cursors: [fixture.space: 2], hasMore: false))
         try store.apply(PullResponse(changes: [change(fixture, "sermons", sermon, seq: 3, [:], at: -50, deleted: true)], cursors: [fixture.space: 3], hasMore: false))
-        #expect(try store.get(collection: "sermons", id: sermon) == nil)
-        #expect(try store.get(collection: "notes", id: note) == nil)
+        #expect(try store.fetch(collection: "sermons", id: sermon) == nil)
+        #expect(try store.fetch(collection: "notes", id: note) == nil)
         // An edit older than the delete does not undelete; a later explicit undelete does.
         try store.apply(PullResponse(changes: [change(fixture, "sermons", sermon, seq: 4, ["title": "late edit"], at: -60)], cursors: [fixture.space: 4], hasMore: false))
-        #expect(try store.get(collection: "sermons", id: sermon) == nil)
+        #expect(try store.fetch(collection: "sermons", id: sermon) == nil)
         var undelete = change(fixture, "sermons", sermon, seq: 5, ["title": "back"], at: -20)
         undelete.clocks["_deleted"] = fixture.remoteClock(-20)
         try store.apply(PullResponse(changes: [undelete], cursors: [fixture.space: 5], hasMore: false))
-        #expect(try store.get(collection: "sermons", id: sermon)?.fields["title"] == "back")
+        #expect(try store.fetch(collection: "sermons", id: sermon)?.fields["title"] == "back")
     }
 
     @Test("a pulled row that collides with a local unsent one on a unique key still applies (the server refuses the local one)", arguments: StoreKind.allCases)
     func uniqueKeysAreTheServers(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
-        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let sermon = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
         let parent: JSONValue = .string(sermon.id.uuidString.lowercased())
-        try store.put(collection: "transcripts", fields: ["sermon_id": parent, "text": "mine"])
+        try store.save(collection: "transcripts", fields: ["sermon_id": parent, "text": "mine"])
         let theirs = UUID()
         let applied = try store.apply(PullResponse(changes: [
             change(fixture, "transcripts", theirs, seq: 1, ["sermon_id": parent, "text": "theirs"], at: -5),
         ], cursors: [fixture.space: 1], hasMore: false))
         #expect(applied.applied == 1)
-        #expect(try store.get(collection: "transcripts", id: theirs)?.fields["text"] == "theirs")
+        #expect(try store.fetch(collection: "transcripts", id: theirs)?.fields["text"] == "theirs")
     }
 
     @Test("a local cascade is provisional: the server's tombstone confirms a child; an undelete that beat the delete brings it back",
@@ -133,7 +133,7 @@ struct LocalStoreApplyTests {
             change(fixture, "notes", kept, seq: 2, ["sermon_id": parent, "text": "kept"], at: -100),
             change(fixture, "notes", confirmed, seq: 3, ["sermon_id": parent, "text": "confirmed"], at: -100),
         ], cursors: [fixture.space: 3], hasMore: false))
-        try store.remove(collection: "sermons", id: sermon)
+        try store.delete(collection: "sermons", id: sermon)
         #expect(try store.children(of: "sermons", id: sermon).isEmpty)
 
         // The server tombstoned one child (its cascade) before another device's later undelete of the sermon won.
@@ -142,9 +142,9 @@ struct LocalStoreApplyTests {
         var undelete = change(fixture, "sermons", sermon, seq: 5, ["speaker": "back"], at: +3600)
         undelete.clocks["_deleted"] = fixture.remoteClock(+3600)
         try store.apply(PullResponse(changes: [tombstone, undelete], cursors: [fixture.space: 5], hasMore: false))
-        #expect(try store.get(collection: "sermons", id: sermon)?.fields["speaker"] == "back")
-        #expect(try store.get(collection: "notes", id: kept)?.fields["text"] == "kept", "the server never deleted it")
-        #expect(try store.get(collection: "notes", id: confirmed) == nil, "the server's tombstone stands")
+        #expect(try store.fetch(collection: "sermons", id: sermon)?.fields["speaker"] == "back")
+        #expect(try store.fetch(collection: "notes", id: kept)?.fields["text"] == "kept", "the server never deleted it")
+        #expect(try store.fetch(collection: "notes", id: confirmed) == nil, "the server's tombstone stands")
     }
 
     @Test("resetRequired drops the space's synced rows, keeps pending ones and the outbox, and restarts its cursor at 0", arguments: StoreKind.allCases)
@@ -157,14 +157,14 @@ struct LocalStoreApplyTests {
             change(fixture, "sermons", synced, seq: 4, StoreFixture.sermonFields, at: -100),
             change(fixture, "sermons", elsewhere, seq: 9, StoreFixture.sermonFields, at: -100, space: other),
         ], cursors: [fixture.space: 4, other: 9], hasMore: false))
-        let pending = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let pending = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
         let outbox = try store.pendingMutations()
 
         let outcome = try store.apply(PullResponse(changes: [], cursors: [fixture.space: 40, other: 9], hasMore: false, resetRequired: [fixture.space]))
         #expect(outcome.reset == [fixture.space])
-        #expect(try store.get(collection: "sermons", id: synced) == nil)
-        #expect(try store.get(collection: "sermons", id: pending.id) != nil)
-        #expect(try store.get(collection: "sermons", id: elsewhere) != nil, "other spaces are untouched")
+        #expect(try store.fetch(collection: "sermons", id: synced) == nil)
+        #expect(try store.fetch(collection: "sermons", id: pending.id) != nil)
+        #expect(try store.fetch(collection: "sermons", id: elsewhere) != nil, "other spaces are untouched")
         #expect(try store.cursors() == [fixture.space: 0, other: 9])
         #expect(try store.pendingMutations() == outbox)
     }
@@ -179,7 +179,7 @@ struct LocalStoreApplyTests {
         ], cursors: [fixture.space: 2], hasMore: false)
         #expect(throws: StoreError.self) { try store.apply(response) }
         #expect(try store.cursors().isEmpty)
-        #expect(try store.list(collection: "sermons").isEmpty)
+        #expect(try store.fetchAll(collection: "sermons").isEmpty)
     }
 
     @Test("doctor finds a healthy store healthy and a bad cursor bad; resetAndResync keeps the outbox", arguments: StoreKind.allCases)
@@ -187,7 +187,7 @@ struct LocalStoreApplyTests {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         try store.apply(PullResponse(changes: [change(fixture, "sermons", UUID(), seq: 3, StoreFixture.sermonFields, at: -1)], cursors: [fixture.space: 3], hasMore: false))
-        try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
         let healthy = try store.doctor()
         #expect(healthy.isHealthy, "\(healthy.problems)")
         #expect(healthy.pendingCount == 1 && healthy.spaceCount == 1)
@@ -198,7 +198,7 @@ struct LocalStoreApplyTests {
         #expect(try store.doctor().isHealthy)
         #expect(try store.cursors().isEmpty)
         #expect(try store.pendingCount() == 1)
-        #expect(try store.list(collection: "sermons").count == 1, "only the row with a pending edit is kept")
+        #expect(try store.fetchAll(collection: "sermons").count == 1, "only the row with a pending edit is kept")
     }
 
     @Test("a new record keeps its clocks as the text they came in (compact, or PostgreSQL's spaced jsonb); a repeated key is written again")
@@ -220,8 +220,8 @@ struct LocalStoreApplyTests {
             try Dictionary(uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT id, _clocks FROM notes").map { ($0["id"] as String, $0["_clocks"] as String) })
         }
         #expect(stored[spaced.lowercasedText] == #"{"text": "\#(clock)", "sermon_id": "\#(clock)"}"#)
-        #expect(try fixture.store.get(collection: "notes", id: spaced)?.clocks == ["text": clock, "sermon_id": clock])
+        #expect(try fixture.store.fetch(collection: "notes", id: spaced)?.clocks == ["text": clock, "sermon_id": clock])
         #expect(stored[repeated.lowercasedText] == ClockMap.text(["text": clock]), "the last value wins, as the parser read it, and is written anew")
-        #expect(try fixture.store.get(collection: "notes", id: repeated)?.clocks == ["text": clock])
+        #expect(try fixture.store.fetch(collection: "notes", id: repeated)?.clocks == ["text": clock])
     }
 }

@@ -11,8 +11,8 @@ struct LocalStoreWriteTests {
     func writeAndOutbox(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
-        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
-        let stored = try #require(try store.get(collection: "sermons", id: sermon.id))
+        let sermon = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
+        let stored = try #require(try store.fetch(collection: "sermons", id: sermon.id))
         #expect(stored.fields["title"] == "Sunday Service")
         #expect(stored.space == fixture.space)
         #expect(stored.syncState == .pending)
@@ -25,9 +25,9 @@ struct LocalStoreWriteTests {
         #expect(mutation.clocks["title"] == stored.clocks["title"])
 
         // Unchanged values get no new clock and no outbox entry; a changed one gets a later clock.
-        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Sunday Service"])
+        try store.save(collection: "sermons", id: sermon.id, fields: ["title": "Sunday Service"])
         #expect(try store.pendingCount() == 1)
-        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Evening Service"])
+        try store.save(collection: "sermons", id: sermon.id, fields: ["title": "Evening Service"])
         let second = try #require(try store.pendingMutations().last)
         #expect(second.fields == ["title": "Evening Service"])
         #expect(second.clocks["title"]! > mutation.clocks["title"]!)
@@ -42,47 +42,47 @@ struct LocalStoreWriteTests {
             do { try body() } catch let error as StoreError { return error.code } catch { return nil }
             return nil
         }
-        #expect(code { try store.put(collection: "nope", fields: [:]) } == .unknownCollection)
-        #expect(code { try store.put(collection: "sermons", fields: StoreFixture.sermonFields.merging(["colour": "red"]) { $1 }) } == .unknownField)
-        #expect(code { try store.put(collection: "sermons", fields: StoreFixture.sermonFields.merging(["duration": "long"]) { $1 }) } == .typeMismatch)
-        #expect(code { try store.put(collection: "sermons", fields: ["title": "No date"]) } == .missingField)
-        #expect(code { try store.put(collection: "notes", fields: ["sermon_id": .string(UUID().uuidString), "text": "orphan"]) } == .parentMissing)
-        #expect(code { try store.remove(collection: "sermons", id: UUID()) } == .recordNotFound)
-        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
-        #expect(code { try store.put(collection: "sermons", id: sermon.id, space: UUID(), fields: ["title": "moved"]) } == .spaceMismatch)
-        #expect(code { try store.put(collection: "notes", space: UUID(), fields: ["sermon_id": .string(sermon.id.uuidString), "text": "elsewhere"]) } == .spaceMismatch)
+        #expect(code { try store.save(collection: "nope", fields: [:]) } == .unknownCollection)
+        #expect(code { try store.save(collection: "sermons", fields: StoreFixture.sermonFields.merging(["colour": "red"]) { $1 }) } == .unknownField)
+        #expect(code { try store.save(collection: "sermons", fields: StoreFixture.sermonFields.merging(["duration": "long"]) { $1 }) } == .typeMismatch)
+        #expect(code { try store.save(collection: "sermons", fields: ["title": "No date"]) } == .missingField)
+        #expect(code { try store.save(collection: "notes", fields: ["sermon_id": .string(UUID().uuidString), "text": "orphan"]) } == .parentMissing)
+        #expect(code { try store.delete(collection: "sermons", id: UUID()) } == .recordNotFound)
+        let sermon = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
+        #expect(code { try store.save(collection: "sermons", id: sermon.id, space: UUID(), fields: ["title": "moved"]) } == .spaceMismatch)
+        #expect(code { try store.save(collection: "notes", space: UUID(), fields: ["sermon_id": .string(sermon.id.uuidString), "text": "elsewhere"]) } == .spaceMismatch)
         #expect(try store.pendingCount() == 1)
-        #expect(try store.list(collection: "sermons").count == 1)
+        #expect(try store.fetchAll(collection: "sermons").count == 1)
         let noDefault = try LocalStore.inMemory(schema: StoreFixture.schema)
-        #expect(code { try noDefault.put(collection: "sermons", fields: StoreFixture.sermonFields) } == .noSpace)
+        #expect(code { try noDefault.save(collection: "sermons", fields: StoreFixture.sermonFields) } == .noSpace)
     }
 
     @Test("deleting a parent hides its children locally at once, and pushes only the parent's delete", arguments: StoreKind.allCases)
     func cascadeDelete(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
-        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let sermon = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
         let parent: JSONValue = .string(sermon.id.uuidString)
-        let note = try store.put(collection: "notes", fields: ["sermon_id": parent, "text": "Key point", "timestamp": 120.5])
-        let transcript = try store.put(collection: "transcripts", fields: ["sermon_id": parent, "text": "In the beginning"])
+        let note = try store.save(collection: "notes", fields: ["sermon_id": parent, "text": "Key point", "timestamp": 120.5])
+        let transcript = try store.save(collection: "transcripts", fields: ["sermon_id": parent, "text": "In the beginning"])
         #expect(try store.children(of: "sermons", id: sermon.id).keys.sorted() == ["notes", "transcripts"])
 
-        try store.remove(collection: "sermons", id: sermon.id)
-        #expect(try store.get(collection: "sermons", id: sermon.id) == nil)
-        #expect(try store.get(collection: "notes", id: note.id) == nil)
-        let deletedNote = try #require(try store.get(collection: "notes", id: note.id, includeDeleted: true))
-        let deletedSermon = try #require(try store.get(collection: "sermons", id: sermon.id, includeDeleted: true))
+        try store.delete(collection: "sermons", id: sermon.id)
+        #expect(try store.fetch(collection: "sermons", id: sermon.id) == nil)
+        #expect(try store.fetch(collection: "notes", id: note.id) == nil)
+        let deletedNote = try #require(try store.fetch(collection: "notes", id: note.id, includeDeleted: true))
+        let deletedSermon = try #require(try store.fetch(collection: "sermons", id: sermon.id, includeDeleted: true))
         #expect(deletedNote.isDeleted)
         #expect(deletedSermon.clocks["_deleted"] != nil)
         #expect(deletedNote.clocks["_deleted"] == nil, "hidden until the server's own tombstone confirms it")
-        #expect(try store.get(collection: "transcripts", id: transcript.id) == nil)
+        #expect(try store.fetch(collection: "transcripts", id: transcript.id) == nil)
         #expect(try store.children(of: "sermons", id: sermon.id).isEmpty)
         let deletes = try store.pendingMutations().filter { $0.op == .delete }
         #expect(deletes.map(\.id) == [sermon.id])
 
         // Writing to the deleted record is an explicit undelete, carrying a `_deleted` clock.
-        try store.put(collection: "sermons", id: sermon.id, fields: ["title": "Restored"])
-        #expect(try store.get(collection: "sermons", id: sermon.id)?.fields["title"] == "Restored")
+        try store.save(collection: "sermons", id: sermon.id, fields: ["title": "Restored"])
+        #expect(try store.fetch(collection: "sermons", id: sermon.id)?.fields["title"] == "Restored")
         #expect(try store.pendingMutations().last?.clocks["_deleted"] != nil)
     }
 
@@ -91,7 +91,7 @@ struct LocalStoreWriteTests {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         for title in ["one", "two", "three"] {
-            try store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
+            try store.save(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
         }
         let batch = try store.pendingMutations()
         let response = PushResponse(results: [
@@ -103,8 +103,8 @@ struct LocalStoreWriteTests {
         #expect(try store.pendingMutations().map(\.mutationId) == [batch[2].mutationId], "an entry without a result stays")
         let rejections = try store.rejections()
         #expect(rejections.map(\.code) == ["forbidden_space"])
-        #expect(try store.get(collection: "sermons", id: batch[1].id)?.syncState == .rejected(code: "forbidden_space", message: "You may not write this space."))
-        #expect(try store.get(collection: "sermons", id: batch[0].id)?.syncState == .synced)
+        #expect(try store.fetch(collection: "sermons", id: batch[1].id)?.syncState == .rejected(code: "forbidden_space", message: "You may not write this space."))
+        #expect(try store.fetch(collection: "sermons", id: batch[0].id)?.syncState == .synced)
         try store.dismissRejections()
         #expect(try store.rejections().isEmpty)
     }
@@ -113,8 +113,8 @@ struct LocalStoreWriteTests {
     func pushableMutations(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
-        let record = try store.put(collection: "sermons", fields: ["title": "Psalm 23", "date": "2026-11-01T10:00:00Z"])
-        try store.remove(collection: "sermons", id: record.id)
+        let record = try store.save(collection: "sermons", fields: ["title": "Psalm 23", "date": "2026-11-01T10:00:00Z"])
+        try store.delete(collection: "sermons", id: record.id)
         let pending = try store.pendingMutations()
         let pushable = try store.pushableMutations(limit: 10, after: 0, through: .max)
         #expect(pushable == pending && pushable.map(\.state) == pending.map(\.state))
@@ -133,7 +133,7 @@ struct LocalStoreWriteTests {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
         for title in ["one", "two", "three"] {
-            try store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
+            try store.save(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
         }
         let batch = try store.pendingMutations()
         let first = try store.acknowledge(PushResponse(results: [
@@ -157,8 +157,8 @@ struct LocalStoreWriteTests {
     func deferredForKey(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
         let store = fixture.store
-        let first = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
-        try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let first = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
+        try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
         let batch = try store.pendingMutations()
         let response = PushResponse(results: [
             MutationResult(mutationId: batch[0].mutationId, status: .rejected, code: "encryption_required", message: "Space is end-to-end encrypted."),
@@ -171,7 +171,7 @@ struct LocalStoreWriteTests {
         #expect(waiting.count == 1)
         #expect(waiting[0].mutationId > batch[1].mutationId, "a new id: the server has seen the old one")
         #expect(waiting[0].id == first.id && waiting[0].fields == batch[0].fields && waiting[0].clocks == batch[0].clocks)
-        #expect(try store.get(collection: "sermons", id: first.id)?.syncState == .pending)
+        #expect(try store.fetch(collection: "sermons", id: first.id)?.syncState == .pending)
         #expect(try store.lockedSpaces() == [fixture.space], "the space is known to be encrypted now, and has no key here")
 
         // Once the device knows the space's key version, a clear value refused there is a real rejection.
@@ -191,15 +191,15 @@ struct LocalStoreWriteTests {
     func serverClocks() throws {
         let fixture = try StoreFixture()
         let store = fixture.store
-        let sermon = try store.put(collection: "sermons", fields: StoreFixture.sermonFields)
+        let sermon = try store.save(collection: "sermons", fields: StoreFixture.sermonFields)
         let batch = try store.pendingMutations()
         let lowered = fixture.remoteClock(-3600, node: "server")
-        try store.put(collection: "sermons", id: sermon.id, fields: ["date": "2026-12-01T10:00:00Z"])   // a later local write
+        try store.save(collection: "sermons", id: sermon.id, fields: ["date": "2026-12-01T10:00:00Z"])   // a later local write
         let response = PushResponse(results: [
             MutationResult(mutationId: batch[0].mutationId, status: .applied, clocks: ["title": lowered, "date": lowered]),
         ], lastMutationId: batch[0].mutationId)
         try store.acknowledge(response, for: batch)
-        let record = try #require(try store.get(collection: "sermons", id: sermon.id))
+        let record = try #require(try store.fetch(collection: "sermons", id: sermon.id))
         #expect(record.clocks["title"] == lowered)
         #expect(record.clocks["date"] != lowered, "the later local write keeps its clock")
     }
@@ -211,14 +211,14 @@ struct LocalStoreWriteTests {
         let file = folder.url.appending(path: "store.sqlite")
         let space = UUID()
         let old = try SchemaParser.parse("collections:\n  tasks:\n    fields:\n      title: text\n")
-        let id = try LocalStore(fileURL: file, schema: old, defaultSpace: space).put(collection: "tasks", fields: ["title": "Buy milk"]).id
+        let id = try LocalStore(fileURL: file, schema: old, defaultSpace: space).save(collection: "tasks", fields: ["title": "Buy milk"]).id
         let new = try SchemaParser.parse("collections:\n  tasks:\n    fields:\n      title: text\n      done: bool\n  tags:\n    fields:\n      name: text\n")
         let store = try LocalStore(fileURL: file, schema: new, defaultSpace: space)
-        try store.put(collection: "tasks", id: id, fields: ["done": true])
-        try store.put(collection: "tags", fields: ["name": "home"])
-        let task = try #require(try store.get(collection: "tasks", id: id))
+        try store.save(collection: "tasks", id: id, fields: ["done": true])
+        try store.save(collection: "tags", fields: ["name": "home"])
+        let task = try #require(try store.fetch(collection: "tasks", id: id))
         #expect(task.fields["title"] == "Buy milk" && task.fields["done"] == .bool(true))
-        #expect(try store.list(collection: "tasks", where: ["done": true]).count == 1)
+        #expect(try store.fetchAll(collection: "tasks", where: ["done": true]).count == 1)
         #expect(try store.pendingCount() == 3)
         let reopened = try LocalStore(fileURL: file, schema: new, defaultSpace: space)
         #expect(reopened.deviceId == store.deviceId, "the device id is kept in the file")
@@ -235,7 +235,7 @@ struct LocalStoreWriteTests {
         let store = try LocalStore(fileURL: file, schema: schema, defaultSpace: space, now: { wall.now })
         var readings: [HLC] = []
         func write(_ store: LocalStore, _ title: String) throws {
-            let record = try store.put(collection: "notes", fields: ["title": .string(title)])
+            let record = try store.save(collection: "notes", fields: ["title": .string(title)])
             readings.append(try #require(record.clocks["title"]))
         }
         let savedBefore = try store.writer.read { db in try String.fetchOne(db, sql: "SELECT value FROM ferry_state WHERE key = 'clock'") }
@@ -245,7 +245,7 @@ struct LocalStoreWriteTests {
         #expect(saved == savedBefore, "a local write keeps its reading in its outbox entry, not in ferry_state")
         #expect(try store.latestClock() == readings.last)
         // A new record with no fields: its entry has no clock, so it cannot carry the reading (found by review).
-        try store.put(collection: "notes", fields: [:])
+        try store.save(collection: "notes", fields: [:])
         try write(store, "after a record without fields")
 
         let batch = try store.pendingMutations()
@@ -280,7 +280,7 @@ struct LocalStoreWriteTests {
             // app, app, widget, widget, …: each store's second write in a row may use what it remembers.
             let store = index / 2 % 2 == 0 ? app : widget
             for _ in 0..<2 {
-                let record = try store.put(collection: "notes", fields: ["title": .string("note \(index)")])
+                let record = try store.save(collection: "notes", fields: ["title": .string("note \(index)")])
                 readings.append(try #require(record.clocks["title"]))
             }
         }
@@ -291,7 +291,7 @@ struct LocalStoreWriteTests {
             cursors: [space: 1], hasMore: false
         ))
         readings.append(remote)
-        readings.append(try #require(try app.put(collection: "notes", fields: ["title": .string("after the pull")]).clocks["title"]))
+        readings.append(try #require(try app.save(collection: "notes", fields: ["title": .string("after the pull")]).clocks["title"]))
         for (earlier, later) in zip(readings, readings.dropFirst()) {
             #expect((earlier.milliseconds, earlier.counter) < (later.milliseconds, later.counter), "\(earlier) then \(later)")
         }

@@ -25,8 +25,8 @@ struct StoreMigrationTests {
 
         let store = try LocalStore(fileURL: file, schema: StoreFixture.schema, defaultSpace: Self.device)
         #expect(store.deviceId == Self.device, "the store keeps its device id")
-        #expect(try store.get(collection: "sermons", id: Self.sermon)?.fields["title"] == .string("Before migrations"))
-        #expect(try store.get(collection: "notes", id: Self.note)?.fields["text"] == .string("Waiting to sync"))
+        #expect(try store.fetch(collection: "sermons", id: Self.sermon)?.fields["title"] == .string("Before migrations"))
+        #expect(try store.fetch(collection: "notes", id: Self.note)?.fields["text"] == .string("Waiting to sync"))
         let pending = try store.pendingMutations()
         #expect(pending.map(\.mutationId) == [1, 2] && pending.map(\.id) == [Self.sermon, Self.note])
 
@@ -36,7 +36,7 @@ struct StoreMigrationTests {
             try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'ferry_outbox__space'")
         }
         #expect(index == nil, "v2 made the index on the old store and v4 dropped it")
-        _ = try store.put(collection: "sermons", fields: ["title": "After", "date": "2026-11-01T10:00:00Z"])
+        _ = try store.save(collection: "sermons", fields: ["title": "After", "date": "2026-11-01T10:00:00Z"])
         #expect(try store.pendingMutations().map(\.mutationId) == [1, 2, 3], "ids continue")
 
         // Opened again, nothing runs twice.
@@ -49,14 +49,14 @@ struct StoreMigrationTests {
         let fixture = try StoreFixture(kind: .file)
         let store = fixture.store
         for title in ["A", "B", "C"] {
-            _ = try store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
+            _ = try store.save(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
         }
         let before = try store.pendingMutations()
         #expect(try store.renumberOutbox(after: 41) == 3)
         let after = try store.pendingMutations()
         #expect(after.map(\.mutationId) == [42, 43, 44])
         #expect(after.map(\.id) == before.map(\.id) && after.map(\.fields) == before.map(\.fields) && after.map(\.clocks) == before.map(\.clocks))
-        _ = try store.put(collection: "sermons", fields: ["title": "D", "date": "2026-11-01T10:00:00Z"])
+        _ = try store.save(collection: "sermons", fields: ["title": "D", "date": "2026-11-01T10:00:00Z"])
         #expect(try store.pendingMutations().last?.mutationId == 45)
         #expect(try store.renumberOutbox(after: 10) == 0, "ids already above the server's last stay")
     }
@@ -71,8 +71,8 @@ struct StoreMigrationTests {
         let store = try LocalStore(
             fileURL: Self.fixture, schema: StoreFixture.schema, defaultSpace: Self.device, deviceId: Self.device, now: { clock.now }
         )
-        _ = try store.put(collection: "sermons", id: Self.sermon, fields: ["title": "Before migrations", "date": "2026-11-01T10:00:00Z"])
-        _ = try store.put(collection: "notes", id: Self.note, fields: ["sermon_id": .string(Self.sermon.uuidString.lowercased()), "text": "Waiting to sync"])
+        _ = try store.save(collection: "sermons", id: Self.sermon, fields: ["title": "Before migrations", "date": "2026-11-01T10:00:00Z"])
+        _ = try store.save(collection: "notes", id: Self.note, fields: ["sermon_id": .string(Self.sermon.uuidString.lowercased()), "text": "Waiting to sync"])
         try store.writer.write { db in
             try db.execute(sql: "DROP TABLE grdb_migrations")
             try db.execute(sql: "DROP INDEX IF EXISTS ferry_outbox__space")

@@ -10,7 +10,7 @@ final class FakeSyncRemote: SyncRemote {
         var pulls: [PullRequest] = []
         var pullsStarted = 0
         var failuresLeft = 0
-        var failure: AuthError = AuthError(code: .networkUnavailable, message: "The server could not be reached.")
+        var failure: RemoteError = RemoteError(code: .networkUnavailable, message: "The server could not be reached.")
         var holdPulls = false
         var held: [CheckedContinuation<Void, Never>] = []
         var pullWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
@@ -76,10 +76,10 @@ final class FakeSyncRemote: SyncRemote {
             state.pushes.append(request)
             if state.failingPushes.contains(number) { throw state.failure }
             if let follows = request.follows, follows != state.lastProcessed || state.overtakingPushes.contains(number) {
-                throw AuthError(code: .pushOutOfOrder, message: "The push it follows has not committed.", status: 409)
+                throw RemoteError(code: .pushOutOfOrder, message: "The push it follows has not committed.", status: 409)
             }
             if let maximum = state.maximumPushCount, request.mutations.count > maximum {
-                throw AuthError(code: .payloadTooLarge, message: "The request body is too large.", status: 413)
+                throw RemoteError(code: .payloadTooLarge, message: "The request body is too large.", status: 413)
             }
             if state.answersNoResults { return PushResponse(results: [], lastMutationId: 0) }
             let results = request.mutations.map { mutation in

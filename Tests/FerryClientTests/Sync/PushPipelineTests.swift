@@ -14,7 +14,7 @@ struct PushPipelineTests {
 
     func harness(writes: Int, maxInFlight: Int?) throws -> EngineHarness {
         let harness = try EngineHarness(pushBatchSize: 500)
-        for index in 0..<writes { try harness.store.put(collection: "sermons", fields: fields(index)) }
+        for index in 0..<writes { try harness.store.save(collection: "sermons", fields: fields(index)) }
         harness.remote.state.withLock { state in
             state.maxInFlight = maxInFlight
             state.pushDuration = .milliseconds(20)

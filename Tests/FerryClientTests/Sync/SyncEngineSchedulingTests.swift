@@ -42,7 +42,7 @@ struct SyncEngineSchedulingTests {
             harness.remote.holdPulls()
             let first = Task { try await engine.sync() }
             await harness.remote.waitForPullsStarted(1)
-            try harness.store.put(collection: "sermons", fields: StoreFixture.sermonFields)   // written mid-sync
+            try harness.store.save(collection: "sermons", fields: StoreFixture.sermonFields)   // written mid-sync
             await harness.sleeper.waitForSleepers(atLeast: 1)   // its debounced local-change trigger
             await engine.trigger(.foreground)
             await engine.trigger(.periodic)
@@ -118,7 +118,7 @@ struct SyncEngineSchedulingTests {
         try await harness.run { harness in
             await harness.waitForStatus { $0.pendingCount == 0 }
             for index in 0..<40 {
-                try harness.store.put(collection: "sermons", fields: ["title": .string("burst \(index)"), "date": "2026-11-01T10:00:00Z"])
+                try harness.store.save(collection: "sermons", fields: ["title": .string("burst \(index)"), "date": "2026-11-01T10:00:00Z"])
             }
             await harness.waitForStatus { $0.pendingCount == 40 }
             #expect(harness.engine.status.pendingCount == 40)
@@ -132,7 +132,7 @@ struct SyncEngineSchedulingTests {
             let engine = harness.engine
             await harness.waitForStatus { $0.pendingCount == 0 }
             for title in ["a", "b", "c"] {
-                try harness.store.put(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
+                try harness.store.save(collection: "sermons", fields: ["title": .string(title), "date": "2026-11-01T10:00:00Z"])
             }
             await harness.waitForStatus { $0.pendingCount == 3 }
             await harness.sleeper.waitForSleepers(atLeast: 1)

@@ -14,7 +14,7 @@ struct SyncPassTests {
     @Test("the whole outbox goes out in batches of at most 1000, in id order; a refused mutation never blocks the others")
     func batches() async throws {
         let harness = try EngineHarness()
-        for index in 0..<1_203 { try harness.store.put(collection: "sermons", fields: fields(index)) }
+        for index in 0..<1_203 { try harness.store.save(collection: "sermons", fields: fields(index)) }
         let ids = try harness.store.pendingMutations(limit: 2_000).map(\.mutationId)
         harness.remote.state.withLock { $0.rejectedIDs = [ids[3], ids[700]] }
         try await harness.run { harness in
@@ -33,7 +33,7 @@ struct SyncPassTests {
     @Test("a push the server answers without a result for any of its mutations stops the sync before the next push; the outbox keeps everything")
     func notAcknowledged() async throws {
         let harness = try EngineHarness()
-        for index in 0..<1_203 { try harness.store.put(collection: "sermons", fields: fields(index)) }
+        for index in 0..<1_203 { try harness.store.save(collection: "sermons", fields: fields(index)) }
         harness.remote.state.withLock { $0.answersNoResults = true }
         try await harness.run { harness in
             do {
@@ -50,7 +50,7 @@ struct SyncPassTests {
     @Test("a push the server finds too large is halved until it fits")
     func tooLarge() async throws {
         let harness = try EngineHarness()
-        for index in 0..<10 { try harness.store.put(collection: "sermons", fields: fields(index)) }
+        for index in 0..<10 { try harness.store.save(collection: "sermons", fields: fields(index)) }
         harness.remote.state.withLock { $0.maximumPushCount = 3 }
         try await harness.run { harness in
             let report = try await harness.engine.sync()
@@ -129,7 +129,7 @@ struct SyncPassTests {
     func queuedSpace() async throws {
         let harness = try EngineHarness()
         let space = try harness.store.queueSpace(CreateSpaceRequest(name: "Offline church"))
-        try harness.store.put(collection: "sermons", space: space, fields: fields(1))
+        try harness.store.save(collection: "sermons", space: space, fields: fields(1))
         try await harness.run { harness in
             let report = try await harness.engine.sync()
             #expect(report.requests == 3, "create the space, push, pull")

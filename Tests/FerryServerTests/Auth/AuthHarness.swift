@@ -44,6 +44,12 @@ struct AuthHarness {
         return try JSONDecoder().decode(Value.self, from: reply.body)
     }
 
+    /// A sync message read by its one reader.
+    func decode<Value: JSONStreamReadable>(_ reply: HTTPClient.Reply, as type: Value.Type = Value.self) throws -> Value {
+        guard reply.status == 200 else { throw HarnessError(reply: reply) }
+        return try JSONValueDecoder().decode(Value.self, from: Array(reply.body))
+    }
+
     struct HarnessError: Error, CustomStringConvertible {
         var reply: HTTPClient.Reply
         var description: String { "HTTP \(reply.status): \(reply.text)" }
@@ -61,8 +67,4 @@ func jwtClaims(_ token: String) throws -> [String: Any] {
     var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
     payload += String(repeating: "=", count: (4 - payload.count % 4) % 4)
     return try JSONSerialization.jsonObject(with: Data(base64Encoded: payload)!) as! [String: Any]
-}
-
-func uniqueEmail(_ name: String = "user") -> String {
-    "\(name)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
 }

@@ -90,7 +90,8 @@ struct PullLayoutTests {
             let reply = try await device.send("POST", "/sync/v1/pull", PullRequest(cursors: device.cursors, limit: limit, clockForm: .row, layout: layout))
             #expect(reply.status == 200)
             bytes += reply.body.count
-            let page = try JSONValueDecoder().decode(PullResponse.self, from: reply.body)
+            let page = layout == .rows
+                ? try RowsLayout.read(Array(reply.body)) : try JSONValueDecoder().decode(PullResponse.self, from: Array(reply.body))
             changes += page.changes
             device.cursors.merge(page.cursors) { _, new in new }
             if !page.hasMore { return (changes, bytes) }

@@ -34,7 +34,7 @@ struct PullPageBytesTests {
         while pages.count < 100 {
             let reply = try await reader.send("POST", "/sync/v1/pull", PullRequest(cursors: cursors, limit: 5000))
             #expect(reply.status == 200)
-            let page = try JSONDecoder().decode(PullResponse.self, from: reply.body)
+            let page = try JSONValueDecoder().decode(PullResponse.self, from: Array(reply.body))
             pages.append(Page(bytes: reply.body.count, reply: page))
             cursors.merge(page.cursors) { _, new in new }
             if !page.hasMore { break }

@@ -93,6 +93,11 @@ struct SyncDevice {
         try await auth.send(method, path, body: try JSONEncoder().encode(body), token: session.accessToken)
     }
 
+    /// Sends a sync message, written by its one writer.
+    func send(_ method: String, _ path: String, _ message: some JSONTextWritable) async throws -> HTTPClient.Reply {
+        try await auth.send(method, path, body: Data(JSONValueEncoder().encodeText(message)), token: session.accessToken)
+    }
+
     func get(_ path: String) async throws -> HTTPClient.Reply {
         try await auth.send("GET", path, token: session.accessToken)
     }

@@ -1,4 +1,6 @@
+import FerryCore
 @testable import FerryVault
+import FerryTesting
 import Foundation
 import Testing
 

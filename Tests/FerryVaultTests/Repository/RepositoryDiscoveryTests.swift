@@ -1,4 +1,5 @@
 @testable import FerryVault
+import FerryTesting
 import Foundation
 import Testing
 

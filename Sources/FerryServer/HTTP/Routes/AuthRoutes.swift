@@ -88,22 +88,3 @@ extension AuthRoutes {
         return last == "signup" || (last == "token" && request.uri.queryParameters.get("grant_type") == "password")
     }
 }
-
-/// A `200` JSON response of any `Encodable` value.
-struct JSONResponse<Value: Encodable & Sendable>: ResponseGenerator {
-    let value: Value
-    var status: HTTPResponse.Status = .ok
-
-    init(_ value: Value, status: HTTPResponse.Status = .ok) {
-        self.value = value
-        self.status = status
-    }
-
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try JSONValueEncoder().encodeText(value)))
-        )
-    }
-}

@@ -122,7 +122,7 @@ struct StorageRoutes {
 
     private static func upload(
         _ request: Request, _ context: AuthenticatedContext, _ storage: ObjectStorageService, upsert: Bool
-    ) async throws -> JSONResponse<JSONValue> {
+    ) async throws -> JSONResponse {
         let (bucket, name) = try location(context)
         let object = try await store(request, storage, owner: context.caller.userID, bucket: bucket, name: name, upsert: upsert)
         return JSONResponse(uploadJSON(object))

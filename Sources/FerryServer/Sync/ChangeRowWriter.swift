@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// Writes a pull reply's changes straight from a store's row, without building a ``Change`` first: the server's
@@ -8,19 +9,19 @@ import Foundation
 /// stored with a row clock (``ClockMap/storedText(_:fields:)``) are written as they are stored: the change reads back
 /// the same, though its row form may pick another `clock` than ``Change``'s writer would. A row whose clocks are not in
 /// the flat form with distinct keys and clocks for values is refused, and the caller builds a ``Change`` for it.
-public struct ChangeRowWriter: Sendable {
+struct ChangeRowWriter: Sendable {
     /// How the clocks are spelled (the form the pull asked for).
-    public let clockForm: ClockForm
+    let clockForm: ClockForm
     /// How each change is laid out.
-    public let layout: PullLayout
+    let layout: PullLayout
     /// The collection whose rows this writes.
-    public let collection: String
+    let collection: String
     /// The names of the values of a row of the rows layout: `id`, `seq`, `deleted`, `clock`, `clocks`, then the
     /// fields in the order the store's columns list them.
-    public let rowColumns: [String]
+    let rowColumns: [String]
     /// About how many bytes a page of the rows layout spends before its rows (space, collection, columns); 0 in the
     /// changes layout. A reply's byte budget counts it once per page.
-    public let pageHeaderBytes: Int
+    let pageHeaderBytes: Int
     /// `"collection":"<name>","deleted":`, the same for every change.
     private let collectionMember: [UInt8]
     /// The fields as the store's columns list them: each one's name and its `"name":` member key.
@@ -30,10 +31,10 @@ public struct ChangeRowWriter: Sendable {
     private let written: [Int]
 
     /// The first values of every row of the rows layout, before the fields.
-    public static let rowSyncColumns = ["id", "seq", "deleted", "clock", "clocks"]
+    static let rowSyncColumns = ["id", "seq", "deleted", "clock", "clocks"]
 
     /// A writer for rows of `collection` whose field columns are `fields`, in that order.
-    public init(collection: String, fields: [String], clockForm: ClockForm, layout: PullLayout = .changes) {
+    init(collection: String, fields: [String], clockForm: ClockForm, layout: PullLayout = .changes) {
         self.clockForm = clockForm
         self.layout = layout
         self.collection = collection
@@ -57,7 +58,7 @@ public struct ChangeRowWriter: Sendable {
     ///
     /// In the changes layout a field without a value is left out unless it has a clock (it was cleared), as a
     /// ``Change`` leaves it out; in the rows layout it is `null`, and `clocks` names it when it has a clock.
-    public func write(
+    func write(
         id: UUID, space: UUID, seq: Int64, deleted: Bool, clocks: UnsafeRawBufferPointer,
         isNull: (Int) -> Bool, writeValue: (Int, inout [UInt8]) throws -> Void, into bytes: inout [UInt8]
     ) rethrows -> Bool {
@@ -225,7 +226,7 @@ public struct ChangeRowWriter: Sendable {
 
 extension Change {
     /// Writes this change as one row of `writer`'s rows layout, whose collection this change is of.
-    public func writeRow(into bytes: inout [UInt8], with writer: ChangeRowWriter) {
+    func writeRow(into bytes: inout [UInt8], with writer: ChangeRowWriter) {
         let names = Array(writer.rowColumns.dropFirst(ChangeRowWriter.rowSyncColumns.count))
         let text = clocksText ?? ClockMap.text(clocks)
         let value = { (index: Int) in fields[names[index]] ?? .null }
