@@ -24,7 +24,7 @@ extension Vault {
     /// Clones `url` into the vault: creates the repository (inline or in storage), sets the vault's origin,
     /// and syncs, which checks out the remote's branch (the vault folder's notes are committed first and
     /// merged like any other change, so nothing already in the folder is lost).
-    public func clone(from url: String, storage: RepositoryStorage = .inline, options: SyncOptions = SyncOptions()) async throws -> SyncReport {
+    public func clone(from url: String, storage: RepositoryStorage = .inline, options: SyncOptions = SyncOptions()) async throws -> VaultSyncReport {
         try initialiseRepository(storage: storage)
         try setOrigin(url)
         return try await sync(options)

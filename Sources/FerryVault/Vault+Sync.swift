@@ -7,15 +7,15 @@ extension Vault {
     ///
     /// Non-overlapping text changes merge line by line. Where both sides changed the same lines (or one deleted
     /// what the other edited) the local note keeps its content and the remote version is written beside it,
-    /// named with the remote's host and time; both are committed and listed in ``SyncReport/conflicts``. No
+    /// named with the remote's host and time; both are committed and listed in ``VaultSyncReport/conflicts``. No
     /// conflict marker is ever written. An `index.lock` older than ``SyncOptions/staleLockAge`` is removed first.
-    public func sync(_ options: SyncOptions = SyncOptions()) async throws -> SyncReport {
+    public func sync(_ options: SyncOptions = SyncOptions()) async throws -> VaultSyncReport {
         let vault = self
         return try await Self.offPool { try vault.syncNow(options) }
     }
 
     /// The blocking body of ``sync(_:)``.
-    func syncNow(_ options: SyncOptions) throws -> SyncReport {
+    func syncNow(_ options: SyncOptions) throws -> VaultSyncReport {
         try checkFolderAccess()
         guard let location = discoverRepository().location else {
             throw VaultError(.repositoryMissing, "The vault has no git repository yet; run 'ferry vault init' or 'ferry vault clone URL PATH'.")
@@ -23,7 +23,7 @@ extension Vault {
         let repository = try GitRepository.open(gitDirectory: location.gitDirectory, workTree: folder)
         let lock = try SyncLock(gitDirectory: repository.gitDirectory)
         defer { lock.release() }
-        var report = SyncReport()
+        var report = VaultSyncReport()
         report.recoveredStaleLock = try recoverStaleIndexLock(in: repository.gitDirectory, options: options)
         let settings = try profile.settingsStore.load()
 

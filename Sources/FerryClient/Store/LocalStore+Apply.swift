@@ -35,6 +35,11 @@ extension LocalStore {
     ///   the store's schema lacks: migrate to the server's schema, then apply again.
     @discardableResult
     package func apply(_ response: PullResponse) throws -> ApplyOutcome {
+        try write { db in try apply(response, in: db) }
+    }
+
+    /// ``apply(_:)`` inside a write transaction: the sync engine runs it through ``write(_:)-swift.method``.
+    package func apply(_ response: PullResponse, in db: Database) throws -> ApplyOutcome {
         let schema = self.schema
         for change in response.changes {
             guard let collection = schema.collection(named: change.collection) else {
@@ -44,7 +49,7 @@ extension LocalStore {
                 throw StoreError(code: .schemaOutdated, message: "A pulled change has field '\(change.collection).\(unknown)', which this device's schema lacks.")
             }
         }
-        return try write { db in
+        do {
             let resets = Set(response.resetRequired)
             for space in resets {
                 try dropSyncedRows(db, space: space)

@@ -206,8 +206,8 @@ extension LocalStore {
 
     /// The lowest outbox entry that names a blob whose upload has not finished (and has not failed for good): the push
     /// sends only the entries below it, so the server never sees a record before its file.
-    func firstEntryWaitingForUpload() throws -> Int64? {
-        try read { db in
+    func firstEntryWaitingForUpload() async throws -> Int64? {
+        try await read { db in
             let waiting = try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM ferry_blob_transfers WHERE direction = 'upload' AND failed = 0")
             var lowest: Int64?
             for hash in waiting {

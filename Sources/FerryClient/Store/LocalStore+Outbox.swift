@@ -36,7 +36,11 @@ extension LocalStore {
     /// clocks kept as the JSON texts they are stored as (``Mutation/storedJSON``): the push writes them as they are, and
     /// parses them only to seal a record of an encrypted space.
     package func pushableMutations(limit: Int, after: Int64, through ceiling: Int64) throws -> [Mutation] {
-        try read { db in
+        try read { db in try Self.pushableMutations(limit: limit, after: after, through: ceiling, in: db) }
+    }
+
+    static func pushableMutations(limit: Int, after: Int64, through ceiling: Int64, in db: Database) throws -> [Mutation] {
+        do {
             // Read from the statement's rows as they come, not copied into rows first (a push reads 1000 a batch).
             let rows = try Row.fetchCursor(
                 db, sql: "SELECT \(Self.mutationColumns) FROM ferry_outbox WHERE mutation_id > ? AND mutation_id <= ? ORDER BY mutation_id LIMIT ?",
@@ -67,7 +71,11 @@ extension LocalStore {
 
     /// How many local writes wait for the server: a scan of the whole outbox (``hasPendingMutations()`` is one lookup).
     public func pendingCount() throws -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ferry_outbox") ?? 0 }
+        try read(Self.pendingCount)
+    }
+
+    static func pendingCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ferry_outbox") ?? 0
     }
 
     /// Whether any local write waits for the server.
@@ -90,9 +98,14 @@ extension LocalStore {
     /// `sentCursors` says the push was sent with (a cursor that moved since is left alone).
     @discardableResult
     package func acknowledge(_ response: PushResponse, for batch: [Mutation], sentCursors: [UUID: Int64] = [:]) throws -> Acknowledgement {
+        try write { db in try acknowledge(response, for: batch, sentCursors: sentCursors, in: db) }
+    }
+
+    /// ``acknowledge(_:for:sentCursors:)`` inside a write transaction: the sync engine runs it through ``write(_:)-swift.method``.
+    package func acknowledge(_ response: PushResponse, for batch: [Mutation], sentCursors: [UUID: Int64], in db: Database) throws -> Acknowledgement {
         // Positions, not copies: a copy of a mutation retains each of its texts.
         let indexByID = Dictionary(batch.indices.map { (batch[$0].mutationId, $0) }, uniquingKeysWith: { first, _ in first })
-        return try write { db in
+        do {
             try pinClock(db)
             var acknowledgement = Acknowledgement(acknowledged: 0, rejected: 0)
             for (space, seq) in response.cursors {
@@ -187,14 +200,14 @@ extension LocalStore {
     /// Entries of locked spaces below the highest sendable entry therefore move to the end of the outbox (new
     /// ids, same content, one transaction), and the sync sends nothing above the returned ceiling: entries
     /// written while it runs go in the next one.
-    func parkLockedEntries(_ locked: Set<UUID>) throws -> Int64 {
+    func parkLockedEntries(_ locked: Set<UUID>) async throws -> Int64 {
         guard !locked.isEmpty else {
             // The common case, on every sync: a read, not a write transaction.
-            return try read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox") ?? 0 }
+            return try await read { db in try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox") ?? 0 }
         }
         let spaces = locked.map(Self.text)
         let list = Array(repeating: "?", count: spaces.count).joined(separator: ", ")
-        return try write { db in
+        return try await write { [self] db in
             let ceiling = try Int64.fetchOne(
                 db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox WHERE space NOT IN (\(list))",
                 arguments: StatementArguments(spaces)
@@ -203,7 +216,7 @@ extension LocalStore {
                 db, sql: "SELECT mutation_id FROM ferry_outbox WHERE mutation_id < ? AND space IN (\(list)) ORDER BY mutation_id",
                 arguments: [ceiling] + StatementArguments(spaces)
             )
-            try moveToEnd(db, parked)
+            try self.moveToEnd(db, parked)
             if !parked.isEmpty {
                 logger.info("moved changes of locked encrypted spaces behind the ones this sync sends", metadata: ["ferry.outbox.parked": "\(parked.count)"])
             }
@@ -219,7 +232,12 @@ extension LocalStore {
     /// - Returns: how many entries were renumbered.
     @discardableResult
     package func renumberOutbox(after lastProcessed: Int64) throws -> Int {
-        try write { db in
+        try write { db in try renumberOutbox(after: lastProcessed, in: db) }
+    }
+
+    /// ``renumberOutbox(after:)`` inside a write transaction.
+    package func renumberOutbox(after lastProcessed: Int64, in db: Database) throws -> Int {
+        do {
             let lowest = try Int64.fetchOne(db, sql: "SELECT MIN(mutation_id) FROM ferry_outbox")
             try db.execute(
                 sql: "UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'ferry_outbox'", arguments: [lastProcessed]

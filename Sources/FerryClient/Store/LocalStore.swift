@@ -282,26 +282,37 @@ public final class LocalStore: Sendable {
         try Self.storeFailure("write") { try writer.write(body) }
     }
 
-    /// Runs `operation` on a dispatch thread and suspends the caller until it is done.
-    ///
-    /// The sync engine applies pages of hundreds of rows and reads outbox batches of the same size; GRDB's
-    /// synchronous calls would hold one of the few threads of Swift's cooperative pool (one per core) for the
-    /// whole transaction, and every other task of the app would wait behind it.
-    func offCooperativePool<T: Sendable>(_ operation: @escaping @Sendable (LocalStore) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Self.blockingWork.async { continuation.resume(with: Result { try operation(self) }) }
+    /// Runs `body` in a read on GRDB's own queue, suspending the caller meanwhile: the sync engine reads batches of
+    /// hundreds of rows, and a synchronous read would hold one of the few threads of Swift's cooperative pool (one per
+    /// core) for the whole transaction while every other task of the app waits behind it.
+    package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.read(body)
+        } catch {
+            throw Self.storeFailure(error, "read")
         }
     }
 
-    private static let blockingWork = DispatchQueue(label: "ferry.store.blocking-work", qos: .utility, attributes: .concurrent)
+    /// Runs `body` in a write transaction on GRDB's own queue, suspending the caller meanwhile (as ``read(_:)-swift.method``).
+    package func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.write(body)
+        } catch {
+            throw Self.storeFailure(error, "write")
+        }
+    }
+
+    /// `error` as a ``StoreError``: itself when it is one, `store_failed` naming `action` otherwise.
+    static func storeFailure(_ error: any Error, _ action: String) -> any Error {
+        if error is StoreError || error is CancellationError { return error }
+        return StoreError(code: .storeFailed, message: "Could not \(action) the store: \(error).")
+    }
 
     static func storeFailure<T>(_ action: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw StoreError(code: .storeFailed, message: "Could not \(action) the store: \(error).")
+            throw storeFailure(error, action)
         }
     }
 }

@@ -240,7 +240,7 @@ extension SyncEngine {
             }
             isPendingCountScheduled = false
             lastPendingCount = .now
-            if let count = try? await store.offCooperativePool({ try $0.pendingCount() }) {
+            if let count = try? await store.read(LocalStore.pendingCount) {
                 broadcast.update { $0.pendingCount = count }
             }
         }

@@ -131,7 +131,7 @@ extension SyncPass {
                         try await settle()
                         renumbered = true
                         window = 1
-                        _ = try await store.offCooperativePool { try $0.renumberOutbox(after: lastProcessed) }
+                        _ = try await store.write { [store] db in try store.renumberOutbox(after: lastProcessed, in: db) }
                         ceiling = try await outboxCeiling(locked)
                         after = 0
                         continue
@@ -171,7 +171,7 @@ extension SyncPass {
                 // The plaintext batch: rejections keep what the user wrote, not its ciphertext.
                 let (sent, sentCursors, store) = (push.batch, push.cursors, self.store)
                 pending = PendingAcknowledgement(
-                    task: Task { try await store.offCooperativePool { try $0.acknowledge(response, for: sent, sentCursors: sentCursors) } },
+                    task: Task { try await store.write { [store] db in try store.acknowledge(response, for: sent, sentCursors: sentCursors, in: db) } },
                     sent: sent.count
                 )
             }
@@ -201,13 +201,13 @@ extension SyncPass {
     /// The last outbox entry this sync may send: below entries of locked spaces (parked behind it) and below the first
     /// entry that names a file still uploading.
     private func outboxCeiling(_ locked: Set<UUID>) async throws -> Int64 {
-        let ceiling = try await store.offCooperativePool { try $0.parkLockedEntries(locked) }
-        guard let waiting = try await store.offCooperativePool({ try $0.firstEntryWaitingForUpload() }) else { return ceiling }
+        let ceiling = try await store.parkLockedEntries(locked)
+        guard let waiting = try await store.firstEntryWaitingForUpload() else { return ceiling }
         return min(ceiling, waiting - 1)
     }
 
     private func read(_ range: OutboxRange) async throws -> [Mutation] {
-        try await store.offCooperativePool { try $0.pushableMutations(limit: range.limit, after: range.after, through: range.ceiling) }
+        try await store.read { db in try LocalStore.pushableMutations(limit: range.limit, after: range.after, through: range.ceiling, in: db) }
     }
 
     private func noteWaiting(_ report: inout SyncReport, _ locked: Set<UUID>) {

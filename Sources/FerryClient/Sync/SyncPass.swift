@@ -127,14 +127,14 @@ struct SyncPass: Sendable {
             let outcome: LocalStore.ApplyOutcome
             let page = response
             do {
-                outcome = try await store.offCooperativePool { try $0.apply(page) }
+                outcome = try await store.write { [store] db in try store.apply(page, in: db) }
             } catch let error as StoreError where error.code == .schemaOutdated && !refreshedSchema {
                 // The server's schema grew since the store was opened: follow it (additively) and apply again.
                 refreshedSchema = true
                 let schema = try await remote.schema()
                 report.requests += 1
                 try store.migrate(to: schema)
-                outcome = try await store.offCooperativePool { try $0.apply(page) }
+                outcome = try await store.write { [store] db in try store.apply(page, in: db) }
             }
             report.pulled += response.changes.count
             report.applied += outcome.applied

@@ -66,7 +66,7 @@ struct BlobService: Sendable {
         if progress == nil, try await store.openUploads(in: key.space) >= limits.maximumOpenUploadsPerSpace {
             throw APIError(
                 .contentTooLarge, .quotaExceeded,
-                "Quota exceeded: space \(key.space.lowercased) has \(limits.maximumOpenUploadsPerSpace) uploads under way, the most it may have; finish one first."
+                "Quota exceeded: space \(key.space.lowercasedText) has \(limits.maximumOpenUploadsPerSpace) uploads under way, the most it may have; finish one first."
             )
         }
         let received: Int64
@@ -101,7 +101,7 @@ struct BlobService: Sendable {
             if error == .uploadNotFound, try await store.size(of: key) != nil { return }  // completed by a concurrent request
             throw Self.apiError(error)
         }
-        logger.debug("blob stored", metadata: ["ferry.blob.space": "\(key.space.lowercased)"])
+        logger.debug("blob stored", metadata: ["ferry.blob.space": "\(key.space.lowercasedText)"])
     }
 
     /// The blob references among `references` that their space does not hold with that size.
@@ -129,20 +129,20 @@ struct BlobService: Sendable {
     private func checkWritable(_ caller: SyncCaller, _ space: UUID) async throws {
         let role = try await role(caller, in: space)
         guard role.canWrite else {
-            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercased) is \(role.rawValue), which cannot upload.")
+            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercasedText) is \(role.rawValue), which cannot upload.")
         }
     }
 
     /// The caller's role in `space`, or 404 when they are not a member.
     func role(_ caller: SyncCaller, in space: UUID) async throws -> SpaceRole {
         guard let role = try await spaces.spaces(userID: caller.userID).first(where: { $0.id == space })?.role else {
-            throw APIError(.notFound, .blobNotFound, "No such blob: space \(space.lowercased) does not exist or you are not a member.")
+            throw APIError(.notFound, .blobNotFound, "No such blob: space \(space.lowercasedText) does not exist or you are not a member.")
         }
         return role
     }
 
     private func notFound(_ key: BlobKey) -> APIError {
-        APIError(.notFound, .blobNotFound, "Space \(key.space.lowercased) has no blob \(key.sha256); upload it with PATCH first.")
+        APIError(.notFound, .blobNotFound, "Space \(key.space.lowercasedText) has no blob \(key.sha256); upload it with PATCH first.")
     }
 
     private func lengthConflict(declared: Int64) -> APIError {

@@ -27,7 +27,7 @@ struct UploadID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A fresh id for an upload whose hash is learned at the end (a TUS upload).
-    static func random() -> UploadID { UploadID(text: UUID().uuidString.lowercased()) }
+    static func random() -> UploadID { UploadID(text: UUID().lowercasedText) }
 
     /// An id read from a URL, or `nil` when it is not one this server makes.
     init?(parsing text: String) {

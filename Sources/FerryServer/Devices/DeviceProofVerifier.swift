@@ -33,7 +33,7 @@ struct DeviceProofVerifier: Sendable {
         guard let proof else {
             throw APIError(
                 .forbidden, .deviceProofRequired,
-                "Binding this session to device \(deviceID.lowercased) needs proof that it holds the device's private key: POST /sync/v1/devices/{id}/challenge, open the challenge with the key, and send its nonce as proof."
+                "Binding this session to device \(deviceID.lowercasedText) needs proof that it holds the device's private key: POST /sync/v1/devices/{id}/challenge, open the challenge with the key, and send its nonce as proof."
             )
         }
         let invalid = APIError(
@@ -47,7 +47,7 @@ struct DeviceProofVerifier: Sendable {
     }
 
     private func nonce(sessionID: UUID, deviceID: UUID, publicKey: DevicePublicKey, expiresAt: String) -> Data {
-        let message = ["ferry.device-proof.v1", sessionID.lowercased, deviceID.lowercased, publicKey.base64EncodedString, expiresAt]
+        let message = ["ferry.device-proof.v1", sessionID.lowercasedText, deviceID.lowercasedText, publicKey.base64EncodedString, expiresAt]
             .joined(separator: "\n")
         return Data(HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: key))
     }

@@ -75,7 +75,7 @@ struct DeviceService: Sendable {
             try Self.decide(context, id: id, userID: userID, registration: valid, limits: limits, now: time)
         }
         if isNew {
-            logger.info("device registered", metadata: ["ferry.device.id": "\(id.lowercased)", "ferry.device.trust": "\(device.trust.rawValue)"])
+            logger.info("device registered", metadata: ["ferry.device.id": "\(id.lowercasedText)", "ferry.device.trust": "\(device.trust.rawValue)"])
         }
         return (device.wire(currentDeviceID: id), isNew)
     }
@@ -90,7 +90,7 @@ struct DeviceService: Sendable {
         _ = try caller.trustedDevice()
         let device = try await change(caller, device: id, to: .trusted)
         guard device.trust != .revoked else {
-            throw APIError(.conflict, .deviceRevoked, "Device \(id.lowercased) was revoked, and a revoked device is never trusted again; register the machine under a new device id.")
+            throw APIError(.conflict, .deviceRevoked, "Device \(id.lowercasedText) was revoked, and a revoked device is never trusted again; register the machine under a new device id.")
         }
         return device.wire(currentDeviceID: caller.device?.id)
     }
@@ -99,14 +99,14 @@ struct DeviceService: Sendable {
     func revoke(_ caller: SyncCaller, device id: UUID) async throws -> Device {
         _ = try caller.trustedDevice()
         let device = try await change(caller, device: id, to: .revoked)
-        logger.info("device revoked", metadata: ["ferry.device.id": "\(id.lowercased)"])
+        logger.info("device revoked", metadata: ["ferry.device.id": "\(id.lowercasedText)"])
         await events.publish([.accountChanged(caller.userID)])
         return device.wire(currentDeviceID: caller.device?.id)
     }
 
     private func change(_ caller: SyncCaller, device id: UUID, to trust: DeviceTrust) async throws -> DeviceRecord {
         guard let device = try await storage.changeTrust(deviceID: id, userID: caller.userID, to: trust, now: now()) else {
-            throw APIError(.notFound, .deviceNotFound, "No device \(id.lowercased) in your account.")
+            throw APIError(.notFound, .deviceNotFound, "No device \(id.lowercasedText) in your account.")
         }
         return device
     }
@@ -133,10 +133,10 @@ struct DeviceService: Sendable {
             )
         }
         guard device.userID == userID else {
-            throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercased) belongs to another account; a device creates a new random id for each account.")
+            throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercasedText) belongs to another account; a device creates a new random id for each account.")
         }
         guard device.publicKey == registration.publicKey else {
-            throw APIError(.conflict, .deviceKeyMismatch, "Device \(id.lowercased) is registered with another public key, and a device key is never replaced; restore the device's key or register under a new device id.")
+            throw APIError(.conflict, .deviceKeyMismatch, "Device \(id.lowercasedText) is registered with another public key, and a device key is never replaced; restore the device's key or register under a new device id.")
         }
         guard device.trust != .revoked else { throw revoked(id) }
         device.name = registration.name
@@ -178,7 +178,7 @@ struct DeviceService: Sendable {
     }
 
     static func revoked(_ id: UUID) -> APIError {
-        APIError(.forbidden, .deviceRevoked, "Device \(id.lowercased) was revoked; sign in again on this machine as a new device, and approve it from a trusted one.")
+        APIError(.forbidden, .deviceRevoked, "Device \(id.lowercasedText) was revoked; sign in again on this machine as a new device, and approve it from a trusted one.")
     }
 }
 

@@ -89,10 +89,10 @@ struct SecretsPlan: Sendable {
             _ row: SealedSecret, caller: UUID, members: [UUID: Set<UUID>], recipients: [UUID: Recipient]
         ) throws -> SealedSecret {
             guard let space = spaces[row.spaceId] else {
-                throw Rejection(.spaceNotFound, "No space \(row.spaceId.lowercased) among yours.")
+                throw Rejection(.spaceNotFound, "No space \(row.spaceId.lowercasedText) among yours.")
             }
             guard space.isEncrypted else {
-                throw Rejection(.spaceNotEncrypted, "Space \(row.spaceId.lowercased) is not end-to-end encrypted; it has no key to seal.")
+                throw Rejection(.spaceNotEncrypted, "Space \(row.spaceId.lowercasedText) is not end-to-end encrypted; it has no key to seal.")
             }
             try SecretsPlan.check(recipient: recipients[row.deviceId], of: row, members: members[row.spaceId] ?? [])
             let slot = Slot(space: row.spaceId, device: row.deviceId, version: row.keyVersion)
@@ -101,20 +101,20 @@ struct SecretsPlan: Sendable {
                 // use it, and a second key under one (space, version) would split the space.
                 throw Rejection(
                     .keyVersionConflict,
-                    "Device \(row.deviceId.lowercased) already holds key version \(row.keyVersion) of space \(row.spaceId.lowercased), sealed by another device; it is never replaced."
+                    "Device \(row.deviceId.lowercasedText) already holds key version \(row.keyVersion) of space \(row.spaceId.lowercasedText), sealed by another device; it is never replaced."
                 )
             }
             if row.keyVersion == space.keyVersion + 1 {
                 guard !started.contains(where: { $0.space == row.spaceId }) else {
                     throw Rejection(
                         .keyVersionConflict,
-                        "This request already starts key version \(space.keyVersion) of space \(row.spaceId.lowercased); a request starts at most one version of a space."
+                        "This request already starts key version \(space.keyVersion) of space \(row.spaceId.lowercasedText); a request starts at most one version of a space."
                     )
                 }
                 guard space.role.canWrite else {
                     throw Rejection(
                         .insufficientRole,
-                        "Your role in space \(row.spaceId.lowercased) is \(space.role.rawValue); only a member who writes may start key version \(row.keyVersion)."
+                        "Your role in space \(row.spaceId.lowercasedText) is \(space.role.rawValue); only a member who writes may start key version \(row.keyVersion)."
                     )
                 }
                 spaces[row.spaceId] = SpaceState(isEncrypted: true, keyVersion: row.keyVersion, creator: caller, role: space.role)
@@ -133,13 +133,13 @@ struct SecretsPlan: Sendable {
         guard let recipient, members.contains(recipient.userID) else {
             throw Rejection(
                 .deviceNotFound,
-                "No device \(row.deviceId.lowercased) belongs to a member of space \(row.spaceId.lowercased); seal keys only to the devices GET /sync/v1/secrets lists as missing."
+                "No device \(row.deviceId.lowercasedText) belongs to a member of space \(row.spaceId.lowercasedText); seal keys only to the devices GET /sync/v1/secrets lists as missing."
             )
         }
         guard recipient.trust == .trusted else {
             throw Rejection(
                 .deviceNotTrusted,
-                "Device \(row.deviceId.lowercased) is \(recipient.trust.rawValue); keys are sealed only to trusted devices, so approve it first."
+                "Device \(row.deviceId.lowercasedText) is \(recipient.trust.rawValue); keys are sealed only to trusted devices, so approve it first."
             )
         }
     }
@@ -151,14 +151,14 @@ struct SecretsPlan: Sendable {
             // An older version is settled: a device that holds it may hand it on, so a device trusted after a
             // rotation can still read what was written before it.
             guard holdsVersion else {
-                throw Rejection(.keyVersionConflict, "You hold no key version \(slot.version) of space \(slot.space.lowercased) to hand on.")
+                throw Rejection(.keyVersionConflict, "You hold no key version \(slot.version) of space \(slot.space.lowercasedText) to hand on.")
             }
             return
         }
         guard slot.version == space.keyVersion, slot.version >= 1 else {
             throw Rejection(
                 .keyVersionConflict,
-                "Space \(slot.space.lowercased) is at key version \(space.keyVersion); seal version \(space.keyVersion) or start version \(space.keyVersion + 1), not \(slot.version)."
+                "Space \(slot.space.lowercasedText) is at key version \(space.keyVersion); seal version \(space.keyVersion) or start version \(space.keyVersion + 1), not \(slot.version)."
             )
         }
         guard space.creator != caller else { return }
@@ -166,7 +166,7 @@ struct SecretsPlan: Sendable {
         guard holdsVersion, sealer == nil || sealer == caller else {
             throw Rejection(
                 .keyVersionConflict,
-                "Another device started key version \(slot.version) of space \(slot.space.lowercased); drop your key, read GET /sync/v1/secrets and use the key sealed to you."
+                "Another device started key version \(slot.version) of space \(slot.space.lowercasedText); drop your key, read GET /sync/v1/secrets and use the key sealed to you."
             )
         }
     }

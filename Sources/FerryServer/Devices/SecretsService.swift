@@ -34,7 +34,7 @@ struct SecretsService: Sendable {
         let batch = SecretsBatch(userID: caller.userID, deviceID: device.id, entries: request.secrets.map(Self.checkForm), now: now())
         let results = try await storage.storeSecrets(batch)
         logger.debug("secrets stored", metadata: [
-            "ferry.device.id": "\(device.id.lowercased)", "ferry.secrets.rows": "\(results.count)",
+            "ferry.device.id": "\(device.id.lowercasedText)", "ferry.secrets.rows": "\(results.count)",
             "ferry.secrets.rejected": "\(results.filter { $0.status == .rejected }.count)",
         ])
         return StoreSecretsResponse(results: results)
@@ -44,7 +44,7 @@ struct SecretsService: Sendable {
     /// `ciphertext` the canonical base64 of 48 bytes. The server cannot check more: it never sees the key.
     static func checkForm(_ row: SealedSecret) -> Result<SealedSecret, Rejection> {
         func invalid(_ problem: String) -> Rejection {
-            Rejection(.invalidSecret, "The sealed key for device \(row.deviceId.lowercased) in space \(row.spaceId.lowercased) \(problem); seal it again with SpaceKeySealer.")
+            Rejection(.invalidSecret, "The sealed key for device \(row.deviceId.lowercasedText) in space \(row.spaceId.lowercasedText) \(problem); seal it again with SpaceKeySealer.")
         }
         guard (1..<Int(Int32.max)).contains(row.keyVersion) else {
             return .failure(invalid("has key version \(row.keyVersion); versions start at 1 and grow by one per rotation"))

@@ -26,7 +26,7 @@ struct SyncCaller: Sendable {
         guard device.trust == .trusted else {
             throw APIError(
                 .forbidden, .deviceNotTrusted,
-                "Device \(device.id.lowercased) is \(device.trust.rawValue); only a trusted device may do this, so approve it from one first."
+                "Device \(device.id.lowercasedText) is \(device.trust.rawValue); only a trusted device may do this, so approve it from one first."
             )
         }
         return device

@@ -40,8 +40,8 @@ struct ObjectListing: Sendable {
         if prefix.isEmpty {
             // The root: the caller's spaces that hold objects, one probe each (never another space's objects).
             for space in try await storage.blobs.spaces.spaces(userID: user) {
-                if try await !storage.catalog.objects(bucket: bucket, prefix: space.id.lowercased + "/", limit: 1).isEmpty {
-                    folders.insert(space.id.lowercased)
+                if try await !storage.catalog.objects(bucket: bucket, prefix: space.id.lowercasedText + "/", limit: 1).isEmpty {
+                    folders.insert(space.id.lowercasedText)
                 }
             }
         }
@@ -77,7 +77,7 @@ struct ObjectListing: Sendable {
                 ])
             }
             return .object([
-                "name": .string(entry.name), "id": .string(object.id.lowercased), "updated_at": .string(Timestamp.format(object.updatedAt)),
+                "name": .string(entry.name), "id": .string(object.id.lowercasedText), "updated_at": .string(Timestamp.format(object.updatedAt)),
                 "created_at": .string(Timestamp.format(object.createdAt)), "last_accessed_at": .string(Timestamp.format(object.updatedAt)),
                 "metadata": Self.metadata(object),
             ])

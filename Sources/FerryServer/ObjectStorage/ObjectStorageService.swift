@@ -61,7 +61,7 @@ struct ObjectStorageService: Sendable {
     static func canonicalName(_ name: String) -> String {
         let end = name.firstIndex(of: "/") ?? name.endIndex
         guard let space = UUID(uuidString: String(name[..<end])) else { return name }
-        return space.lowercased + name[end...]
+        return space.lowercasedText + name[end...]
     }
 
     /// The object at `name` if `user` may read it; `404 not_found` otherwise.
@@ -104,7 +104,7 @@ struct ObjectStorageService: Sendable {
         let space = try space(ofPath: name)
         guard let role = try await blobs.role(of: user, in: space) else { throw notFound }
         guard role.canWrite else {
-            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercased) is \(role.rawValue), which cannot upload.")
+            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercasedText) is \(role.rawValue), which cannot upload.")
         }
         return space
     }
@@ -194,7 +194,7 @@ struct ObjectStorageService: Sendable {
             throw APIError(.badRequest, .badRequest, "expiresIn may be at most \(longest) seconds on this server (--max-signed-url-seconds).")
         }
         return signedToken(kind: "r", bucket: object.bucket, name: object.name, expiresIn: seconds, claims: [
-            "h": .string(object.sha256), "s": .string(user.lowercased),
+            "h": .string(object.sha256), "s": .string(user.lowercasedText),
         ])
     }
 
@@ -222,7 +222,7 @@ struct ObjectStorageService: Sendable {
 
     /// A signed URL's token for writing `name` (kind `w`, for `owner`, with `upsert`).
     func signedUploadToken(bucket: String, name: String, owner: UUID, upsert: Bool) -> String {
-        var claims: [String: JSONValue] = ["o": .string(owner.lowercased)]
+        var claims: [String: JSONValue] = ["o": .string(owner.lowercasedText)]
         if upsert { claims["u"] = true }
         return signedToken(kind: "w", bucket: bucket, name: name, expiresIn: 7200, claims: claims)
     }

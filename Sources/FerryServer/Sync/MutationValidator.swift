@@ -26,10 +26,10 @@ struct MutationValidator: Sendable {
             throw Rejection(.unknownCollection, "The schema has no collection '\(mutation.collection.prefix(64))'.")
         }
         guard let role = roles[mutation.space] else {
-            throw Rejection(.forbiddenSpace, "You are not a member of space \(mutation.space.lowercased).")
+            throw Rejection(.forbiddenSpace, "You are not a member of space \(mutation.space.lowercasedText).")
         }
         guard role.canWrite else {
-            throw Rejection(.forbiddenSpace, "Your role in space \(mutation.space.lowercased) is \(role.rawValue), which cannot write.")
+            throw Rejection(.forbiddenSpace, "Your role in space \(mutation.space.lowercasedText) is \(role.rawValue), which cannot write.")
         }
         if collection.name == "profiles" {
             guard mutation.id == userID, mutation.space == userID else {
@@ -42,7 +42,7 @@ struct MutationValidator: Sendable {
         if collection.isEncrypted, keyVersion == nil {
             throw Rejection(
                 .spaceNotEncrypted,
-                "Collection '\(collection.name)' is end-to-end encrypted: its records belong in an encrypted space, and space \(mutation.space.lowercased) is not one."
+                "Collection '\(collection.name)' is end-to-end encrypted: its records belong in an encrypted space, and space \(mutation.space.lowercasedText) is not one."
             )
         }
         var state = mutation.state
@@ -58,7 +58,7 @@ struct MutationValidator: Sendable {
         if keyVersion == 0, state.fields.keys.contains(where: { collection.isSealed(fieldNamed: $0) }) {
             throw Rejection(
                 .spaceKeyMissing,
-                "Space \(mutation.space.lowercased) is end-to-end encrypted and has no key yet; a trusted device stores version 1 with PUT /sync/v1/secrets first."
+                "Space \(mutation.space.lowercasedText) is end-to-end encrypted and has no key yet; a trusted device stores version 1 with PUT /sync/v1/secrets first."
             )
         }
         // Values that normalize to something else (a timestamp's spelling, a sealed value's form) are written back

@@ -205,7 +205,7 @@ private struct Planner {
         let key = valid.key
         let existing = rows[key]
         if let existing, existing.space != valid.mutation.space {
-            return Rejection(.spaceMismatch, "Record \(key.id.lowercased) belongs to another space; records never move between spaces.")
+            return Rejection(.spaceMismatch, "Record \(key.id.lowercasedText) belongs to another space; records never move between spaces.")
         }
         var record = existing ?? StoredRecord(space: valid.mutation.space, state: RecordState())
         let changed: Bool

@@ -32,7 +32,7 @@ struct SpaceService: Sendable {
                 maximumSpaces: limits.maximumSpacesPerAccount
             )
         } catch SpaceStorageError.spaceExists {
-            throw APIError(.conflict, .spaceExists, "A space with id \(id.lowercased) exists already.")
+            throw APIError(.conflict, .spaceExists, "A space with id \(id.lowercasedText) exists already.")
         } catch SpaceStorageError.tooManySpaces {
             throw Self.tooManySpaces(limits)
         }
@@ -84,7 +84,7 @@ struct SpaceService: Sendable {
     func revokeInvitation(_ caller: SyncCaller, space: UUID, invitation: UUID) async throws {
         _ = try await manageable(caller, space: space)
         guard try await storage.revokeInvitation(space: space, id: invitation, now: now()) else {
-            throw APIError(.notFound, .invitationNotFound, "No pending invitation \(invitation.lowercased) in this space.")
+            throw APIError(.notFound, .invitationNotFound, "No pending invitation \(invitation.lowercasedText) in this space.")
         }
     }
 
@@ -100,7 +100,7 @@ struct SpaceService: Sendable {
         } catch SpaceStorageError.spaceNotFound {
             throw Self.unknownCode
         }
-        logger.info("invitation redeemed", metadata: ["ferry.space.id": "\(space.lowercased)"])
+        logger.info("invitation redeemed", metadata: ["ferry.space.id": "\(space.lowercasedText)"])
         await events.publish([.accountChanged(userID)])
         guard let summary = try await storage.spaces(userID: userID).first(where: { $0.id == space }) else {
             throw Self.unknownCode
@@ -162,7 +162,7 @@ struct SpaceService: Sendable {
         _ context: MembershipContext, space: UUID, callerID: UUID, memberID: UUID, change: MembershipChange
     ) throws -> MembershipChange {
         guard let callerRole = context.callerRole else {
-            throw APIError(.notFound, .spaceNotFound, "No space \(space.lowercased) among yours.")
+            throw APIError(.notFound, .spaceNotFound, "No space \(space.lowercasedText) among yours.")
         }
         guard !context.isPersonal else {
             throw APIError(.unprocessableContent, .validationFailed, "A personal space has exactly one member, its owner.")
@@ -192,7 +192,7 @@ struct SpaceService: Sendable {
 
     private func membership(_ caller: SyncCaller, space: UUID) async throws -> SpaceSummary {
         guard let summary = try await storage.spaces(userID: caller.userID).first(where: { $0.id == space }) else {
-            throw APIError(.notFound, .spaceNotFound, "No space \(space.lowercased) among yours.")
+            throw APIError(.notFound, .spaceNotFound, "No space \(space.lowercasedText) among yours.")
         }
         return summary
     }
@@ -215,7 +215,7 @@ struct SpaceService: Sendable {
     )
 
     static func memberNotFound(_ member: UUID) -> APIError {
-        APIError(.notFound, .memberNotFound, "No member \(member.lowercased) in this space.")
+        APIError(.notFound, .memberNotFound, "No member \(member.lowercasedText) in this space.")
     }
 
     static func tooManySpaces(_ limits: SyncLimits) -> APIError {

@@ -28,13 +28,13 @@ struct SyncService: Sendable {
         guard let device = caller.device else {
             throw APIError(
                 .forbidden, .deviceNotRegistered,
-                "This session is not bound to a device; register device \(request.deviceId.lowercased) with PUT /sync/v1/devices/{id} before pushing."
+                "This session is not bound to a device; register device \(request.deviceId.lowercasedText) with PUT /sync/v1/devices/{id} before pushing."
             )
         }
         guard device.id == request.deviceId else {
             throw APIError(
                 .forbidden, .deviceMismatch,
-                "This session is bound to device \(device.id.lowercased); a session pushes only its own device's writes."
+                "This session is bound to device \(device.id.lowercasedText); a session pushes only its own device's writes."
             )
         }
         guard request.mutations.count <= limits.maximumBatchLength else {
@@ -56,7 +56,7 @@ struct SyncService: Sendable {
             throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids go up to 2^53-1, which JSON carries exactly in every language.")
         }
         for (space, cursor) in request.cursors where cursor < 0 {
-            throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
+            throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercasedText) is negative.")
         }
         if let follows = request.follows, follows < 0 || follows >= request.mutations.first?.mutationId ?? .max {
             throw APIError(
@@ -86,7 +86,7 @@ struct SyncService: Sendable {
         response.maxInFlight = limits.maximumPushesInFlight
         let rejected = response.results.filter { $0.status == .rejected }.count
         logger.debug("push", metadata: [
-            "ferry.device.id": "\(request.deviceId.lowercased)", "ferry.sync.mutations": "\(request.mutations.count)",
+            "ferry.device.id": "\(request.deviceId.lowercasedText)", "ferry.sync.mutations": "\(request.mutations.count)",
             "ferry.sync.rejected": "\(rejected)", "ferry.sync.last_mutation_id": "\(response.lastMutationId)",
         ])
         return response
@@ -151,7 +151,7 @@ struct SyncService: Sendable {
             guard let absent = references(entries[index]).first(where: missing.contains) else { continue }
             entries[index] = .failure(Rejection(
                 .blobMissing,
-                "Space \(absent.space.lowercased) holds no blob \(absent.blob.sha256) of \(absent.blob.size) bytes; upload it with PATCH /sync/v1/spaces/{space}/blobs/{sha256}, then push again."
+                "Space \(absent.space.lowercasedText) holds no blob \(absent.blob.sha256) of \(absent.blob.size) bytes; upload it with PATCH /sync/v1/spaces/{space}/blobs/{sha256}, then push again."
             ))
         }
     }
@@ -161,7 +161,7 @@ struct SyncService: Sendable {
             throw APIError(.unprocessableContent, .validationFailed, "limit must be at least 1.")
         }
         for (space, cursor) in request.cursors where cursor < 0 {
-            throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercased) is negative.")
+            throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercasedText) is negative.")
         }
         let spaces = try await spaces(of: caller)
         let reply: PullReply

@@ -23,7 +23,7 @@ public struct VaultAutoSync: Sendable {
 
     /// Syncs on open (when set) and then every interval, handing each outcome to `onReport`, until cancelled.
     /// A failed sync is reported and the loop goes on.
-    public func run(onReport: @Sendable (Result<SyncReport, VaultError>) async -> Void) async {
+    public func run(onReport: @Sendable (Result<VaultSyncReport, VaultError>) async -> Void) async {
         var first = pullOnOpen
         while !Task.isCancelled {
             if !first {

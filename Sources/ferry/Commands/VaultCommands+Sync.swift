@@ -40,7 +40,7 @@ struct VaultSyncCommand: AsyncParsableCommand {
         }
     }
 
-    static func print(_ report: SyncReport, json: Bool) {
+    static func print(_ report: VaultSyncReport, json: Bool) {
         var object = report.jsonObject as? [String: Any] ?? [:]
         object["pushed"] = report.pushed
         object["summary"] = report.summary

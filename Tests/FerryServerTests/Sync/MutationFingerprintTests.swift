@@ -62,12 +62,12 @@ struct MutationFingerprintTests {
         let early = HLC(milliseconds: 1_763_900_000_123, counter: 42, node: "4f0c2a9e-1111-4222-8333-944445555666")
         let late = HLC(milliseconds: 1_763_900_000_124, counter: 0, node: "4f0c2a9e-1111-4222-8333-944445555666")
         func mutation(_ id: Int, clocks: String) -> String {
-            #"{"mutationId":\#(id),"space":"\#(space.lowercased)","collection":"notes","id":"\#(record.lowercased)","op":"upsert","fields":{"a":1,"b":"x"},"clocks":\#(clocks)}"#
+            #"{"mutationId":\#(id),"space":"\#(space.lowercasedText)","collection":"notes","id":"\#(record.lowercasedText)","op":"upsert","fields":{"a":1,"b":"x"},"clocks":\#(clocks)}"#
         }
         let written = #"{"a":"\#(early)","b":"\#(late)","c":"\#(early)"}"#
         let unordered = #"{"b":"\#(late)","a":"\#(early)","c":"\#(early)"}"#
         let many = "{" + (0..<3000).map { #""f\#(String(format: "%04d", $0))":"\#(early)""# }.joined(separator: ",") + "}"
-        let text = #"{"deviceId":"\#(UUID().lowercased)","mutations":[\#(mutation(1, clocks: written)),\#(mutation(2, clocks: unordered)),\#(mutation(3, clocks: many)),\#(mutation(4, clocks: "{}"))]}"#
+        let text = #"{"deviceId":"\#(UUID().lowercasedText)","mutations":[\#(mutation(1, clocks: written)),\#(mutation(2, clocks: unordered)),\#(mutation(3, clocks: many)),\#(mutation(4, clocks: "{}"))]}"#
         let push = try JSONValueDecoder().decode(PushRequest.self, from: Array(text.utf8))
         #expect(push.mutations.map { $0.receivedClocksText != nil } == [true, false, true, true])
         let fingerprints = MutationFingerprint.of(push.mutations, recordLimit: 256 * 1024).map(\.bytes)

@@ -31,9 +31,9 @@ extension VaultTests {
             let device = try await fixture.makeDevice("laptop")
             try await fixture.seed(["b.md": "beta\n"])
             let auto = try VaultAutoSync(vault: device.vault, intervalSeconds: 60, pullOnOpen: true, options: device.options)
-            let (reports, continuation) = AsyncStream<Result<SyncReport, VaultError>>.makeStream()
+            let (reports, continuation) = AsyncStream<Result<VaultSyncReport, VaultError>>.makeStream()
             let task = Task { await auto.run { continuation.yield($0) } }
-            var first: Result<SyncReport, VaultError>?
+            var first: Result<VaultSyncReport, VaultError>?
             for await outcome in reports {
                 first = outcome
                 break

@@ -18,7 +18,7 @@ struct VaultFixture {
             return options
         }
 
-        func sync() async throws -> SyncReport {
+        func sync() async throws -> VaultSyncReport {
             try await vault.sync(options)
         }
 

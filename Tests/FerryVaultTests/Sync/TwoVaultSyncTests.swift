@@ -7,7 +7,7 @@ extension VaultTests {
     @Suite("Two vaults syncing through one bare repository")
     struct TwoVaultSyncTests {
         /// Syncs `first`, then `second`, then `first` again, and checks they converged on the remote's tree.
-        private func converge(_ fixture: VaultFixture, _ first: VaultFixture.Device, _ second: VaultFixture.Device) async throws -> [SyncReport] {
+        private func converge(_ fixture: VaultFixture, _ first: VaultFixture.Device, _ second: VaultFixture.Device) async throws -> [VaultSyncReport] {
             let reports = [try await first.sync(), try await second.sync(), try await first.sync()]
             let remote = try await fixture.remoteTree()
             #expect(try await GitTool.tree(gitDirectory: first.gitDirectory) == remote)

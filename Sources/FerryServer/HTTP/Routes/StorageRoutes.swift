@@ -211,13 +211,13 @@ struct StorageRoutes {
     }
 
     static func uploadJSON(_ object: StoredObject) -> JSONValue {
-        .object(["Key": .string("\(object.bucket)/\(object.name)"), "Id": .string(object.id.lowercased)])
+        .object(["Key": .string("\(object.bucket)/\(object.name)"), "Id": .string(object.id.lowercasedText)])
     }
 
     static func infoJSON(_ object: StoredObject) -> JSONValue {
         .object([
-            "id": .string(object.id.lowercased), "name": .string(object.name), "bucket_id": .string(object.bucket),
-            "owner": .string(object.owner.lowercased), "size": .number(Double(object.size)), "content_type": .string(object.contentType),
+            "id": .string(object.id.lowercasedText), "name": .string(object.name), "bucket_id": .string(object.bucket),
+            "owner": .string(object.owner.lowercasedText), "size": .number(Double(object.size)), "content_type": .string(object.contentType),
             "cache_control": .string(object.cacheControl), "etag": .string("\"\(object.sha256)\""),
             "created_at": .string(Timestamp.format(object.createdAt)), "updated_at": .string(Timestamp.format(object.updatedAt)),
             "last_modified": .string(Timestamp.format(object.updatedAt)), "metadata": ObjectListing.metadata(object),

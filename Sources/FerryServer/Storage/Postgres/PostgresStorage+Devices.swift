@@ -65,7 +65,7 @@ extension PostgresStorage: DeviceStorage {
         } catch let error as PostgresTransactionError {
             if let psql = error.closureError as? PSQLError, psql.serverInfo?[.sqlState] == "23505" {
                 // Another account registered the same id at the same moment.
-                throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercased) belongs to another account; a device creates a new random id for each account.")
+                throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercasedText) belongs to another account; a device creates a new random id for each account.")
             }
             throw error.closureError ?? error
         }

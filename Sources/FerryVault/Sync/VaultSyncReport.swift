@@ -1,5 +1,5 @@
 /// What a sync did: always reported, so a success is never silent.
-public struct SyncReport: Sendable, Hashable, Codable {
+public struct VaultSyncReport: Sendable, Hashable, Codable {
     /// The paths committed from the work tree.
     public var committedFiles: [String] = []
     /// Commits brought in from the remote.
