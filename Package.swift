@@ -182,6 +182,11 @@ let package = Package(
                 "FerryTesting",
                 "FerryCore",
                 .product(name: "Yams", package: "Yams"),
+                // The tests' HTTP client: swift-corelibs-foundation's URLSession cost more CPU than the server under test.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -9,8 +9,8 @@ extension TestDatabase {
         return file
     }
 
-    /// ``serverConfiguration`` serving the schema `text`, with fast password hashing: the server of an end-to-end
-    /// test whose users sign in, for a test that starts (or restarts) it itself rather than through `LiveServer.with`.
+    /// ``serverConfiguration`` serving the schema `text`: the server of an end-to-end test that starts (or restarts)
+    /// it itself rather than through `LiveServer.with`.
     public func endToEndConfiguration(schema text: String) throws -> ServerConfiguration {
         endToEndConfiguration(schemaFile: try writeSchema(text))
     }
@@ -19,7 +19,6 @@ extension TestDatabase {
     public func endToEndConfiguration(schemaFile path: String) -> ServerConfiguration {
         var configuration = serverConfiguration
         configuration.schemaFiles = [path]
-        configuration.useFastPasswordHashing()
         return configuration
     }
 }

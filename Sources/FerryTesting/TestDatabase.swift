@@ -29,6 +29,9 @@ public struct TestDatabase: Sendable {
         // A full run creates and drops hundreds of databases in one cluster on 2 cores; a new connection has been
         // seen to wait more than the default 10 s there while the cluster was busy.
         configuration.databaseConnectTimeout = .seconds(45)
+        // Light scrypt: at OWASP's cost each sign-up or sign-in is a second of CPU in a debug build, and the whole
+        // suite is CPU-bound. The tests of hashing and its limits set their own cost.
+        configuration.useFastPasswordHashing()
         return configuration
     }
 

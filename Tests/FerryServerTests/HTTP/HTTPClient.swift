@@ -1,10 +1,11 @@
+import AsyncHTTPClient
 import FerryCore
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 
-/// A minimal HTTP client for end-to-end tests, over URLSession like the SDK's own.
+/// A minimal HTTP client for end-to-end tests.
 struct HTTPClient {
     struct Reply {
         var status: Int
@@ -22,25 +23,29 @@ struct HTTPClient {
         }
     }
 
-    /// One session for every server test. Its limits catch hangs, not slowness: the tests of a whole run share it
-    /// (Foundation's default of 6 connections per host would queue them all behind each other on 127.0.0.1), and a
-    /// full run on 2 cores makes a request that takes milliseconds alone take many seconds.
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 120
-        configuration.httpMaximumConnectionsPerHost = 64
-        return URLSession(configuration: configuration)
+    /// One client for every server test, over AsyncHTTPClient as the SDK's Linux transport is: URLSession on Linux
+    /// cost more CPU than the server under test, and a full run is CPU-bound. Its limits catch hangs, not slowness:
+    /// a full run on 2 cores makes a request that takes milliseconds alone take many seconds.
+    static let shared: AsyncHTTPClient.HTTPClient = {
+        var configuration = AsyncHTTPClient.HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(30), read: .seconds(120))
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        configuration.decompression = .disabled
+        return AsyncHTTPClient.HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 
     static func send(_ method: String, _ url: URL, headers: [String: String] = [:], body: Data? = nil) async throws -> Reply {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.httpBody = body
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await session.dataCancellingSafely(for: request)
-        let http = response as! HTTPURLResponse
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await shared.execute(request, timeout: .seconds(120))
         var fields: [String: String] = [:]
-        for (key, value) in http.allHeaderFields { fields["\(key)"] = "\(value)" }
-        return Reply(status: http.statusCode, headers: fields, body: data)
+        for (name, value) in response.headers {
+            // As URLSession did: a repeated header's values joined by commas.
+            fields[name] = fields[name].map { "\($0), \(value)" } ?? value
+        }
+        let bytes = try await response.body.collect(upTo: 512 << 20)
+        return Reply(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
     }
 }
