@@ -10,7 +10,7 @@ struct AuthAccountTests {
     @Test("sign-up returns a Supabase session with the documented claims; sign-in finds the account", arguments: TestEngine.available)
     func signUpAndIn(_ engine: TestEngine) async throws {
         #expect(AuthConfiguration().passwordHashing == .owasp, "servers hash at OWASP's cost unless told otherwise")
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let email = uniqueEmail()
             let session = try await auth.signUp(email, data: ["first_name": "Ada"])
@@ -41,7 +41,7 @@ struct AuthAccountTests {
 
     @Test("a wrong password and an unknown email get the same 400 invalid_credentials", arguments: TestEngine.available)
     func wrongCredentials(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let email = uniqueEmail()
             _ = try await auth.signUp(email)
@@ -56,7 +56,7 @@ struct AuthAccountTests {
 
     @Test("duplicate email, weak password and invalid email are refused with Supabase's codes", arguments: TestEngine.available)
     func signUpRefusals(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let email = uniqueEmail()
             _ = try await auth.signUp(email)
@@ -76,7 +76,7 @@ struct AuthAccountTests {
 
     @Test("malformed, oversized, NUL-laden and keyless requests get clear errors, never a 500", arguments: TestEngine.available)
     func badInput(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let notJSON = try await auth.send("POST", "/auth/v1/signup", body: Data("{not json".utf8))
             #expect(notJSON.status == 400)
@@ -119,7 +119,7 @@ struct AuthAccountTests {
 
     @Test("missing, expired, tampered and foreign JWTs get 401, never a 500", arguments: TestEngine.available)
     func badTokens(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: { configuration in
+        try await RouterServer.with(engine, configure: { configuration in
             AuthHarness.fastHashing(&configuration)
             configuration.auth.accessTokenLifetime = .seconds(1)
         }) { server in
@@ -151,7 +151,7 @@ struct AuthAccountTests {
 
     @Test("PUT /user changes metadata and password", arguments: TestEngine.available)
     func updateUser(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let email = uniqueEmail()
             let session = try await auth.signUp(email, data: ["first_name": "Ada"])
@@ -170,7 +170,7 @@ struct AuthAccountTests {
 
     @Test("user_metadata merges as GoTrue does on both engines: top-level keys replace whole, null removes", arguments: TestEngine.available)
     func metadataMerge(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let session = try await auth.signUp(uniqueEmail(), data: ["a": ["x": 1, "y": 2], "b": 1, "s": "text"])
             let updated = try auth.decode(
@@ -185,7 +185,7 @@ struct AuthAccountTests {
     // -1.79769313486232e+308, which is -Inf, and the next update failed with a 500.
     @Test("user_metadata keeps every number and key exactly through repeated updates on both engines", arguments: TestEngine.available)
     func metadataKeepsValuesExactly(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let session = try await auth.signUp(uniqueEmail())
             let extremes = #"{"max":-1.7976931348623157e308,"tenth":0.30000000000000004,"tiny":5e-324,"big":9007199254740993,"#
@@ -205,7 +205,7 @@ struct AuthAccountTests {
 
     @Test("concurrent metadata updates each keep their keys on both engines", arguments: TestEngine.available)
     func concurrentMetadataUpdates(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let session = try await auth.signUp(uniqueEmail())
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -223,7 +223,7 @@ struct AuthAccountTests {
 
     @Test("a password change on a session past the reauthentication window needs the current password; data changes do not", arguments: TestEngine.available)
     func passwordChangeNeedsReauthentication(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: { configuration in
+        try await RouterServer.with(engine, configure: { configuration in
             AuthHarness.fastHashing(&configuration)
             configuration.auth.reauthenticationWindow = .zero
         }) { server in
@@ -247,7 +247,7 @@ struct AuthAccountTests {
 
     @Test("failed sign-ins are limited per email with 429 and Retry-After", arguments: TestEngine.available)
     func rateLimit(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: { configuration in
+        try await RouterServer.with(engine, configure: { configuration in
             AuthHarness.fastHashing(&configuration)
             configuration.auth.signInAttemptsPerEmail = 3
         }) { server in
@@ -271,24 +271,21 @@ struct AuthAccountTests {
 
     @Test("errors take GoTrue's newer shape for clients that send X-Supabase-Api-Version, as supabase-swift does")
     func supabaseAPIVersion() async throws {
-        try await LiveServer.with(.sqlite, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(.sqlite, configure: AuthHarness.fastHashing) { server in
             var headers = ["apikey": server.server.keys.anonKey, "Content-Type": "application/json", "X-Supabase-Api-Version": "2024-01-01"]
-            let wrong = try await HTTPClient.send(
-                "POST", server.url("/auth/v1/token?grant_type=password"), headers: headers,
+            let wrong = try await server.send("POST", "/auth/v1/token?grant_type=password", headers: headers,
                 body: Data(#"{"email":"nobody@example.com","password":"correct horse 1"}"#.utf8)
             )
             #expect(wrong.status == 400)
             #expect(try wrong.json()["code"] as? String == "invalid_credentials")
             #expect(try wrong.json()["message"] as? String == "Invalid login credentials")
             #expect(wrong.header("X-Supabase-Api-Version") == "2024-01-01")
-            let weak = try await HTTPClient.send(
-                "POST", server.url("/auth/v1/signup"), headers: headers, body: Data(#"{"email":"a@example.com","password":"short"}"#.utf8)
+            let weak = try await server.send("POST", "/auth/v1/signup", headers: headers, body: Data(#"{"email":"a@example.com","password":"short"}"#.utf8)
             )
             #expect(try weak.json()["code"] as? String == "weak_password")
             #expect((try weak.json()["weak_password"] as? [String: Any])?["reasons"] as? [String] == ["length", "characters"])
             headers["X-Supabase-Api-Version"] = nil
-            let legacy = try await HTTPClient.send(
-                "POST", server.url("/auth/v1/signup"), headers: headers, body: Data(#"{"email":"a@example.com","password":"short"}"#.utf8)
+            let legacy = try await server.send("POST", "/auth/v1/signup", headers: headers, body: Data(#"{"email":"a@example.com","password":"short"}"#.utf8)
             )
             #expect(try legacy.json()["code"] as? Int == 422)
             #expect(try legacy.json()["error_code"] as? String == "weak_password")
@@ -297,8 +294,8 @@ struct AuthAccountTests {
 
     @Test("browsers get CORS preflight answers, as supabase-js needs")
     func corsPreflight() async throws {
-        try await LiveServer.with(.sqlite) { server in
-            let reply = try await HTTPClient.send("OPTIONS", server.url("/auth/v1/token?grant_type=password"), headers: [
+        try await RouterServer.with(.sqlite) { server in
+            let reply = try await server.send("OPTIONS", "/auth/v1/token?grant_type=password", headers: [
                 "Origin": "https://app.example.com", "Access-Control-Request-Method": "POST",
                 "Access-Control-Request-Headers": "apikey, content-type, x-client-info",
             ])
@@ -310,7 +307,7 @@ struct AuthAccountTests {
 
     @Test("sign-in and sign-up attempts are limited per client address", arguments: TestEngine.available)
     func rateLimitPerAddress(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: { configuration in
+        try await RouterServer.with(engine, configure: { configuration in
             AuthHarness.fastHashing(&configuration)
             configuration.auth.signInAttemptsPerAddress = 3
         }) { server in

@@ -3,9 +3,9 @@ import FerryServer
 import FerryTesting
 import Foundation
 
-/// Talks to `/auth/v1` of a live server the way supabase-swift does: `apikey` header, JSON bodies.
+/// Talks to `/auth/v1` of a server under test the way supabase-swift does: `apikey` header, JSON bodies.
 struct AuthHarness {
-    let server: LiveServer
+    let server: any ServerUnderTest
 
     var anonKey: String { server.server.keys.anonKey }
 
@@ -22,7 +22,7 @@ struct AuthHarness {
         if !omitAPIKey { headers["apikey"] = apiKey ?? anonKey }
         if let token { headers["Authorization"] = "Bearer \(token)" }
         let data = try body ?? json.map { try JSONSerialization.data(withJSONObject: $0) }
-        return try await HTTPClient.send(method, server.url(path), headers: headers, body: data)
+        return try await server.send(method, path, headers: headers, body: data)
     }
 
     func signUp(_ email: String, password: String = "correct horse 1", data: [String: Any]? = nil) async throws -> AuthSession {

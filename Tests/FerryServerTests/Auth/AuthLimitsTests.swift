@@ -60,8 +60,7 @@ struct AuthLimitsTests {
     func signIn(_ auth: AuthHarness, _ email: String, _ password: String, from address: String, token: String? = nil) async throws -> HTTPClient.Reply {
         var headers = ["apikey": auth.anonKey, "Content-Type": "application/json", "X-Forwarded-For": address]
         if let token { headers["Authorization"] = "Bearer \(token)" }
-        return try await HTTPClient.send(
-            "POST", auth.server.url("/auth/v1/token?grant_type=password"), headers: headers,
+        return try await auth.server.send("POST", "/auth/v1/token?grant_type=password", headers: headers,
             body: try JSONSerialization.data(withJSONObject: ["email": email, "password": password])
         )
     }

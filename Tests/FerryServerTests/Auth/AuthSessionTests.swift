@@ -15,7 +15,7 @@ struct AuthSessionTests {
     @Test("every refresh rotates the token; an old token reused outside the interval revokes the session",
           arguments: TestEngine.available)
     func rotationAndRevocation(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: Self.noReuseWindow) { server in
+        try await RouterServer.with(engine, configure: Self.noReuseWindow) { server in
             let auth = AuthHarness(server: server)
             let first = try await auth.signUp(uniqueEmail())
             let second = try auth.decode(try await auth.refresh(first.refreshToken), as: AuthSession.self)
@@ -40,7 +40,7 @@ struct AuthSessionTests {
 
     @Test("the parent of the active token is always accepted and gets the active token back", arguments: TestEngine.available)
     func lostResponse(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: Self.noReuseWindow) { server in
+        try await RouterServer.with(engine, configure: Self.noReuseWindow) { server in
             let auth = AuthHarness(server: server)
             let first = try await auth.signUp(uniqueEmail())
             let second = try auth.decode(try await auth.refresh(first.refreshToken), as: AuthSession.self)
@@ -54,7 +54,7 @@ struct AuthSessionTests {
 
     @Test("50 concurrent refreshes with one token all get the same single successor", arguments: TestEngine.available)
     func concurrentRefresh(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let first = try await auth.signUp(uniqueEmail())
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
@@ -73,7 +73,7 @@ struct AuthSessionTests {
     @Test("a session past its time box or inactivity timeout expires", arguments: TestEngine.available)
     func expiry(_ engine: TestEngine) async throws {
         for limit in [\AuthConfiguration.sessionTimebox, \AuthConfiguration.sessionInactivityTimeout] {
-            try await LiveServer.with(engine, configure: { configuration in
+            try await RouterServer.with(engine, configure: { configuration in
                 AuthHarness.fastHashing(&configuration)
                 configuration.auth[keyPath: limit] = .zero  // any time at all is past the limit
             }) { server in
@@ -89,7 +89,7 @@ struct AuthSessionTests {
 
     @Test("sign-out scopes: others, local, global", arguments: TestEngine.available)
     func signOutScopes(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let email = uniqueEmail()
             let phone = try await auth.signUp(email)
@@ -115,7 +115,7 @@ struct AuthSessionTests {
 
     @Test("a deleted user's tokens stop working", arguments: TestEngine.available)
     func deletedUser(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let session = try await auth.signUp(uniqueEmail())
             try await server.server.storage.deleteUser(id: session.user.id)
@@ -137,7 +137,7 @@ struct AuthSessionTests {
 
     @Test("the profile is incomplete until every required field is set, and again once deleted", arguments: TestEngine.available)
     func profileCompleteness(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.lingoSchema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: Self.lingoSchema, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let session = try await auth.signUp(uniqueEmail())
             let empty = try auth.decode(try await auth.send("GET", "/sync/v1/profile", token: session.accessToken), as: ProfileState.self)

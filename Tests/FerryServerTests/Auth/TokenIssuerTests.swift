@@ -9,7 +9,7 @@ import Testing
 struct TokenIssuerTests {
     @Test("a token signed with the server's secret under another iss is refused with 401 bad_jwt", arguments: TestEngine.available)
     func foreignIssuer(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
             let auth = AuthHarness(server: server)
             let session = try await auth.signUp(uniqueEmail("iss"))
             #expect(try await auth.send("GET", "/auth/v1/user", token: session.accessToken).status == 200)

@@ -12,7 +12,7 @@ struct BlobRoutesTests {
 
     @Test("an upload sent in two halves with a HEAD between is stored, read whole and by range, and a record may then name it", arguments: TestEngine.available)
     func resumableUpload(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             let tablet = try await phone.sibling()
             let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
@@ -48,7 +48,7 @@ struct BlobRoutesTests {
 
     @Test("bytes that do not hash to their address are discarded; outsiders, viewers and malformed requests are refused", arguments: TestEngine.available)
     func refusals(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: { configuration in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: { configuration in
             AuthHarness.fastHashing(&configuration)
             configuration.blobs.maximumBlobBytes = 1 << 20
         }) { server in
@@ -86,7 +86,7 @@ struct BlobRoutesTests {
 
     @Test("a blob no live record names is collected after the retention; a named one stays", arguments: TestEngine.available)
     func collection(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             let kept = Data("kept".utf8)
             let orphan = Data("orphan".utf8)
@@ -120,7 +120,7 @@ extension SyncDevice {
     func request(_ method: String, _ path: String, headers: [String: String] = [:], body: Data? = nil) async throws -> HTTPClient.Reply {
         var all = ["apikey": auth.anonKey, "Authorization": "Bearer \(session.accessToken)"]
         all.merge(headers) { _, new in new }
-        return try await HTTPClient.send(method, auth.server.url(path), headers: all, body: body)
+        return try await auth.server.send(method, path, headers: all, body: body)
     }
 
     func patch(_ path: String, _ bytes: Data, offset: Int, length: Int) async throws -> HTTPClient.Reply {

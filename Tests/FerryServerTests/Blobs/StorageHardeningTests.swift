@@ -26,7 +26,7 @@ struct StorageHardeningTests {
         let member: SyncDevice
         let space: String
 
-        static func make(_ server: LiveServer) async throws -> Shared {
+        static func make(_ server: any ServerUnderTest) async throws -> Shared {
             let owner = try await SyncDevice.signUp(server, "owner")
             let member = try await SyncDevice.signUp(server, "member")
             let space = try await owner.createSpace("Shared files")
@@ -53,8 +53,8 @@ struct StorageHardeningTests {
         return try #require(try reply.json()["signedURL"] as? String, "\(reply.status) \(reply.text)")
     }
 
-    static func get(_ server: LiveServer, signed: String) async throws -> HTTPClient.Reply {
-        try await HTTPClient.send("GET", server.url("/storage/v1" + signed))
+    static func get(_ server: any ServerUnderTest, signed: String) async throws -> HTTPClient.Reply {
+        try await server.send("GET", "/storage/v1" + signed)
     }
 
     @Test("a member removed while uploading stores nothing; signed URLs it made stop working", arguments: TestEngine.available)
@@ -288,7 +288,7 @@ struct StorageHardeningTests {
             connection.close()
             var metrics = ""
             for _ in 0..<100 {
-                metrics = try await HTTPClient.send("GET", server.url("/metrics")).text
+                metrics = try await server.send("GET", "/metrics").text
                 if Self.counted(metrics, status: 400) { break }
                 try await Task.sleep(for: .milliseconds(100))
             }

@@ -20,7 +20,7 @@ struct StorageRoutesTests {
 
     @Test("a public bucket serves anyone, a private one nobody without a session; the root lists only the caller's spaces", arguments: TestEngine.available)
     func publicAndPrivate(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
             let owner = try await SyncDevice.signUp(server, "owner")
             let other = try await SyncDevice.signUp(server, "other")
             let user = owner.userID.uuidString.lowercased()
@@ -31,15 +31,15 @@ struct StorageRoutesTests {
             let refused = try await owner.request("POST", "/storage/v1/object/covers/\(user)/notes.txt", headers: ["Content-Type": "text/plain"], body: Data("x".utf8))
             #expect(refused.status == 415)
 
-            let open = try await HTTPClient.send("GET", server.url("/storage/v1/object/public/covers/\(user)/art/cover.png"))
+            let open = try await server.send("GET", "/storage/v1/object/public/covers/\(user)/art/cover.png")
             #expect(open.status == 200 && open.body == png && open.header("Content-Type") == "image/png", "anyone reads a public bucket")
-            let ranged = try await HTTPClient.send("GET", server.url("/storage/v1/object/public/covers/\(user)/art/cover.png"), headers: ["Range": "bytes=4990-"])
+            let ranged = try await server.send("GET", "/storage/v1/object/public/covers/\(user)/art/cover.png", headers: ["Range": "bytes=4990-"])
             #expect(ranged.status == 206 && ranged.body == png.suffix(10))
 
             _ = try await owner.request("POST", "/storage/v1/object/private-audio/\(user)/a.m4a", headers: ["Content-Type": "audio/mp4"], body: png)
-            let closed = try await HTTPClient.send("GET", server.url("/storage/v1/object/public/private-audio/\(user)/a.m4a"))
+            let closed = try await server.send("GET", "/storage/v1/object/public/private-audio/\(user)/a.m4a")
             #expect(try closed.status == 404 && (closed.json()["statusCode"] as? String) == "404", "a private bucket has no public URLs")
-            let anonymous = try await HTTPClient.send("GET", server.url("/storage/v1/object/private-audio/\(user)/a.m4a"))
+            let anonymous = try await server.send("GET", "/storage/v1/object/private-audio/\(user)/a.m4a")
             #expect(anonymous.status == 401)
 
             let root = try await owner.request("POST", "/storage/v1/object/list/covers", headers: ["Content-Type": "application/json"], body: Data("{}".utf8))

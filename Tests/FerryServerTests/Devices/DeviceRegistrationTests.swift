@@ -12,7 +12,7 @@ struct DeviceRegistrationTests {
 
     @Test("the first device is trusted, the next one pending; an update keeps trust and key", arguments: TestEngine.available)
     func firstTrustedThenPending(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             let created = try await laptop.register(name: "  Ada's laptop  ")
             #expect(created.status == 201)
@@ -38,7 +38,7 @@ struct DeviceRegistrationTests {
 
     @Test("an account's devices are capped; a revoked one frees its place", arguments: TestEngine.available)
     func deviceCap(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: { configuration in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: { configuration in
             configuration.useFastPasswordHashing()
             configuration.sync.maximumDevicesPerAccount = 2
         }) { server in
@@ -57,7 +57,7 @@ struct DeviceRegistrationTests {
 
     @Test("two devices registering at once as an account's first: exactly one is trusted", arguments: TestEngine.available)
     func concurrentFirstDevices(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             let phone = try await laptop.sibling()
             async let first = laptop.registered()
@@ -69,7 +69,7 @@ struct DeviceRegistrationTests {
 
     @Test("a device key is never replaced, and a device id belongs to one account", arguments: TestEngine.available)
     func keyMismatchAndConflict(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             try await laptop.registered()
             var other = laptop.registration()
@@ -91,7 +91,7 @@ struct DeviceRegistrationTests {
     @Test("a pending device cannot bind its session to the trusted device by quoting its public key, so it cannot approve itself",
           arguments: TestEngine.available)
     func bindingNeedsTheKey(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             try await laptop.registered()
             let phone = try await laptop.sibling()
@@ -153,7 +153,7 @@ struct DeviceRegistrationTests {
 
     @Test("a malformed registration gets a clear 4xx and changes nothing", arguments: TestEngine.available, Self.malformed)
     func malformedRegistrations(_ engine: TestEngine, _ bad: Malformed) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let device = try await KeyedDevice.signUp(server)
             let reply = try await device.sync.auth.send(
                 "PUT", device.path, body: try JSONEncoder().encode(bad.body), token: device.sync.session.accessToken
@@ -168,7 +168,7 @@ struct DeviceRegistrationTests {
 
     @Test("a bound request moves lastSeenAt forward, at most once per interval", arguments: TestEngine.available)
     func lastSeen(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let device = try await KeyedDevice.signUp(server)
             let registered = try await device.registered()
             let id = device.id.uuidString.lowercased()

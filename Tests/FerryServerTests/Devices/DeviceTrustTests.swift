@@ -12,7 +12,7 @@ struct DeviceTrustTests {
 
     @Test("a trusted device approves a pending one; a pending device cannot approve, revoke or store keys", arguments: TestEngine.available)
     func approval(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             try await laptop.registered()
             let phone = try await laptop.sibling()
@@ -48,7 +48,7 @@ struct DeviceTrustTests {
 
     @Test("revoking ends the device's sessions, flags rotation and is final", arguments: TestEngine.available)
     func revocation(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, phone) = try await KeyedDevice.household(server)
             let shared = try await laptop.createEncryptedSpace("Shared")
             let other = try await laptop.createEncryptedSpace("Laptop only")
@@ -88,7 +88,7 @@ struct DeviceTrustTests {
 
     @Test("a session whose device is revoked is refused on every call, even before the session is gone", arguments: TestEngine.available)
     func revokedDeviceRefused(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let laptop = try await KeyedDevice.signUp(server)
             try await laptop.registered()
             // As if a revocation committed while this request's session was being read.
@@ -101,7 +101,7 @@ struct DeviceTrustTests {
 
     @Test("a device may revoke itself, and an account left without trusted devices trusts its next one", arguments: TestEngine.available)
     func selfRevocationAndRecovery(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             try await laptop.registered()
             let phone = try await laptop.sibling()
@@ -116,7 +116,7 @@ struct DeviceTrustTests {
 
     @Test("a session bound to no device pulls, but cannot push or touch keys", arguments: TestEngine.available)
     func unboundSession(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let laptop = try await KeyedDevice.signUp(server)
             try await laptop.registered()
             var bound = laptop.sync

@@ -12,12 +12,12 @@ struct KeyedDevice {
     var id: UUID { sync.deviceID }
     var path: String { "/sync/v1/devices/\(id.uuidString.lowercased())" }
 
-    static func signUp(_ server: LiveServer, _ name: String = "user") async throws -> KeyedDevice {
+    static func signUp(_ server: any ServerUnderTest, _ name: String = "user") async throws -> KeyedDevice {
         KeyedDevice(sync: try await SyncDevice.signUp(server, name, bound: false))
     }
 
     /// An account with a trusted laptop (its first device) and a phone the laptop approved.
-    static func household(_ server: LiveServer) async throws -> (laptop: KeyedDevice, phone: KeyedDevice) {
+    static func household(_ server: any ServerUnderTest) async throws -> (laptop: KeyedDevice, phone: KeyedDevice) {
         let laptop = try await signUp(server)
         try await laptop.registered()
         let phone = try await laptop.sibling()

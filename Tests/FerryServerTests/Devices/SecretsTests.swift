@@ -11,14 +11,14 @@ struct SecretsTests {
     static var schema: String { get throws { try ExampleSchemas.text("tabletnotes.yaml") } }
 
     /// An account with a trusted laptop and an approved phone, and an encrypted space.
-    static func household(_ server: LiveServer) async throws -> (laptop: KeyedDevice, phone: KeyedDevice, space: UUID) {
+    static func household(_ server: any ServerUnderTest) async throws -> (laptop: KeyedDevice, phone: KeyedDevice, space: UUID) {
         let (laptop, phone) = try await KeyedDevice.household(server)
         return (laptop, phone, try await laptop.createEncryptedSpace())
     }
 
     @Test("the first key starts version 1 and opens on the other trusted device", arguments: TestEngine.available)
     func firstKey(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, phone, space) = try await Self.household(server)
             #expect(try await laptop.secrets().spaces == [SpaceKeyState(spaceId: space, keyVersion: 0, rotationRequired: false)])
             let key = try SpaceKey.generate(version: 1)
@@ -37,7 +37,7 @@ struct SecretsTests {
 
     @Test("rows for a pending device, a stranger, a plain space or with bad bytes are refused; the others are stored", arguments: TestEngine.available)
     func perRowRejections(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, phone, space) = try await Self.household(server)
             let tablet = try await laptop.sibling()
             try await tablet.registered()
@@ -77,7 +77,7 @@ struct SecretsTests {
 
     @Test("a competing rotation gets key_version_conflict and cannot overwrite the winner's key", arguments: TestEngine.available)
     func competingRotation(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, phone, space) = try await Self.household(server)
             let first = try SpaceKey.generate(version: 1)
             _ = try await laptop.stored([try laptop.seal(first, space: space, to: laptop), try laptop.seal(first, space: space, to: phone)])
@@ -94,7 +94,7 @@ struct SecretsTests {
 
     @Test("two rotations at once: one wins, the other's rows are refused, and both devices open the winner", arguments: TestEngine.available)
     func concurrentRotations(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, phone, space) = try await Self.household(server)
             let first = try SpaceKey.generate(version: 1)
             _ = try await laptop.stored([try laptop.seal(first, space: space, to: laptop), try laptop.seal(first, space: space, to: phone)])
@@ -112,7 +112,7 @@ struct SecretsTests {
 
     @Test("storing the same rows twice is an upsert: no new rows", arguments: TestEngine.available)
     func replay(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let (laptop, phone, space) = try await Self.household(server)
             let key = try SpaceKey.generate(version: 1)
             let rows = [try laptop.seal(key, space: space, to: laptop), try laptop.seal(key, space: space, to: phone)]
@@ -126,7 +126,7 @@ struct SecretsTests {
 
     @Test("missing lists the trusted devices of every member that lack the current key", arguments: TestEngine.available)
     func missing(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, phone, space) = try await Self.household(server)
             let friend = try await KeyedDevice.signUp(server, "friend")
             try await friend.registered()
@@ -155,7 +155,7 @@ struct SecretsTests {
 
     @Test("a viewer's device holds and hands on keys but cannot start a key version", arguments: TestEngine.available)
     func viewerCannotRotate(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, _, space) = try await Self.household(server)
             let viewer = try await KeyedDevice.signUp(server, "viewer")
             try await viewer.registered()
@@ -172,7 +172,7 @@ struct SecretsTests {
 
     @Test("a stored key is never replaced by another device, whatever its version; a request starts one version of a space", arguments: TestEngine.available)
     func storedRowsAreFinal(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let (laptop, phone, space) = try await Self.household(server)
             let first = try SpaceKey.generate(version: 1)
             #expect(try await laptop.stored([try laptop.seal(first, space: space, to: laptop), try laptop.seal(first, space: space, to: phone)]).allSatisfy { $0.status == .stored })

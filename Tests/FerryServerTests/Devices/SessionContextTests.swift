@@ -10,7 +10,7 @@ import Testing
 struct SessionContextTests {
     @Test("the session, its device and, when asked, the account's spaces as spaces(userID:) lists them", arguments: TestEngine.available)
     func context(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
             let owner = try await SyncDevice.signUp(server, "owner")
             _ = try await owner.createSpace("Zebra crossing")
             _ = try await owner.createSpace("Acme")

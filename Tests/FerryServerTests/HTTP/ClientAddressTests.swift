@@ -59,8 +59,7 @@ struct ClientAddressTests {
         }) { (server: LiveServer) async throws in
             let auth = AuthHarness(server: server)
             func attempt(from client: String) async throws -> Int {
-                try await HTTPClient.send(
-                    "POST", server.url("/auth/v1/token?grant_type=password"),
+                try await server.send("POST", "/auth/v1/token?grant_type=password",
                     headers: ["apikey": auth.anonKey, "Content-Type": "application/json", "X-Forwarded-For": "198.51.100.99, \(client)"],
                     body: try JSONSerialization.data(withJSONObject: ["email": uniqueEmail(), "password": "wrong horse 1"])
                 ).status
@@ -85,8 +84,7 @@ struct ClientAddressTests {
             let auth = AuthHarness(server: server)
             var statuses: [Int] = []
             for hop in 1...3 {
-                statuses.append(try await HTTPClient.send(
-                    "POST", server.url("/auth/v1/token?grant_type=password"),
+                statuses.append(try await server.send("POST", "/auth/v1/token?grant_type=password",
                     headers: ["apikey": auth.anonKey, "Content-Type": "application/json", "X-Forwarded-For": "203.0.113.\(hop)"],
                     body: try JSONSerialization.data(withJSONObject: ["email": uniqueEmail(), "password": "wrong horse 1"])
                 ).status)

@@ -8,9 +8,8 @@ import Testing
 /// `POST /oauth/v1/github/token` against a local stand-in for GitHub's token endpoint (not GitHub itself).
 @Suite("GitHub OAuth code exchange")
 struct OAuthRoutesTests {
-    static func exchange(_ server: LiveServer, _ body: [String: String], apiKey: String? = nil) async throws -> HTTPClient.Reply {
-        try await HTTPClient.send(
-            "POST", server.url("/oauth/v1/github/token"),
+    static func exchange(_ server: any ServerUnderTest, _ body: [String: String], apiKey: String? = nil) async throws -> HTTPClient.Reply {
+        try await server.send("POST", "/oauth/v1/github/token",
             headers: ["apikey": apiKey ?? server.server.keys.anonKey, "Content-Type": "application/json"],
             body: try JSONSerialization.data(withJSONObject: body)
         )
@@ -70,8 +69,7 @@ struct OAuthRoutesTests {
                 for _ in 0..<2 {
                     #expect(try await Self.exchange(server, ["code": "c", "code_verifier": PKCE().verifier]).status == 400)
                 }
-                let limited = try await HTTPClient.send(
-                    "POST", server.url("/oauth/v1/github/token"),
+                let limited = try await server.send("POST", "/oauth/v1/github/token",
                     headers: ["apikey": server.server.keys.anonKey, "Content-Type": "application/json"], body: Data("not json".utf8)
                 )
                 #expect(limited.status == 429)
@@ -112,8 +110,7 @@ struct OAuthRoutesTests {
     func badInput(_ body: String) async throws {
         try await GitHubTokenStandIn.with { standIn in
             try await LiveServer.with(.sqlite, configure: standIn.configure) { server in
-                let reply = try await HTTPClient.send(
-                    "POST", server.url("/oauth/v1/github/token"),
+                let reply = try await server.send("POST", "/oauth/v1/github/token",
                     headers: ["apikey": server.server.keys.anonKey, "Content-Type": "application/json"], body: Data(body.utf8)
                 )
                 #expect(reply.status == 400)
@@ -131,7 +128,7 @@ struct OAuthRoutesTests {
             configuration.githubOAuth.tokenURL = "http://127.0.0.1:9/login/oauth/access_token"
             configuration.githubOAuth.timeout = .seconds(5)
         }) { server in
-            let noKey = try await HTTPClient.send("POST", server.url("/oauth/v1/github/token"), body: Data("{}".utf8))
+            let noKey = try await server.send("POST", "/oauth/v1/github/token", body: Data("{}".utf8))
             #expect(noKey.status == 401)
             let down = try await Self.exchange(server, ["code": "c", "code_verifier": PKCE().verifier])
             #expect(down.status == 502)

@@ -11,10 +11,10 @@ struct OperationsRoutesTests {
     @Test("HEAD and GET /health answer 200 while the database answers", arguments: TestEngine.available)
     func healthy(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine) { server in
-            let head = try await HTTPClient.send("HEAD", server.url("/health"))
+            let head = try await server.send("HEAD", "/health")
             #expect(head.status == 200)
             #expect(head.body.isEmpty)
-            let get = try await HTTPClient.send("GET", server.url("/health"))
+            let get = try await server.send("GET", "/health")
             #expect(get.status == 200)
             #expect(try get.json()["database"] as? String == engine.dialect.rawValue)
         }
@@ -34,13 +34,12 @@ struct OperationsRoutesTests {
             defer { Task { await server.stop() } }
             #expect(await Self.healthy(server, within: .seconds(60)))
             try await database.setRefusingConnections(true)
-            let down = try await HTTPClient.send("GET", server.url("/health"))
+            let down = try await server.send("GET", "/health")
             #expect(down.status == 503)
             #expect(try down.json()["error_code"] as? String == "service_unavailable")
             #expect(down.header("Retry-After") == "5")
-            #expect(try await HTTPClient.send("HEAD", server.url("/health")).status == 503)
-            let signIn = try await HTTPClient.send(
-                "POST", server.url("/auth/v1/token?grant_type=password"),
+            #expect(try await server.send("HEAD", "/health").status == 503)
+            let signIn = try await server.send("POST", "/auth/v1/token?grant_type=password",
                 headers: ["apikey": server.server.keys.anonKey, "Content-Type": "application/json"],
                 body: Data(#"{"email":"a@example.com","password":"correct horse 1"}"#.utf8)
             )
@@ -54,10 +53,10 @@ struct OperationsRoutesTests {
     }
 
     /// Whether `/health` answers 200 within `time`, asking again every half second.
-    private static func healthy(_ server: LiveServer, within time: Duration) async -> Bool {
+    private static func healthy(_ server: any ServerUnderTest, within time: Duration) async -> Bool {
         let deadline = ContinuousClock.now + time
         repeat {
-            if (try? await HTTPClient.send("GET", server.url("/health")).status) == 200 { return true }
+            if (try? await server.send("GET", "/health").status) == 200 { return true }
             try? await Task.sleep(for: .milliseconds(500))
         } while ContinuousClock.now < deadline
         return false
@@ -67,7 +66,7 @@ struct OperationsRoutesTests {
     func unhealthySQLite() async throws {
         try await LiveServer.with(.sqlite) { server in
             try await server.server.storage.close()
-            let down = try await HTTPClient.send("GET", server.url("/health"))
+            let down = try await server.send("GET", "/health")
             #expect(down.status == 503)
             #expect(try down.json()["error_code"] as? String == "service_unavailable")
         }
@@ -76,7 +75,7 @@ struct OperationsRoutesTests {
     @Test("an unknown route is a 404 with a JSON error body and a request id")
     func unknownRoute() async throws {
         try await LiveServer.with(.sqlite) { server in
-            let reply = try await HTTPClient.send("GET", server.url("/no/such/route?token=secret"))
+            let reply = try await server.send("GET", "/no/such/route?token=secret")
             #expect(reply.status == 404)
             #expect(reply.header("Content-Type")?.hasPrefix("application/json") == true)
             let body = try reply.json()
@@ -91,10 +90,10 @@ struct OperationsRoutesTests {
     @Test("a caller's X-Request-Id is echoed; a malformed one is replaced")
     func requestIDs() async throws {
         try await LiveServer.with(.sqlite) { server in
-            let kept = try await HTTPClient.send("GET", server.url("/health"), headers: ["X-Request-Id": "launch-42"])
+            let kept = try await server.send("GET", "/health", headers: ["X-Request-Id": "launch-42"])
             #expect(kept.header("X-Request-Id") == "launch-42")
             for malformed in ["forged id\\n", String(repeating: "x", count: 65)] {
-                let replaced = try await HTTPClient.send("GET", server.url("/health"), headers: ["X-Request-Id": malformed])
+                let replaced = try await server.send("GET", "/health", headers: ["X-Request-Id": malformed])
                 #expect(replaced.header("X-Request-Id") != malformed)
                 #expect(replaced.header("X-Request-Id")?.isEmpty == false)
             }
@@ -104,9 +103,9 @@ struct OperationsRoutesTests {
     @Test("/metrics counts requests by method, route and status")
     func metrics() async throws {
         try await LiveServer.with(.sqlite) { server in
-            for _ in 0..<3 { _ = try await HTTPClient.send("GET", server.url("/health")) }
-            _ = try await HTTPClient.send("GET", server.url("/missing-\(UUID())"))
-            let reply = try await HTTPClient.send("GET", server.url("/metrics"))
+            for _ in 0..<3 { _ = try await server.send("GET", "/health") }
+            _ = try await server.send("GET", "/missing-\(UUID())")
+            let reply = try await server.send("GET", "/metrics")
             #expect(reply.status == 200)
             #expect(reply.header("Content-Type")?.hasPrefix("text/plain") == true)
             #expect(reply.text.contains(#"ferry_http_requests_total{method="GET",route="/health",status="200"} 3"#))
@@ -119,7 +118,7 @@ struct OperationsRoutesTests {
     @Test("/openapi.yaml serves docs/openapi.yaml, an OpenAPI 3.1 document naming every route")
     func openAPI() async throws {
         try await LiveServer.with(.sqlite) { server in
-            let reply = try await HTTPClient.send("GET", server.url("/openapi.yaml"))
+            let reply = try await server.send("GET", "/openapi.yaml")
             #expect(reply.status == 200)
             let docs = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().deletingLastPathComponent().appending(path: "docs/openapi.yaml")

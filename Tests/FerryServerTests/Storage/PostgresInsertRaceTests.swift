@@ -33,7 +33,7 @@ struct PostgresInsertRaceTests {
     @Test("the push plans again, finds the id and refuses its mutation: the other space's record is never moved or overwritten",
           arguments: TestEngine.available.filter { $0 == .postgres }, collections)
     func idStoredDuringPush(_ engine: TestEngine, collection: String) async throws {
-        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let owner = try await SyncDevice.signUp(server, "owner")
             var intruder = try await SyncDevice.signUp(server, "intruder")
             let id = UUID()

@@ -9,7 +9,7 @@ import Testing
 struct CursorTests {
     @Test("readers pulling while eight devices push into one space miss nothing", arguments: TestEngine.available)
     func noSkippedCommits(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
             let owner = try await SyncDevice.signUp(server, "owner")
             let company = try await owner.createSpace("Acme")
             var writers: [SyncDevice] = []
@@ -56,7 +56,7 @@ struct CursorTests {
 
     @Test("a cursor older than purged tombstones gets resetRequired; a fresh pull is consistent", arguments: TestEngine.available)
     func tombstoneCollection(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             let kept = UUID(), gone = UUID()
             _ = try await device.push([

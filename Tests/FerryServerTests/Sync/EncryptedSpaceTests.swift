@@ -11,7 +11,7 @@ struct EncryptedSpaceTests {
     static var schema: String { get throws { try ExampleSchemas.text("tabletnotes.yaml") } }
 
     /// A trusted device, an encrypted space, and its first key stored.
-    static func vault(_ server: LiveServer) async throws -> (device: KeyedDevice, space: UUID, key: SpaceKey) {
+    static func vault(_ server: any ServerUnderTest) async throws -> (device: KeyedDevice, space: UUID, key: SpaceKey) {
         let device = try await KeyedDevice.signUp(server)
         try await device.registered()
         let space = try await device.createEncryptedSpace()
@@ -36,7 +36,7 @@ struct EncryptedSpaceTests {
 
     @Test("ciphertext round-trips through push and pull, stored in _sealed; the parent link stays in clear", arguments: TestEngine.available)
     func roundTrip(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server, database in
             var (device, space, key) = try await Self.vault(server)
             let sermon = UUID(), note = UUID()
             let sermonFields = try Self.sermon(sermon, key, space: space)
@@ -67,7 +67,7 @@ struct EncryptedSpaceTests {
 
     @Test("a clear value, a missing key and a future key version are refused per mutation", arguments: TestEngine.available)
     func refusals(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var (device, space, key) = try await Self.vault(server)
             let keyless = try await device.createEncryptedSpace("No key yet")
             let id = UUID()
@@ -92,7 +92,7 @@ struct EncryptedSpaceTests {
 
     @Test("a record of an encrypted collection is refused in a plain space, per mutation", arguments: TestEngine.available)
     func encryptedCollectionInPlainSpace(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try ExampleSchemas.text("unbound.yaml"), configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try ExampleSchemas.text("unbound.yaml"), configure: AuthHarness.fastHashing) { server in
             var device = try await KeyedDevice.signUp(server)
             try await device.registered()
             let repository = UUID(), session = UUID()
@@ -108,7 +108,7 @@ struct EncryptedSpaceTests {
 
     @Test("a pull reports every encrypted space's key version and leaves out the spaces it is asked to", arguments: TestEngine.available)
     func keyVersionsAndExclusion(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var (device, space, key) = try await Self.vault(server)
             let keyless = try await device.createEncryptedSpace("No key yet")
             let id = UUID()
@@ -124,7 +124,7 @@ struct EncryptedSpaceTests {
 
     @Test("deleting a parent in an encrypted space tombstones its children, whose ciphertext stays", arguments: TestEngine.available)
     func cascade(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var (device, space, key) = try await Self.vault(server)
             let sermon = UUID(), note = UUID()
             let noteText = try Self.sealed("point", key, space: space, collection: "notes", id: note, field: "text")

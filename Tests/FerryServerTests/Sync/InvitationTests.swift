@@ -23,7 +23,7 @@ struct InvitationTests {
 
     @Test("signing up with an invited address grants nothing; the code does, once, for that address only", arguments: TestEngine.available)
     func signUpGrantsNothing(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var owner = try await SyncDevice.signUp(server, "owner")
             let company = try await owner.createSpace("Acme")
             _ = try await owner.push([owner.upsert("clients", space: company.id, ["name": "Globex"])])
@@ -68,7 +68,7 @@ struct InvitationTests {
 
     @Test("an invitation to an existing account waits for its consent, and its reply says nothing about accounts", arguments: TestEngine.available)
     func consent(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let owner = try await SyncDevice.signUp(server, "owner")
             let existing = try await SyncDevice.signUp(server, "existing")
             let company = try await owner.createSpace("Acme")
@@ -98,7 +98,7 @@ struct InvitationTests {
 
     @Test("expired codes are refused; a used one cannot be redeemed again after leaving", arguments: TestEngine.available)
     func expiryAndReuse(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: { configuration in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: { configuration in
             configuration.useFastPasswordHashing()
             configuration.sync.invitationLifetime = .milliseconds(600)
         }) { server in
@@ -128,7 +128,7 @@ struct InvitationTests {
 
     @Test("members leave; owners and admins remove and change roles; a space always keeps an owner", arguments: TestEngine.available)
     func membership(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var owner = try await SyncDevice.signUp(server, "owner")
             let admin = try await SyncDevice.signUp(server, "admin")
             var member = try await SyncDevice.signUp(server, "member")
@@ -183,7 +183,7 @@ struct InvitationTests {
 
     @Test("an admin's pending invitations stop working when the admin is removed or demoted", arguments: TestEngine.available)
     func invitationsFollowTheirSender(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let owner = try await SyncDevice.signUp(server, "owner")
             let admin = try await SyncDevice.signUp(server, "admin")
             let other = try await SyncDevice.signUp(server, "other")
@@ -209,7 +209,7 @@ struct InvitationTests {
 
     @Test("spaces and pending invitations per account are capped with clear errors", arguments: TestEngine.available)
     func caps(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: { configuration in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: { configuration in
             configuration.useFastPasswordHashing()
             configuration.sync.maximumSpacesPerAccount = 3
             configuration.sync.maximumPendingInvitations = 2

@@ -23,7 +23,7 @@ struct PullLayoutTests {
 
     @Test("every change, in order, page by page, as the changes layout has it; in fewer bytes", arguments: TestEngine.available)
     func sameChanges(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             var other = try await device.sibling()
             let shared = try await device.createSpace("Team")
@@ -71,7 +71,7 @@ struct PullLayoutTests {
 
     @Test("an unknown layout or clock form is refused with 400 bad_request naming it", arguments: TestEngine.available)
     func unknownLayout(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
             let device = try await SyncDevice.signUp(server)
             for (body, member) in [(#"{"cursors":{},"layout":"columns"}"#, "layout"), (#"{"layout":"rows","clockForm":"cell"}"#, "clockForm")] {
                 let reply = try await device.auth.send("POST", "/sync/v1/pull", body: Data(body.utf8), token: device.session.accessToken)

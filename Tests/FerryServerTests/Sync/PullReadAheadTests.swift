@@ -101,8 +101,8 @@ struct PullReadAheadTests {
     }
 
     /// `ferry_pull_read_ahead_total` by outcome, from `/metrics` (open to loopback).
-    private func readAheadCounts(_ server: LiveServer) async throws -> [String: Int] {
-        let text = try await HTTPClient.send("GET", server.url("/metrics")).text
+    private func readAheadCounts(_ server: any ServerUnderTest) async throws -> [String: Int] {
+        let text = try await server.send("GET", "/metrics").text
         var counts: [String: Int] = [:]
         for line in text.split(separator: "\n") where line.hasPrefix("ferry_pull_read_ahead_total{") {
             guard let open = line.firstIndex(of: "\""), let close = line[line.index(after: open)...].firstIndex(of: "\""),

@@ -10,7 +10,7 @@ import Testing
 struct PushCursorTests {
     @Test("the cursor moves only from the space's last commit and only past the pusher's own rows", arguments: TestEngine.available)
     func cursorMovesPastOwnWrites(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var tablet = try await phone.sibling()
             let space = phone.userID
@@ -69,7 +69,7 @@ struct PushCursorTests {
 
     @Test("a push whose clocks the server lowered leaves the cursor: the device pulls the row as stored", arguments: TestEngine.available)
     func loweredClockKeepsCursor(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             let future = Date().addingTimeInterval(365 * 24 * 3600)
             let ahead = phone.upsert("sermons", ["title": "From the future", "date": "2026-11-21T10:00:00Z"], now: future)
@@ -82,7 +82,7 @@ struct PushCursorTests {
 
     @Test("a negative cursor in a push is refused and changes nothing", arguments: TestEngine.available)
     func negativeCursor(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try PushPullTests.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             let write = phone.upsert("sermons", ["title": "Grace", "date": "2026-11-21T10:00:00Z"])
             let reply = try await phone.send(

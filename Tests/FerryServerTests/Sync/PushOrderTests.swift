@@ -15,7 +15,7 @@ struct PushOrderTests {
 
     @Test("a push following a mutation the server has not processed is refused whole (409 push_out_of_order), then goes through", arguments: TestEngine.available)
     func refusedUntilItsPredecessorCommits(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pad = try await phone.sibling()
             let first = try await phone.push([phone.upsert("sermons", Self.sermon("One")), phone.upsert("sermons", Self.sermon("Two"))])
@@ -46,7 +46,7 @@ struct PushOrderTests {
 
     @Test("follows must be below the push's first id and not negative: 422, nothing changes", arguments: TestEngine.available)
     func malformedFollows(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pad = try await phone.sibling()
             let mutation = phone.upsert("sermons", Self.sermon("One"))
@@ -63,7 +63,7 @@ struct PushOrderTests {
 
     @Test("pushes sent two at a time, each following the one before: every parent lands before its child", arguments: TestEngine.available)
     func concurrentPairs(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pad = try await phone.sibling()
             var refused = 0
@@ -98,7 +98,7 @@ struct PushOrderTests {
     /// stored rows.
     @Test("a push following one that stored its records merges into them, with or without a delete; one of new records stores them all", arguments: TestEngine.available)
     func followingPushesPlannedOnTheStoredRows(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pad = try await phone.sibling()
             let (kept, deleted) = (UUID(), UUID())

@@ -11,7 +11,7 @@ struct PushPullTests {
 
     @Test("a pushed aggregate is pulled whole by a second device, and a replayed push changes nothing", arguments: TestEngine.available)
     func roundTripAndReplay(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var tablet = try await phone.sibling()
             let sermon = UUID()
@@ -40,7 +40,7 @@ struct PushPullTests {
 
     @Test("one bad mutation is rejected with its code and never blocks the others", arguments: TestEngine.available)
     func perMutationRejections(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: { config in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: { config in
             AuthHarness.fastHashing(&config)
             config.sync.maximumRecordBytes = 2048
         }) { server in
@@ -76,7 +76,7 @@ struct PushPullTests {
 
     @Test("whole-request errors have a status, a code and a message, and change nothing", arguments: TestEngine.available)
     func wholeRequestErrors(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: { config in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: { config in
             AuthHarness.fastHashing(&config)
             config.sync.maximumBatchLength = 5
             config.sync.maximumPushBytes = 64 * 1024
@@ -123,7 +123,7 @@ struct PushPullTests {
 
     @Test("deleting a parent tombstones its children in the same commit", arguments: TestEngine.available)
     func cascadeDelete(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var tablet = try await phone.sibling()
             let sermon = UUID(), note = UUID(), transcript = UUID(), other = UUID()
@@ -149,7 +149,7 @@ struct PushPullTests {
 
     @Test("concurrent edits merge per field; the later clock wins a field; equal wall times lose nothing", arguments: TestEngine.available)
     func fieldMerge(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var tablet = try await phone.sibling()
             let sermon = UUID()
@@ -186,7 +186,7 @@ struct PushPullTests {
 
     @Test("a clock far ahead of the server's is lowered, and the reply says so", arguments: TestEngine.available)
     func clockCap(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             let future = Date().addingTimeInterval(365 * 24 * 3600)
             let mutation = device.upsert("sermons", ["title": "From the future", "date": "2026-11-21T10:00:00Z"], now: future)
@@ -201,7 +201,7 @@ struct PushPullTests {
 
     @Test("pages of a pull never skip or repeat a change", arguments: TestEngine.available)
     func pagination(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             let batch = (0..<25).map { index in device.upsert("sermons", ["title": .string("s\(index)"), "date": "2026-11-21T10:00:00Z"]) }
             _ = try await device.push(batch)
@@ -222,7 +222,7 @@ struct PushPullTests {
                 display_name: text
             collections: {}
             """
-        try await LiveServer.with(engine, schema: schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             let reply = try await device.send("PATCH", "/sync/v1/profile", ["fields": ["display_name": "Ada"]])
             #expect(reply.status == 200)
@@ -234,7 +234,7 @@ struct PushPullTests {
 
     @Test("a write that breaks a unique key is rejected alone; the rest of the batch commits", arguments: TestEngine.available)
     func uniqueKey(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             let sermon = UUID()
             let parent = JSONValue.string(sermon.uuidString)
@@ -253,7 +253,7 @@ struct PushPullTests {
 
     @Test("rows of a collection after one that breaks its unique key are written, and the server keeps serving", arguments: TestEngine.available)
     func rowsAfterUniqueViolation(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             let (first, second) = (UUID(), UUID())
             let (one, two) = (JSONValue.string(first.uuidString), JSONValue.string(second.uuidString))

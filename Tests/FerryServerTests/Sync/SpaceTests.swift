@@ -11,7 +11,7 @@ struct SpaceTests {
 
     @Test("members read and write by role; a viewer's push is rejected per mutation; a non-member sees nothing", arguments: TestEngine.available)
     func roles(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var owner = try await SyncDevice.signUp(server, "owner")
             var member = try await SyncDevice.signUp(server, "member")
             var viewer = try await SyncDevice.signUp(server, "viewer")
@@ -57,7 +57,7 @@ struct SpaceTests {
 
     @Test("a space's id and name are checked when it is created", arguments: TestEngine.available)
     func creation(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let owner = try await SyncDevice.signUp(server, "owner")
             let company = try await owner.createSpace("Acme")
             let duplicate = try await owner.send("POST", "/sync/v1/spaces", CreateSpaceRequest(id: company.id, name: "again"))

@@ -18,7 +18,7 @@ struct StoredClocksTests {
 
     @Test("canonical, reordered, spaced and escaped clocks are all stored in the stored form", arguments: TestEngine.available)
     func storedCanonically(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let phone = try await SyncDevice.signUp(server)
             let clock = Self.clocks(of: phone)
             let (early, late) = (clock(0, 0), clock(1, 3))
@@ -54,7 +54,7 @@ struct StoredClocksTests {
     @Test("the stored clocks are the merge's for a lowered clock, a record two mutations wrote, or a stored record",
           arguments: TestEngine.available)
     func mergedClocksStored(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let phone = try await SyncDevice.signUp(server)
             let clock = Self.clocks(of: phone)
             let (early, late, ahead) = (clock(0, 0), clock(1, 0), clock(3_600_000, 0))
@@ -89,7 +89,7 @@ struct StoredClocksTests {
     /// form and layout, and merged with later writes.
     @Test("rows stored flat, as before, and with a row clock pull and merge alike", arguments: TestEngine.available)
     func flatAndRowClockRowsAgree(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server, database in
             let phone = try await SyncDevice.signUp(server)
             let clock = Self.clocks(of: phone)
             let (early, late, later) = (clock(0, 0), clock(1, 0), clock(2, 0))

@@ -24,7 +24,7 @@ struct SyncDevice {
     }
 
     /// A new account's first device; `bound` registers it, binding its session (a push needs that).
-    static func signUp(_ server: LiveServer, _ name: String = "user", bound: Bool = true) async throws -> SyncDevice {
+    static func signUp(_ server: any ServerUnderTest, _ name: String = "user", bound: Bool = true) async throws -> SyncDevice {
         let auth = AuthHarness(server: server)
         let device = SyncDevice(auth: auth, session: try await auth.signUp(uniqueEmail(name)))
         if bound { try await device.bind() }

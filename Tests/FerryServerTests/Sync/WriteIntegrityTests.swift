@@ -16,7 +16,7 @@ struct WriteIntegrityTests {
 
     @Test("a store made again under a kept device id reuses mutation ids: refused whole with the last id, never `duplicate`", arguments: TestEngine.available)
     func reusedMutationIDs(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pad = try await phone.sibling()
             let firstBatch = [phone.upsert("sermons", Self.sermon("One")), phone.upsert("sermons", Self.sermon("Two")), phone.upsert("sermons", Self.sermon("Three"))]
@@ -45,7 +45,7 @@ struct WriteIntegrityTests {
 
     @Test("the last four full pushes replay as `duplicate` (the SDK acknowledges one while three more are on the wire); an older one is stale", arguments: TestEngine.available)
     func replayWindow(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var phone = try await SyncDevice.signUp(server)
             var pushes: [[Mutation]] = []
             for push in 0..<5 {
@@ -70,7 +70,7 @@ struct WriteIntegrityTests {
 
     @Test("a push names only the device its session is bound to; a huge id under another device's name blocks nothing", arguments: TestEngine.available)
     func pushBoundToSessionDevice(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var laptop = try await SyncDevice.signUp(server)
             var intruder = try await laptop.sibling()
             var forged = intruder.upsert("sermons", Self.sermon("Forged"))
@@ -89,7 +89,7 @@ struct WriteIntegrityTests {
 
     @Test("the merged record is checked: delete, upsert under a foreign parent and undelete in one push leave nothing", arguments: TestEngine.available)
     func mergedRecordValidation(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             var attacker = try await SyncDevice.signUp(server, "attacker")
             var victim = try await SyncDevice.signUp(server, "victim")
             let foreign = UUID()
@@ -131,7 +131,7 @@ struct WriteIntegrityTests {
                   name: { type: text, required: true }
                 unique: [name]
             """
-        try await LiveServer.with(engine, schema: schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
             let long = String(repeating: "x", count: 8 * 1024)
             let reply = try await device.push([device.upsert("tags", ["name": .string(long)]), device.upsert("tags", ["name": "short"])])
@@ -144,7 +144,7 @@ struct WriteIntegrityTests {
 
     @Test("pulls with 7-row pages miss nothing while 6 devices push into two collections of one space", arguments: TestEngine.available)
     func pullSnapshot(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
             let owner = try await SyncDevice.signUp(server)
             var writers: [SyncDevice] = [owner]
             for _ in 1..<6 { writers.append(try await owner.sibling()) }
