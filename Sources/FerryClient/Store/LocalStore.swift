@@ -45,7 +45,7 @@ public final class LocalStore: Sendable {
     /// The statement that writes a whole row of `collection`: `id`, the sync columns, then its fields in order.
     func upsertSQL(_ collection: CollectionDefinition) -> String {
         upserts.text(for: collection) { collection in
-            let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at"] + collection.fields.map(\.name)
+            let columns = SQLDialect.syncColumns + [SQLDialect.updatedAtColumn] + collection.fields.map(\.name)
             return "INSERT OR REPLACE INTO \(Self.quote(collection.name)) (\(columns.map(Self.quote).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         }
     }

@@ -78,6 +78,12 @@ public enum SQLDialect: String, Sendable, CaseIterable {
     /// The name of the column described by ``sealedColumnDefinition``.
     public static let sealedColumn = "_sealed"
 
+    /// The sync columns every collection table starts with, in the order every reader of a row by position expects:
+    /// the record's id, its space, its commit sequence, its clocks and its tombstone flag.
+    public static let syncColumns = ["id", "_space", "_seq", "_clocks", "_deleted"]
+    /// When a device last changed the row; written with the row, read only by the device's own store.
+    public static let updatedAtColumn = "_updated_at"
+
     /// The condition that keeps tombstones out of unique indexes, so a deleted record frees its key.
     var liveRowCondition: String {
         switch self {

@@ -1,7 +1,7 @@
 /// Rules for the names of collections and fields, which become SQL identifiers.
 public enum Identifier {
     /// Columns every collection table has; a schema may not declare fields with these names.
-    public static let reservedColumns: Set<String> = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", "_sealed"]
+    public static let reservedColumns = Set(SQLDialect.syncColumns + [SQLDialect.updatedAtColumn, SQLDialect.sealedColumn])
 
     /// The longest name PostgreSQL keeps without truncating (63 bytes).
     public static let maximumLength = 63

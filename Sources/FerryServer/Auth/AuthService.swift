@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import JWTKit
 import Logging
 
@@ -40,7 +39,7 @@ struct AuthService: Sendable {
     func signUp(email rawEmail: String, password: String, data: JSONValue?) async throws -> AuthSession {
         let email = try Self.validEmail(rawEmail)
         let weaknesses = PasswordPolicy.weaknesses(of: password)
-        guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
+        guard weaknesses.isEmpty else { throw ServiceError.weakPassword(weaknesses) }
         try Self.validMetadata(data)
         let time = now()
         let user = UserRecord(
@@ -51,7 +50,7 @@ struct AuthService: Sendable {
         do {
             try await storage.createUser(user)
         } catch AuthStorageError.emailTaken {
-            throw APIError(.unprocessableContent, .userAlreadyExists, "User already registered")
+            throw ServiceError(.unprocessable, .userAlreadyExists, "User already registered")
         }
         return try await startSession(for: user)
     }
@@ -61,21 +60,21 @@ struct AuthService: Sendable {
     func signIn(email rawEmail: String, password: String, clientKey: String, presentedBy holder: Caller? = nil) async throws -> AuthSession {
         let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
         // No account has a longer address; refusing it here keeps the limiters' keys small.
-        guard email.utf8.count <= 254 else { throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials") }
+        guard email.utf8.count <= 254 else { throw ServiceError(.invalidRequest, .invalidCredentials, "Invalid login credentials") }
         let failureKey = "\(email)|\(clientKey)"
-        if let wait = await limits.failuresPerEmailAndClient.wait(failureKey) { throw APIError.rateLimited(wait) }
+        if let wait = await limits.failuresPerEmailAndClient.wait(failureKey) { throw ServiceError.rateLimited(wait) }
         // The per-account limit stops clients that have already failed for this account: the owner, signing in
         // from a client that has not, or from a device holding a session, is never locked out by others' guesses.
         if let wait = await limits.failuresPerAccount.wait(email), await limits.failuresPerEmailAndClient.hasAttempts(failureKey),
            holder?.claims.email.lowercased() != email {
-            throw APIError.rateLimited(wait)
+            throw ServiceError.rateLimited(wait)
         }
         let user = email.isEmpty || email.contains("\u{0}") ? nil : try await storage.user(email: email)
         // An unknown email runs the same scrypt work as a wrong password, so timing tells nothing.
         guard try await hasher.verify(password, against: user?.passwordHash), let user else {
             await limits.failuresPerEmailAndClient.record(failureKey)
             await limits.failuresPerAccount.record(email)
-            throw APIError(.badRequest, .invalidCredentials, "Invalid login credentials")
+            throw ServiceError(.invalidRequest, .invalidCredentials, "Invalid login credentials")
         }
         try Task.checkCancellation()
         return try await startSession(for: user)
@@ -116,26 +115,26 @@ struct AuthService: Sendable {
             Self.decide(context, successorHash: successorHash, now: time, reuseInterval: reuseInterval, configuration: configuration)
         }
         guard let (context, decision) = outcome else {
-            throw APIError(.badRequest, .refreshTokenNotFound, "Invalid Refresh Token: Refresh Token Not Found")
+            throw ServiceError(.invalidRequest, .refreshTokenNotFound, "Invalid Refresh Token: Refresh Token Not Found")
         }
         let handedOut: String
         switch decision {
         case .revokeSession(let code):
             // The session is gone: its open streams (on every instance) recheck and close.
             await events?.publish([.accountChanged(context.session.userID)])
-            throw APIError(.badRequest, code, code == .sessionExpired
+            throw ServiceError(.invalidRequest, code, code == .sessionExpired
                 ? "Session expired: sign in again."
                 : "Invalid Refresh Token: Already Used. The session was revoked; sign in again.")
         case .rotate:
             handedOut = successor
         case .reuseActiveToken:
             guard let active = context.activeToken, let found = descendant(of: token, hashing: active.tokenHash) else {
-                throw APIError(.badRequest, .refreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used")
+                throw ServiceError(.invalidRequest, .refreshTokenAlreadyUsed, "Invalid Refresh Token: Already Used")
             }
             handedOut = found
         }
         guard let user = try await storage.user(id: context.session.userID) else {
-            throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
+            throw ServiceError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
         }
         return try await makeSession(user: user, sessionID: context.session.id, refreshToken: handedOut)
     }
@@ -206,16 +205,16 @@ struct AuthService: Sendable {
         authorization: String?, lookUp: @Sendable (UUID) async throws -> (session: SessionRecord?, extra: Extra)
     ) async throws -> (caller: Caller, extra: Extra) {
         guard let token = authorization.flatMap(Self.bearerToken) else {
-            throw APIError(.unauthorized, .noAuthorization, "This endpoint requires a valid Bearer token")
+            throw ServiceError(.unauthenticated, .noAuthorization, "This endpoint requires a valid Bearer token")
         }
         guard let claims = try? await issuer.verifyAccessToken(token),
               let userID = UUID(uuidString: claims.sub.value), let sessionID = UUID(uuidString: claims.sessionID)
         else {
-            throw APIError(.unauthorized, .badJWT, "invalid JWT: unable to parse or verify signature, or the token is expired")
+            throw ServiceError(.unauthenticated, .badJWT, "invalid JWT: unable to parse or verify signature, or the token is expired")
         }
         let (session, extra) = try await lookUp(sessionID)
         guard let session else {
-            throw APIError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
+            throw ServiceError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
         }
         return (Caller(claims: claims, userID: userID, sessionID: sessionID, deviceID: session.deviceID, signedInAt: session.createdAt), extra)
     }
@@ -224,7 +223,7 @@ struct AuthService: Sendable {
     /// `session_not_found`) whenever its account changes.
     func recheck(_ caller: Caller) async throws -> Caller {
         guard let session = try await storage.session(id: caller.sessionID) else {
-            throw APIError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
+            throw ServiceError(.forbidden, .sessionNotFound, "Session from session_id claim in JWT does not exist")
         }
         var caller = caller
         caller.deviceID = session.deviceID
@@ -233,7 +232,7 @@ struct AuthService: Sendable {
 
     func user(_ caller: Caller) async throws -> AuthUser {
         guard let user = try await storage.user(id: caller.userID) else {
-            throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
+            throw ServiceError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
         }
         return Self.wireUser(user)
     }
@@ -241,9 +240,9 @@ struct AuthService: Sendable {
     func updateUser(_ caller: Caller, password: String?, currentPassword: String? = nil, data: JSONValue?) async throws -> AuthUser {
         var passwordHash: String?
         if let password {
-            if let wait = await limits.passwordChangesPerAccount.attempt(caller.userID.uuidString) { throw APIError.rateLimited(wait) }
+            if let wait = await limits.passwordChangesPerAccount.attempt(caller.userID.uuidString) { throw ServiceError.rateLimited(wait) }
             let weaknesses = PasswordPolicy.weaknesses(of: password)
-            guard weaknesses.isEmpty else { throw APIError.weakPassword(weaknesses) }
+            guard weaknesses.isEmpty else { throw ServiceError.weakPassword(weaknesses) }
             try await checkReauthentication(caller, currentPassword: currentPassword)
             passwordHash = try await hasher.hash(password)
         }
@@ -251,7 +250,7 @@ struct AuthService: Sendable {
         guard let user = try await storage.updateUser(
             id: caller.userID, passwordHash: passwordHash, metadataPatch: data?.objectValue, now: now()
         ) else {
-            throw APIError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
+            throw ServiceError(.forbidden, .userNotFound, "User from sub claim in JWT does not exist")
         }
         if passwordHash != nil {
             // As GoTrue does: a new password signs out every other device.
@@ -268,14 +267,13 @@ struct AuthService: Sendable {
         let age = now().timeIntervalSince(caller.signedInAt)
         if currentPassword == nil, age <= Double(window.seconds) + Double(window.attoseconds) / 1e18 { return }
         guard let currentPassword else {
-            throw APIError(
-                .badRequest, .reauthenticationNeeded,
+            throw ServiceError(.invalidRequest, .reauthenticationNeeded,
                 "Changing the password needs a sign-in within the last \(window.seconds / 60) minutes, or current_password; sign in again and retry."
             )
         }
         let user = try await storage.user(id: caller.userID)
         guard try await hasher.verify(currentPassword, against: user?.passwordHash) else {
-            throw APIError(.badRequest, .reauthenticationNeeded, "current_password is not the account's password.")
+            throw ServiceError(.invalidRequest, .reauthenticationNeeded, "current_password is not the account's password.")
         }
     }
 
@@ -305,12 +303,12 @@ struct AuthService: Sendable {
         for (name, value) in fields {
             guard let field = profileCollection.field(named: name) else {
                 let known = profileCollection.fields.map(\.name).joined(separator: ", ")
-                throw APIError(.unprocessableContent, .validationFailed, "'\(name)' is not a profile field (the schema's profile has: \(known.isEmpty ? "no fields" : known)).")
+                throw ServiceError(.unprocessable, .validationFailed, "'\(name)' is not a profile field (the schema's profile has: \(known.isEmpty ? "no fields" : known)).")
             }
             do {
                 normalized[name] = try FieldValue.normalized(value, for: field)
             } catch {
-                throw APIError(.unprocessableContent, .validationFailed, error.description)
+                throw ServiceError(.unprocessable, .validationFailed, error.description)
             }
         }
         try await storage.saveProfile(userID: caller.userID, collection: profileCollection, fields: normalized, now: now())
@@ -333,8 +331,8 @@ struct AuthService: Sendable {
     /// `data` must be a JSON object without NUL characters (PostgreSQL's jsonb cannot hold them).
     static func validMetadata(_ data: JSONValue?) throws {
         guard let data else { return }
-        guard data.objectValue != nil else { throw APIError(.badRequest, .validationFailed, "data must be a JSON object.") }
-        guard !data.containsNUL else { throw APIError(.badRequest, .validationFailed, "data cannot contain the NUL character (U+0000).") }
+        guard data.objectValue != nil else { throw ServiceError(.invalidRequest, .validationFailed, "data must be a JSON object.") }
+        guard !data.containsNUL else { throw ServiceError(.invalidRequest, .validationFailed, "data cannot contain the NUL character (U+0000).") }
     }
 
     static func validEmail(_ raw: String) throws -> String {
@@ -344,7 +342,7 @@ struct AuthService: Sendable {
               !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
               !email.contains(where: { $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } })
         else {
-            throw APIError(.badRequest, .emailAddressInvalid, "Unable to validate email address: invalid format")
+            throw ServiceError(.invalidRequest, .emailAddressInvalid, "Unable to validate email address: invalid format")
         }
         return email
     }
@@ -366,20 +364,18 @@ extension Duration {
     }
 }
 
-extension APIError {
+extension ServiceError {
     /// 429 `over_request_rate_limit` with `Retry-After`.
-    static func rateLimited(_ wait: Duration) -> APIError {
+    static func rateLimited(_ wait: Duration) -> ServiceError {
         let seconds = max(1, Int(wait.components.seconds) + 1)
-        return APIError(
-            .tooManyRequests, .overRequestRateLimit, "Too many attempts; retry in \(seconds) seconds.",
-            headers: [.retryAfter: String(seconds)]
+        return ServiceError(.rateLimited, .overRequestRateLimit, "Too many attempts; retry in \(seconds) seconds.",
+            retryAfter: .seconds(seconds)
         )
     }
 
     /// Supabase's 422 `weak_password`, whose reasons the body also carries.
-    static func weakPassword(_ reasons: [String]) -> APIError {
-        APIError(
-            .unprocessableContent, .weakPassword,
+    static func weakPassword(_ reasons: [String]) -> ServiceError {
+        ServiceError(.unprocessable, .weakPassword,
             "Password should be at least \(PasswordPolicy.minimumLength) characters and mix letters with digits or symbols (\(reasons.joined(separator: ", "))).",
             details: ["weak_password": .object(["reasons": .array(reasons.map(JSONValue.string))])]
         )

@@ -3,7 +3,6 @@ import CryptoExtras
 import FerryCore
 import FerrySecurity
 import Foundation
-import HTTPTypes
 
 /// Hashes passwords with scrypt and a per-user salt, and verifies them in constant time.
 ///
@@ -66,9 +65,8 @@ public struct PasswordHasher: Sendable {
         do {
             return try await gate.run(work)
         } catch is AsyncGate.Full {
-            throw APIError(
-                .tooManyRequests, .overRequestRateLimit, "The server is busy checking passwords; retry in 2 seconds.",
-                headers: [.retryAfter: "2"]
+            throw ServiceError(.rateLimited, .overRequestRateLimit, "The server is busy checking passwords; retry in 2 seconds.",
+                retryAfter: .seconds(2)
             )
         }
     }

@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import Logging
 import NIOCore
 import Prometheus
@@ -36,7 +35,7 @@ struct BlobService: Sendable {
         _ = try await role(caller, in: key.space)
         guard let size = try await store.size(of: key) else { throw notFound(key) }
         guard offset < size || offset == 0 else {
-            throw APIError(.rangeNotSatisfiable, .badRequest, "The blob has \(size) bytes; a range must start within them.", headers: [.contentRange: "bytes */\(size)"])
+            throw ServiceError(.rangeNotSatisfiable, .badRequest, "The blob has \(size) bytes; a range must start within them.", headers: ["Content-Range": "bytes */\(size)"])
         }
         return (size, try await store.read(key, from: offset))
     }
@@ -48,7 +47,7 @@ struct BlobService: Sendable {
     ) async throws -> Int64 where Body.Element == ByteBuffer {
         try await checkWritable(caller, key.space)
         guard length <= limits.maximumBlobBytes else {
-            throw APIError(.contentTooLarge, .blobTooLarge, "The blob is \(length) bytes; this server accepts blobs up to \(limits.maximumBlobBytes).")
+            throw ServiceError(.tooLarge, .blobTooLarge, "The blob is \(length) bytes; this server accepts blobs up to \(limits.maximumBlobBytes).")
         }
         if let size = try await store.size(of: key) {
             guard size == length else { throw lengthConflict(declared: size) }
@@ -64,8 +63,7 @@ struct BlobService: Sendable {
             return length
         }
         if progress == nil, try await store.openUploads(in: key.space) >= limits.maximumOpenUploadsPerSpace {
-            throw APIError(
-                .contentTooLarge, .quotaExceeded,
+            throw ServiceError(.tooLarge, .quotaExceeded,
                 "Quota exceeded: space \(key.space.lowercasedText) has \(limits.maximumOpenUploadsPerSpace) uploads under way, the most it may have; finish one first."
             )
         }
@@ -75,11 +73,11 @@ struct BlobService: Sendable {
         } catch BlobStoreError.beyondLength {
             // A client that sends more than it announced is confused about the file: start it over.
             try await store.discard(id)
-            throw Self.apiError(.beyondLength)
+            throw Self.refusal(.beyondLength)
         } catch let error as BlobStoreError {
             // A concurrent request completed the upload first: the blob is stored, which is what this one asked for.
             if error == .uploadNotFound, try await store.size(of: key) == length { return length }
-            throw Self.apiError(error)
+            throw Self.refusal(error)
         }
         guard received == length else { return received }
         try await complete(id, key, caller)
@@ -93,13 +91,12 @@ struct BlobService: Sendable {
         do {
             _ = try await store.complete(id, space: key.space, expected: key.sha256)
         } catch BlobStoreError.hashMismatch {
-            throw APIError(
-                .unprocessableContent, .blobHashMismatch,
+            throw ServiceError(.unprocessable, .blobHashMismatch,
                 "The bytes uploaded do not hash to \(key.sha256); they were discarded, so upload the file again from offset 0."
             )
         } catch let error as BlobStoreError {
             if error == .uploadNotFound, try await store.size(of: key) != nil { return }  // completed by a concurrent request
-            throw Self.apiError(error)
+            throw Self.refusal(error)
         }
         logger.debug("blob stored", metadata: ["ferry.blob.space": "\(key.space.lowercasedText)"])
     }
@@ -129,51 +126,48 @@ struct BlobService: Sendable {
     private func checkWritable(_ caller: SyncCaller, _ space: UUID) async throws {
         let role = try await role(caller, in: space)
         guard role.canWrite else {
-            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercasedText) is \(role.rawValue), which cannot upload.")
+            throw ServiceError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercasedText) is \(role.rawValue), which cannot upload.")
         }
     }
 
     /// The caller's role in `space`, or 404 when they are not a member.
     func role(_ caller: SyncCaller, in space: UUID) async throws -> SpaceRole {
         guard let role = try await spaces.spaces(userID: caller.userID).first(where: { $0.id == space })?.role else {
-            throw APIError(.notFound, .blobNotFound, "No such blob: space \(space.lowercasedText) does not exist or you are not a member.")
+            throw ServiceError(.notFound, .blobNotFound, "No such blob: space \(space.lowercasedText) does not exist or you are not a member.")
         }
         return role
     }
 
-    private func notFound(_ key: BlobKey) -> APIError {
-        APIError(.notFound, .blobNotFound, "Space \(key.space.lowercasedText) has no blob \(key.sha256); upload it with PATCH first.")
+    private func notFound(_ key: BlobKey) -> ServiceError {
+        ServiceError(.notFound, .blobNotFound, "Space \(key.space.lowercasedText) has no blob \(key.sha256); upload it with PATCH first.")
     }
 
-    private func lengthConflict(declared: Int64) -> APIError {
-        APIError(
-            .conflict, .uploadOffsetMismatch,
+    private func lengthConflict(declared: Int64) -> ServiceError {
+        ServiceError(.conflict, .uploadOffsetMismatch,
             "This blob is \(declared) bytes long; Upload-Length must say so.", details: ["length": .number(Double(declared))]
         )
     }
 
-    /// The HTTP answer to a store's refusal.
-    static func apiError(_ error: BlobStoreError) -> APIError {
+    /// The refusal a blob store's error stands for.
+    static func refusal(_ error: BlobStoreError) -> ServiceError {
         switch error {
         case .offsetMismatch(let current):
-            APIError(
-                .conflict, .uploadOffsetMismatch,
+            ServiceError(.conflict, .uploadOffsetMismatch,
                 "The upload stands at byte \(current); send the bytes from there (HEAD says where an upload stands).",
-                headers: [.uploadOffset: "\(current)"], details: ["offset": .number(Double(current))]
+                details: ["offset": .number(Double(current))], headers: ["Upload-Offset": "\(current)"]
             )
         case .lengthMismatch(let declared):
-            APIError(
-                .conflict, .uploadOffsetMismatch,
+            ServiceError(.conflict, .uploadOffsetMismatch,
                 "This upload was begun with Upload-Length \(declared); a blob's length cannot change.", details: ["length": .number(Double(declared))]
             )
         case .beyondLength:
-            APIError(.contentTooLarge, .payloadTooLarge, "The body carries more bytes than Upload-Length leaves, so the upload was discarded; upload the file again from offset 0.")
+            ServiceError(.tooLarge, .payloadTooLarge, "The body carries more bytes than Upload-Length leaves, so the upload was discarded; upload the file again from offset 0.")
         case .hashMismatch:
-            APIError(.unprocessableContent, .blobHashMismatch, "The uploaded bytes do not hash to the blob's address; they were discarded.")
+            ServiceError(.unprocessable, .blobHashMismatch, "The uploaded bytes do not hash to the blob's address; they were discarded.")
         case .busy:
-            APIError(.conflict, .uploadBusy, "Another request is writing this upload; retry in a moment.", headers: [.retryAfter: "1"])
+            ServiceError(.conflict, .uploadBusy, "Another request is writing this upload; retry in a moment.", retryAfter: .seconds(1))
         case .uploadNotFound:
-            APIError(.notFound, .blobNotFound, "No such upload.")
+            ServiceError(.notFound, .blobNotFound, "No such upload.")
         }
     }
 }
@@ -212,11 +206,4 @@ struct CountedBytes<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable whe
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), counter: counter) }
-}
-
-extension HTTPField.Name {
-    /// `Upload-Offset`: where an upload stands (TUS's header).
-    static let uploadOffset = Self("Upload-Offset")!
-    /// `Upload-Length`: an upload's whole length (TUS's header).
-    static let uploadLength = Self("Upload-Length")!
 }

@@ -2,7 +2,6 @@ import Crypto
 import FerryCore
 import FerrySecurity
 import Foundation
-import HTTPTypes
 
 /// Challenges a device to prove it holds its private key, and checks the answer, without storing anything: the
 /// nonce is an HMAC, under a key derived from the server's secret, of the session, the device id, the public key
@@ -31,13 +30,11 @@ struct DeviceProofVerifier: Sendable {
     /// Checks a proof; 403 `device_proof_required` without one, `device_proof_invalid` for a wrong or expired one.
     func verify(_ proof: DeviceProof?, sessionID: UUID, deviceID: UUID, publicKey: DevicePublicKey, now: Date) throws {
         guard let proof else {
-            throw APIError(
-                .forbidden, .deviceProofRequired,
+            throw ServiceError(.forbidden, .deviceProofRequired,
                 "Binding this session to device \(deviceID.lowercasedText) needs proof that it holds the device's private key: POST /sync/v1/devices/{id}/challenge, open the challenge with the key, and send its nonce as proof."
             )
         }
-        let invalid = APIError(
-            .forbidden, .deviceProofInvalid,
+        let invalid = ServiceError(.forbidden, .deviceProofInvalid,
             "The proof does not answer a current challenge of this session for this device and key; ask for a new challenge."
         )
         guard let expiry = Timestamp.parse(proof.expiresAt), expiry > now, expiry <= now.addingTimeInterval(lifetime + 60),

@@ -1,7 +1,6 @@
 import FerryCore
 import FerrySecurity
 import Foundation
-import HTTPTypes
 import Logging
 
 /// The rules of devices and trust: registration, approval, revocation, and the check every bound request passes.
@@ -90,7 +89,7 @@ struct DeviceService: Sendable {
         _ = try caller.trustedDevice()
         let device = try await change(caller, device: id, to: .trusted)
         guard device.trust != .revoked else {
-            throw APIError(.conflict, .deviceRevoked, "Device \(id.lowercasedText) was revoked, and a revoked device is never trusted again; register the machine under a new device id.")
+            throw ServiceError(.conflict, .deviceRevoked, "Device \(id.lowercasedText) was revoked, and a revoked device is never trusted again; register the machine under a new device id.")
         }
         return device.wire(currentDeviceID: caller.device?.id)
     }
@@ -106,7 +105,7 @@ struct DeviceService: Sendable {
 
     private func change(_ caller: SyncCaller, device id: UUID, to trust: DeviceTrust) async throws -> DeviceRecord {
         guard let device = try await storage.changeTrust(deviceID: id, userID: caller.userID, to: trust, now: now()) else {
-            throw APIError(.notFound, .deviceNotFound, "No device \(id.lowercasedText) in your account.")
+            throw ServiceError(.notFound, .deviceNotFound, "No device \(id.lowercasedText) in your account.")
         }
         return device
     }
@@ -121,8 +120,7 @@ struct DeviceService: Sendable {
     ) throws -> DeviceRecord {
         guard var device = context.existing else {
             guard context.activeDeviceCount < limits.maximumDevicesPerAccount else {
-                throw APIError(
-                    .conflict, .tooManyDevices,
+                throw ServiceError(.conflict, .tooManyDevices,
                     "The account has \(limits.maximumDevicesPerAccount) devices, the most this server allows; revoke one you no longer use (ferry devices revoke)."
                 )
             }
@@ -133,10 +131,10 @@ struct DeviceService: Sendable {
             )
         }
         guard device.userID == userID else {
-            throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercasedText) belongs to another account; a device creates a new random id for each account.")
+            throw ServiceError(.conflict, .deviceConflict, "Device id \(id.lowercasedText) belongs to another account; a device creates a new random id for each account.")
         }
         guard device.publicKey == registration.publicKey else {
-            throw APIError(.conflict, .deviceKeyMismatch, "Device \(id.lowercasedText) is registered with another public key, and a device key is never replaced; restore the device's key or register under a new device id.")
+            throw ServiceError(.conflict, .deviceKeyMismatch, "Device \(id.lowercasedText) is registered with another public key, and a device key is never replaced; restore the device's key or register under a new device id.")
         }
         guard device.trust != .revoked else { throw revoked(id) }
         device.name = registration.name
@@ -152,7 +150,7 @@ struct DeviceService: Sendable {
     static func validated(_ registration: DeviceRegistration) throws -> DeviceRegistration {
         var valid = registration
         valid.name = registration.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        func invalid(_ message: String) -> APIError { APIError(.unprocessableContent, .invalidDevice, message) }
+        func invalid(_ message: String) -> ServiceError { ServiceError(.unprocessable, .invalidDevice, message) }
         guard valid.name.fits(characters: 1...100), !valid.name.containsControlCharacter else {
             throw invalid("A device needs a name of 1 to 100 characters (at most 400 bytes of UTF-8) without control characters.")
         }
@@ -173,12 +171,12 @@ struct DeviceService: Sendable {
         do {
             return try DevicePublicKey(base64Encoded: text)
         } catch let error as EncryptionError {
-            throw APIError(.unprocessableContent, .invalidDevice, "publicKey: \(error.message)")
+            throw ServiceError(.unprocessable, .invalidDevice, "publicKey: \(error.message)")
         }
     }
 
-    static func revoked(_ id: UUID) -> APIError {
-        APIError(.forbidden, .deviceRevoked, "Device \(id.lowercasedText) was revoked; sign in again on this machine as a new device, and approve it from a trusted one.")
+    static func revoked(_ id: UUID) -> ServiceError {
+        ServiceError(.forbidden, .deviceRevoked, "Device \(id.lowercasedText) was revoked; sign in again on this machine as a new device, and approve it from a trusted one.")
     }
 }
 

@@ -1,7 +1,6 @@
 import FerryCore
 import FerrySecurity
 import Foundation
-import HTTPTypes
 import Logging
 
 /// The rules of sealed space keys: what a device reads (`GET /sync/v1/secrets`) and stores (`PUT`).
@@ -17,7 +16,7 @@ struct SecretsService: Sendable {
     /// for a key the caller can hand out.
     func state(_ caller: SyncCaller) async throws -> SecretsState {
         guard let device = caller.device else {
-            throw APIError(.forbidden, .deviceNotRegistered, "This session is not bound to a device; register it with PUT /sync/v1/devices/{id} first.")
+            throw ServiceError(.forbidden, .deviceNotRegistered, "This session is not bound to a device; register it with PUT /sync/v1/devices/{id} first.")
         }
         return try await storage.secretsState(deviceID: device.id, userID: caller.userID)
     }
@@ -26,8 +25,7 @@ struct SecretsService: Sendable {
     func store(_ caller: SyncCaller, _ request: StoreSecretsRequest) async throws -> StoreSecretsResponse {
         let device = try caller.trustedDevice()
         guard request.secrets.count <= limits.maximumSecretsBatchLength else {
-            throw APIError(
-                .unprocessableContent, .batchTooLarge,
+            throw ServiceError(.unprocessable, .batchTooLarge,
                 "The request has \(request.secrets.count) sealed keys; send at most \(limits.maximumSecretsBatchLength) per request."
             )
         }

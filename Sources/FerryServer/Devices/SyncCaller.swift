@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 
 /// The verified caller of a `/sync/v1` request: the account, the session, and the device the session is bound to.
 struct SyncCaller: Sendable {
@@ -18,14 +17,12 @@ struct SyncCaller: Sendable {
     /// The caller's device, which must be trusted: approving, revoking and sealing keys need one.
     func trustedDevice() throws -> DeviceRecord {
         guard let device else {
-            throw APIError(
-                .forbidden, .deviceNotRegistered,
+            throw ServiceError(.forbidden, .deviceNotRegistered,
                 "This session is not bound to a device; register it with PUT /sync/v1/devices/{id} first."
             )
         }
         guard device.trust == .trusted else {
-            throw APIError(
-                .forbidden, .deviceNotTrusted,
+            throw ServiceError(.forbidden, .deviceNotTrusted,
                 "Device \(device.id.lowercasedText) is \(device.trust.rawValue); only a trusted device may do this, so approve it from one first."
             )
         }

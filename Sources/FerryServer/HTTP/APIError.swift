@@ -29,6 +29,34 @@ public struct APIError: HTTPResponseError, Sendable {
         self.details = details
     }
 
+    /// The answer to a service's refusal: the one table from ``ServiceError/Kind`` to HTTP statuses.
+    init(_ error: ServiceError) {
+        let status: HTTPResponse.Status = switch error.kind {
+        case .invalidRequest: .badRequest
+        case .unauthenticated: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .timedOut: .requestTimeout
+        case .conflict: .conflict
+        case .gone: .gone
+        case .preconditionFailed: .preconditionFailed
+        case .tooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .rangeNotSatisfiable: .rangeNotSatisfiable
+        case .unprocessable: .unprocessableContent
+        case .rateLimited: .tooManyRequests
+        case .internalFailure: .internalServerError
+        case .upstreamFailed: .badGateway
+        case .unavailable: .serviceUnavailable
+        }
+        var headers = HTTPFields()
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = "\(max(1, retryAfter.components.seconds))" }
+        for (name, value) in error.headers {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
+        self.init(status, error.code, error.message, headers: headers, details: error.details)
+    }
+
     /// The first API version whose errors carry the machine code in `code`.
     static let namedCodesVersion = "2024-01-01"
 

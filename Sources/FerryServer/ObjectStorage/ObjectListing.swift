@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 
 /// `POST /object/list/{bucket}`'s body, as storage3 and supabase-js send it.
 struct ObjectListRequest: Decodable, Sendable {
@@ -28,7 +27,7 @@ struct ObjectListing: Sendable {
         let limit = request.limit ?? 100
         let offset = request.offset ?? 0
         guard (1...1000).contains(limit), offset >= 0 else {
-            throw APIError(.badRequest, .badRequest, "limit is 1 to 1000 and offset at least 0.")
+            throw ServiceError(.invalidRequest, .badRequest, "limit is 1 to 1000 and offset at least 0.")
         }
         let folder = ObjectStorageService.canonicalName((request.prefix ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/")))
         let prefix = folder.isEmpty ? "" : folder + "/"

@@ -1,7 +1,6 @@
 import FerryCore
 import FerrySecurity
 import Foundation
-import HTTPTypes
 import Logging
 import NIOCore
 
@@ -24,7 +23,7 @@ struct ObjectStorageService: Sendable {
 
     func bucket(_ name: String) throws -> BucketDefinition {
         guard let bucket = schema.bucket(named: name) else {
-            throw APIError(.notFound, .bucketNotFound, "Bucket not found: no bucket '\(name.prefix(64))' is declared in the schema.")
+            throw ServiceError(.notFound, .bucketNotFound, "Bucket not found: no bucket '\(name.prefix(64))' is declared in the schema.")
         }
         return bucket
     }
@@ -35,13 +34,12 @@ struct ObjectStorageService: Sendable {
         guard !name.isEmpty, name.utf8.count <= Self.maximumPathBytes, !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }),
               !name.unicodeScalars.contains(where: Self.isInvisibleOrControl)
         else {
-            throw APIError(
-                .badRequest, .invalidKey,
+            throw ServiceError(.invalidRequest, .invalidKey,
                 "Invalid key: an object's path has non-empty segments, no '.' or '..', no control or invisible characters, at most \(Self.maximumPathBytes) bytes."
             )
         }
         guard segments.count >= 2, let space = UUID(uuidString: String(segments[0])) else {
-            throw APIError(.badRequest, .invalidKey, "Invalid key: an object's path starts with the id of its space, as in {space}/{file} (your personal space's id is your user id).")
+            throw ServiceError(.invalidRequest, .invalidKey, "Invalid key: an object's path starts with the id of its space, as in {space}/{file} (your personal space's id is your user id).")
         }
         return space
     }
@@ -95,8 +93,8 @@ struct ObjectStorageService: Sendable {
         }
     }
 
-    func quotaExceeded(_ what: String) -> APIError {
-        APIError(.contentTooLarge, .quotaExceeded, "Quota exceeded: \(what).")
+    func quotaExceeded(_ what: String) -> ServiceError {
+        ServiceError(.tooLarge, .quotaExceeded, "Quota exceeded: \(what).")
     }
 
     /// Checks that `user` may write `name` in `bucket`; returns its space.
@@ -104,7 +102,7 @@ struct ObjectStorageService: Sendable {
         let space = try space(ofPath: name)
         guard let role = try await blobs.role(of: user, in: space) else { throw notFound }
         guard role.canWrite else {
-            throw APIError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercasedText) is \(role.rawValue), which cannot upload.")
+            throw ServiceError(.forbidden, .forbiddenSpace, "Your role in space \(space.lowercasedText) is \(role.rawValue), which cannot upload.")
         }
         return space
     }
@@ -128,12 +126,12 @@ struct ObjectStorageService: Sendable {
         } catch BlobStoreError.beyondLength {
             try? await blobs.store.discard(id)
             if limit < sizeLimit { throw quotaExceeded("the object is larger than the \(limit) bytes left of the account's storage") }
-            throw APIError(.contentTooLarge, .payloadTooLarge, "Payload too large: the object exceeds the maximum allowed size of \(limit) bytes.")
+            throw ServiceError(.tooLarge, .payloadTooLarge, "Payload too large: the object exceeds the maximum allowed size of \(limit) bytes.")
         } catch let error as MultipartFileError {
             try? await blobs.store.discard(id)
             switch error {
-            case .noFile: throw APIError(.badRequest, .badRequest, "The multipart body has no file part.")
-            case .malformed(let problem): throw APIError(.badRequest, .badRequest, "The multipart body cannot be read: \(problem).")
+            case .noFile: throw ServiceError(.invalidRequest, .badRequest, "The multipart body has no file part.")
+            case .malformed(let problem): throw ServiceError(.invalidRequest, .badRequest, "The multipart body cannot be read: \(problem).")
             }
         } catch {
             try? await blobs.store.discard(id)
@@ -174,7 +172,7 @@ struct ObjectStorageService: Sendable {
     func remove(by user: UUID, bucket: String, names: [String]) async throws -> [StoredObject] {
         _ = try self.bucket(bucket)
         guard names.count <= 1000, names.allSatisfy({ $0.count <= Self.maximumPathBytes }) else {
-            throw APIError(.badRequest, .badRequest, "Remove at most 1000 objects per request, each path at most \(Self.maximumPathBytes) characters.")
+            throw ServiceError(.invalidRequest, .badRequest, "Remove at most 1000 objects per request, each path at most \(Self.maximumPathBytes) characters.")
         }
         var allowed: [String] = []
         var roles: [UUID: SpaceRole?] = [:]
@@ -191,7 +189,7 @@ struct ObjectStorageService: Sendable {
     func signedReadToken(_ object: StoredObject, signer user: UUID, expiresIn seconds: Int) throws -> String {
         let longest = Int(blobs.limits.maximumSignedURLLifetime.components.seconds)
         guard seconds <= longest else {
-            throw APIError(.badRequest, .badRequest, "expiresIn may be at most \(longest) seconds on this server (--max-signed-url-seconds).")
+            throw ServiceError(.invalidRequest, .badRequest, "expiresIn may be at most \(longest) seconds on this server (--max-signed-url-seconds).")
         }
         return signedToken(kind: "r", bucket: object.bucket, name: object.name, expiresIn: seconds, claims: [
             "h": .string(object.sha256), "s": .string(user.lowercasedText),
@@ -215,7 +213,7 @@ struct ObjectStorageService: Sendable {
               let object = try await catalog.object(bucket: bucket, name: name), object.sha256 == hash,
               try await blobs.role(of: signer, in: object.space) != nil
         else {
-            throw APIError(.badRequest, .invalidSignature, "Invalid signature: the object changed or its signer lost access since the URL was signed.")
+            throw ServiceError(.invalidRequest, .invalidSignature, "Invalid signature: the object changed or its signer lost access since the URL was signed.")
         }
         return object
     }
@@ -242,7 +240,7 @@ struct ObjectStorageService: Sendable {
               claim["k"] == .string(kind), claim["b"] == .string(bucket), claim["n"] == .string(name),
               case .number(let expiry)? = claim["e"], expiry >= now().timeIntervalSince1970
         else {
-            throw APIError(.badRequest, .invalidSignature, "Invalid signature: the token is malformed, for another object, or expired.")
+            throw ServiceError(.invalidRequest, .invalidSignature, "Invalid signature: the token is malformed, for another object, or expired.")
         }
         return claim
     }
@@ -254,12 +252,11 @@ struct ObjectStorageService: Sendable {
         return digits.isEmpty || digits.count > 10 ? "max-age=3600" : "max-age=\(digits)"
     }
 
-    var notFound: APIError { APIError(.notFound, .objectNotFound, "Object not found") }
-    var duplicate: APIError { APIError(.conflict, .duplicateObject, "The resource already exists; upload with x-upsert: true to replace it.") }
+    var notFound: ServiceError { ServiceError(.notFound, .objectNotFound, "Object not found") }
+    var duplicate: ServiceError { ServiceError(.conflict, .duplicateObject, "The resource already exists; upload with x-upsert: true to replace it.") }
 
-    private func mimeRefused(_ type: String, _ bucket: BucketDefinition) -> APIError {
-        APIError(
-            .unsupportedMediaType, .invalidMimeType,
+    private func mimeRefused(_ type: String, _ bucket: BucketDefinition) -> ServiceError {
+        ServiceError(.unsupportedMediaType, .invalidMimeType,
             "mime type \(type.prefix(100)) is not supported by bucket \(bucket.name) (it accepts \((bucket.allowedMimeTypes ?? []).joined(separator: ", ")))."
         )
     }

@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import HummingbirdWebSocket
 import JWTKit
 import Logging
@@ -83,7 +82,7 @@ struct StreamService: Sendable {
                     try await outbound.writeTextMessage(StreamMessage.sync.jsonText)
                 }
                 metrics.messages.increment(by: Int64(batch.changes.count + (batch.sync ? 1 : 0)))
-            } catch let error as APIError where error.status == .forbidden || error.status == .unauthorized {
+            } catch let error as ServiceError where error.kind == .forbidden || error.kind == .unauthenticated {
                 return .sessionEnded
             } catch {
                 // A write to a closing connection, or the database briefly away during a check: the stream goes on,

@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import Logging
 
 /// The rules of spaces: creating them, inviting with codes, redeeming, leaving, removing and changing roles.
@@ -23,7 +22,7 @@ struct SpaceService: Sendable {
     func createSpace(_ caller: SyncCaller, request: CreateSpaceRequest) async throws -> SpaceSummary {
         let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard name.fits(characters: 1...200), !name.containsControlCharacter else {
-            throw APIError(.unprocessableContent, .validationFailed, "A space needs a name of 1 to 200 characters (at most 800 bytes of UTF-8), without control characters.")
+            throw ServiceError(.unprocessable, .validationFailed, "A space needs a name of 1 to 200 characters (at most 800 bytes of UTF-8), without control characters.")
         }
         let id = request.id ?? UUID()
         do {
@@ -32,7 +31,7 @@ struct SpaceService: Sendable {
                 maximumSpaces: limits.maximumSpacesPerAccount
             )
         } catch SpaceStorageError.spaceExists {
-            throw APIError(.conflict, .spaceExists, "A space with id \(id.lowercasedText) exists already.")
+            throw ServiceError(.conflict, .spaceExists, "A space with id \(id.lowercasedText) exists already.")
         } catch SpaceStorageError.tooManySpaces {
             throw Self.tooManySpaces(limits)
         }
@@ -44,17 +43,17 @@ struct SpaceService: Sendable {
     func invite(_ caller: SyncCaller, space: UUID, request: InviteRequest) async throws -> SpaceInvitation {
         let summary = try await manageable(caller, space: space)
         guard request.role != .owner else {
-            throw APIError(.unprocessableContent, .validationFailed, "Invite as admin, member or viewer; an owner makes a member owner afterwards.")
+            throw ServiceError(.unprocessable, .validationFailed, "Invite as admin, member or viewer; an owner makes a member owner afterwards.")
         }
         let email: String
         do {
             email = try AuthService.validEmail(request.email)
         } catch {
-            throw APIError(.unprocessableContent, .emailAddressInvalid, "email is not an email address.")
+            throw ServiceError(.unprocessable, .emailAddressInvalid, "email is not an email address.")
         }
         let longest = Int(limits.maximumInvitationLifetime.timeInterval)
         if let asked = request.expiresIn, !(60...longest).contains(asked) {
-            throw APIError(.unprocessableContent, .validationFailed, "expiresIn is in seconds, from 60 to \(longest).")
+            throw ServiceError(.unprocessable, .validationFailed, "expiresIn is in seconds, from 60 to \(longest).")
         }
         let lifetime = request.expiresIn.map(TimeInterval.init) ?? limits.invitationLifetime.timeInterval
         let time = now()
@@ -66,8 +65,7 @@ struct SpaceService: Sendable {
         do {
             try await storage.createInvitation(invitation, codeHash: code.hash, maximumPending: limits.maximumPendingInvitations, now: time)
         } catch SpaceStorageError.tooManyInvitations {
-            throw APIError(
-                .conflict, .tooManyInvitations,
+            throw ServiceError(.conflict, .tooManyInvitations,
                 "You have \(limits.maximumPendingInvitations) pending invitations, the most this server allows; revoke some or wait until they are redeemed or expire."
             )
         }
@@ -84,7 +82,7 @@ struct SpaceService: Sendable {
     func revokeInvitation(_ caller: SyncCaller, space: UUID, invitation: UUID) async throws {
         _ = try await manageable(caller, space: space)
         guard try await storage.revokeInvitation(space: space, id: invitation, now: now()) else {
-            throw APIError(.notFound, .invitationNotFound, "No pending invitation \(invitation.lowercasedText) in this space.")
+            throw ServiceError(.notFound, .invitationNotFound, "No pending invitation \(invitation.lowercasedText) in this space.")
         }
     }
 
@@ -142,12 +140,12 @@ struct SpaceService: Sendable {
         if let acceptedAt = stored.acceptedAt {
             // A retry after a lost reply by the same account is answered as the first redemption was.
             guard stored.acceptedBy == userID, context.currentRole != nil else {
-                throw APIError(.conflict, .invitationUsed, "This invitation was redeemed at \(Timestamp.format(acceptedAt)); ask for a new one.")
+                throw ServiceError(.conflict, .invitationUsed, "This invitation was redeemed at \(Timestamp.format(acceptedAt)); ask for a new one.")
             }
             return .alreadyRedeemed
         }
         guard stored.invitation.expiresAt > now else {
-            throw APIError(.gone, .invitationExpired, "This invitation expired at \(Timestamp.format(stored.invitation.expiresAt)); ask for a new one.")
+            throw ServiceError(.gone, .invitationExpired, "This invitation expired at \(Timestamp.format(stored.invitation.expiresAt)); ask for a new one.")
         }
         guard let current = context.currentRole else {
             guard context.spaceCount < limits.maximumSpacesPerAccount else { throw tooManySpaces(limits) }
@@ -162,25 +160,24 @@ struct SpaceService: Sendable {
         _ context: MembershipContext, space: UUID, callerID: UUID, memberID: UUID, change: MembershipChange
     ) throws -> MembershipChange {
         guard let callerRole = context.callerRole else {
-            throw APIError(.notFound, .spaceNotFound, "No space \(space.lowercasedText) among yours.")
+            throw ServiceError(.notFound, .spaceNotFound, "No space \(space.lowercasedText) among yours.")
         }
         guard !context.isPersonal else {
-            throw APIError(.unprocessableContent, .validationFailed, "A personal space has exactly one member, its owner.")
+            throw ServiceError(.unprocessable, .validationFailed, "A personal space has exactly one member, its owner.")
         }
         guard let memberRole = context.memberRole else { throw memberNotFound(memberID) }
         let isSelfLeaving = callerID == memberID && change == .remove
         if !isSelfLeaving {
             guard callerRole.canManageMembers else {
-                throw APIError(.forbidden, .insufficientRole, "Your role in this space is \(callerRole.rawValue); only owners and admins manage members.")
+                throw ServiceError(.forbidden, .insufficientRole, "Your role in this space is \(callerRole.rawValue); only owners and admins manage members.")
             }
             if callerRole != .owner && (memberRole == .owner || change == .setRole(.owner)) {
-                throw APIError(.forbidden, .insufficientRole, "Only an owner changes or removes an owner, or makes one.")
+                throw ServiceError(.forbidden, .insufficientRole, "Only an owner changes or removes an owner, or makes one.")
             }
         }
         let losesOwner = memberRole == .owner && change != .setRole(.owner)
         if losesOwner && context.ownerCount == 1 {
-            throw APIError(
-                .conflict, .lastOwner,
+            throw ServiceError(.conflict, .lastOwner,
                 "This is the space's only owner; make another member owner first (PATCH …/members/{user} with role owner)."
             )
         }
@@ -192,7 +189,7 @@ struct SpaceService: Sendable {
 
     private func membership(_ caller: SyncCaller, space: UUID) async throws -> SpaceSummary {
         guard let summary = try await storage.spaces(userID: caller.userID).first(where: { $0.id == space }) else {
-            throw APIError(.notFound, .spaceNotFound, "No space \(space.lowercasedText) among yours.")
+            throw ServiceError(.notFound, .spaceNotFound, "No space \(space.lowercasedText) among yours.")
         }
         return summary
     }
@@ -201,24 +198,23 @@ struct SpaceService: Sendable {
     private func manageable(_ caller: SyncCaller, space: UUID) async throws -> SpaceSummary {
         let summary = try await membership(caller, space: space)
         guard summary.role.canManageMembers else {
-            throw APIError(.forbidden, .insufficientRole, "Your role in this space is \(summary.role.rawValue); only owners and admins manage invitations.")
+            throw ServiceError(.forbidden, .insufficientRole, "Your role in this space is \(summary.role.rawValue); only owners and admins manage invitations.")
         }
         guard !summary.isPersonal else {
-            throw APIError(.unprocessableContent, .validationFailed, "A personal space cannot be shared; create a shared space.")
+            throw ServiceError(.unprocessable, .validationFailed, "A personal space cannot be shared; create a shared space.")
         }
         return summary
     }
 
-    static let unknownCode = APIError(
-        .notFound, .invitationNotFound,
+    static let unknownCode = ServiceError(.notFound, .invitationNotFound,
         "No pending invitation has this code for your address: check the code, and that you are signed in with the address it was sent to."
     )
 
-    static func memberNotFound(_ member: UUID) -> APIError {
-        APIError(.notFound, .memberNotFound, "No member \(member.lowercasedText) in this space.")
+    static func memberNotFound(_ member: UUID) -> ServiceError {
+        ServiceError(.notFound, .memberNotFound, "No member \(member.lowercasedText) in this space.")
     }
 
-    static func tooManySpaces(_ limits: SyncLimits) -> APIError {
-        APIError(.conflict, .tooManySpaces, "You are in \(limits.maximumSpacesPerAccount) spaces, the most this server allows; leave one first.")
+    static func tooManySpaces(_ limits: SyncLimits) -> ServiceError {
+        ServiceError(.conflict, .tooManySpaces, "You are in \(limits.maximumSpacesPerAccount) spaces, the most this server allows; leave one first.")
     }
 }

@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import Logging
 
 /// The rules of `/sync/v1`: who may push and pull what, with which limits. Engine-agnostic:
@@ -26,41 +25,36 @@ struct SyncService: Sendable {
     func push(_ caller: SyncCaller, request: PushRequest) async throws -> PushResponse {
         let userID = caller.userID
         guard let device = caller.device else {
-            throw APIError(
-                .forbidden, .deviceNotRegistered,
+            throw ServiceError(.forbidden, .deviceNotRegistered,
                 "This session is not bound to a device; register device \(request.deviceId.lowercasedText) with PUT /sync/v1/devices/{id} before pushing."
             )
         }
         guard device.id == request.deviceId else {
-            throw APIError(
-                .forbidden, .deviceMismatch,
+            throw ServiceError(.forbidden, .deviceMismatch,
                 "This session is bound to device \(device.id.lowercasedText); a session pushes only its own device's writes."
             )
         }
         guard request.mutations.count <= limits.maximumBatchLength else {
-            throw APIError(
-                .unprocessableContent, .batchTooLarge,
+            throw ServiceError(.unprocessable, .batchTooLarge,
                 "The push has \(request.mutations.count) mutations; send at most \(limits.maximumBatchLength) per request."
             )
         }
         for (previous, next) in zip(request.mutations, request.mutations.dropFirst()) where next.mutationId <= previous.mutationId {
-            throw APIError(
-                .unprocessableContent, .mutationOrder,
+            throw ServiceError(.unprocessable, .mutationOrder,
                 "Mutation ids must increase within a push: \(next.mutationId) follows \(previous.mutationId)."
             )
         }
         if let first = request.mutations.first, first.mutationId < 1 {
-            throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids start at 1.")
+            throw ServiceError(.unprocessable, .mutationOrder, "Mutation ids start at 1.")
         }
         if let last = request.mutations.last, last.mutationId > Self.largestMutationID {
-            throw APIError(.unprocessableContent, .mutationOrder, "Mutation ids go up to 2^53-1, which JSON carries exactly in every language.")
+            throw ServiceError(.unprocessable, .mutationOrder, "Mutation ids go up to 2^53-1, which JSON carries exactly in every language.")
         }
         for (space, cursor) in request.cursors where cursor < 0 {
-            throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercasedText) is negative.")
+            throw ServiceError(.unprocessable, .validationFailed, "The cursor of space \(space.lowercasedText) is negative.")
         }
         if let follows = request.follows, follows < 0 || follows >= request.mutations.first?.mutationId ?? .max {
-            throw APIError(
-                .unprocessableContent, .mutationOrder,
+            throw ServiceError(.unprocessable, .mutationOrder,
                 "follows (\(follows)) must be the last mutation id of an earlier push: at least 0 and below this push's first id."
             )
         }
@@ -109,22 +103,20 @@ struct SyncService: Sendable {
             } catch PushPlan.Refusal.outOfOrder(let follows, let last) where follows > last && !pauses.isEmpty {
                 try await Task.sleep(for: pauses.removeFirst())
             } catch let refusal as PushPlan.Refusal {
-                throw Self.apiError(refusal)
+                throw Self.error(for: refusal)
             }
         }
     }
 
-    private static func apiError(_ refusal: PushPlan.Refusal) -> APIError {
+    private static func error(for refusal: PushPlan.Refusal) -> ServiceError {
         switch refusal {
         case .staleMutationID(let mutationID, let lastMutationID):
-            APIError(
-                .conflict, .mutationIDStale,
+            ServiceError(.conflict, .mutationIDStale,
                 "Mutation id \(mutationID) was processed for a different write of this device (its store was reset or restored); number waiting writes after \(lastMutationID) and push again.",
                 details: ["last_mutation_id": .number(Double(lastMutationID))]
             )
         case .outOfOrder(let follows, let lastMutationID):
-            APIError(
-                .conflict, .pushOutOfOrder,
+            ServiceError(.conflict, .pushOutOfOrder,
                 "This push follows mutation \(follows), but the last this device's pushes reached is \(lastMutationID) (the push it follows has not committed); nothing changed: send it again once the earlier push is answered.",
                 details: ["last_mutation_id": .number(Double(lastMutationID))]
             )
@@ -158,10 +150,10 @@ struct SyncService: Sendable {
 
     func pull(_ caller: SyncCaller, request: PullRequest) async throws -> PullReply {
         if let limit = request.limit, limit < 1 {
-            throw APIError(.unprocessableContent, .validationFailed, "limit must be at least 1.")
+            throw ServiceError(.unprocessable, .validationFailed, "limit must be at least 1.")
         }
         for (space, cursor) in request.cursors where cursor < 0 {
-            throw APIError(.unprocessableContent, .validationFailed, "The cursor of space \(space.lowercasedText) is negative.")
+            throw ServiceError(.unprocessable, .validationFailed, "The cursor of space \(space.lowercasedText) is negative.")
         }
         let spaces = try await spaces(of: caller)
         let reply: PullReply

@@ -9,7 +9,7 @@ struct AttemptLimitMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if counts(request), let wait = await limiter.attempt(context.rateLimitKey) {
-            throw APIError.rateLimited(wait)
+            throw ServiceError.rateLimited(wait)
         }
         return try await next(request, context)
     }

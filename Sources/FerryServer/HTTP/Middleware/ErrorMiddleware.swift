@@ -26,6 +26,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error {
         case let error as APIError:
             return error
+        case let error as ServiceError:
+            return APIError(error)
         case let error as HTTPError:
             return translate(error, request)
         case _ where StorageAvailability.isInvalidData(error):

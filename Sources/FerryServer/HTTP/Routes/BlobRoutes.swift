@@ -88,3 +88,10 @@ struct ByteRange: Sendable, Equatable {
         }
     }
 }
+
+extension HTTPField.Name {
+    /// `Upload-Offset`: where an upload stands (TUS's header).
+    static let uploadOffset = Self("Upload-Offset")!
+    /// `Upload-Length`: an upload's whole length (TUS's header).
+    static let uploadLength = Self("Upload-Length")!
+}

@@ -83,7 +83,7 @@ struct ResumableUploadRoutes {
                 try? await storage.catalog.deleteResumableUpload(id: upload.id)
                 throw APIError(.contentTooLarge, .payloadTooLarge, "The body carries more bytes than Upload-Length leaves, so the upload was discarded.")
             } catch let error as BlobStoreError {
-                throw BlobService.apiError(error)
+                throw BlobService.refusal(error)
             }
             if received == upload.length {
                 try await RequestDeadline.bound {

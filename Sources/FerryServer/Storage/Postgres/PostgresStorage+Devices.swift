@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import PostgresNIO
 
 extension PostgresStorage: DeviceStorage {
@@ -65,7 +64,7 @@ extension PostgresStorage: DeviceStorage {
         } catch let error as PostgresTransactionError {
             if let psql = error.closureError as? PSQLError, psql.serverInfo?[.sqlState] == "23505" {
                 // Another account registered the same id at the same moment.
-                throw APIError(.conflict, .deviceConflict, "Device id \(id.lowercasedText) belongs to another account; a device creates a new random id for each account.")
+                throw ServiceError(.conflict, .deviceConflict, "Device id \(id.lowercasedText) belongs to another account; a device creates a new random id for each account.")
             }
             throw error.closureError ?? error
         }

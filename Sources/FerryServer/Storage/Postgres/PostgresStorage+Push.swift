@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import PostgresNIO
 
 extension PostgresStorage: RecordStorage {
@@ -22,7 +21,7 @@ extension PostgresStorage: RecordStorage {
                 // stored rows, the id is found (a stored record merges; another space's refuses its mutation,
                 // `space_mismatch`). A race retries once; a second one in a row is contention to retry later.
                 guard speculation != nil || !retried else {
-                    throw APIError(.serviceUnavailable, .unavailable, "Other pushes kept storing this push's records meanwhile; retry shortly.", headers: [.retryAfter: "1"])
+                    throw ServiceError(.unavailable, .unavailable, "Other pushes kept storing this push's records meanwhile; retry shortly.", retryAfter: .seconds(1))
                 }
                 if speculation == nil { retried = true }
                 speculation = nil

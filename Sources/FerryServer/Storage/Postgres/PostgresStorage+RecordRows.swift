@@ -36,7 +36,7 @@ extension PostgresStorage {
             case .timestamp: "to_json(\(column)) #>> '{}'"
             }
         }
-        return (["id", "_space", "_seq", "_clocks", "_deleted", "\(SQLDialect.sealedColumn)::text"] + fields).joined(separator: ", ")
+        return (SQLDialect.syncColumns + ["\(SQLDialect.sealedColumn)::text"] + fields).joined(separator: ", ")
     }
 
     /// One row of ``recordColumns(_:)``.
@@ -217,7 +217,7 @@ extension PostgresStorage {
     /// quarter more of PostgreSQL's time in the insert.
     private static func writeText(_ collection: CollectionDefinition, upsert: Bool) -> String {
         let fieldElements = collection.fields.map { PostgresColumnArray.Element(collection.storedType(of: $0)) }
-        let names = ["id", "_space", "_seq", "_clocks", "_deleted", SQLDialect.sealedColumn] + collection.fields.map(\.name)
+        let names = SQLDialect.syncColumns + [SQLDialect.sealedColumn] + collection.fields.map(\.name)
         let elements: [PostgresColumnArray.Element] = [.uuid, .uuid, .integer, .text, .bool, .json] + fieldElements
         let values = elements.indices.map { "unnest($\($0 + 2)::\(elements[$0].sqlArrayType))" + (elements[$0] == .json ? "::jsonb" : "") }
         let quoted = names.map { SQLDialect.postgres.quote($0) } + [SQLDialect.postgres.quote("_updated_at")]

@@ -8,7 +8,7 @@ extension SQLiteStorage {
     /// The columns ``storedRecord(_:collection:forWire:)`` reads, in its order: read by position, since a lookup by name
     /// lowercases and compares every column name (a tenth of a pull's server time).
     static func recordColumns(_ collection: CollectionDefinition) -> String {
-        (["id", "_space", "_seq", "_clocks", "_deleted", SQLDialect.sealedColumn] + collection.fields.map(\.name))
+        (SQLDialect.syncColumns + [SQLDialect.sealedColumn] + collection.fields.map(\.name))
             .map { SQLDialect.sqlite.quote($0) }.joined(separator: ", ")
     }
 
@@ -88,7 +88,7 @@ extension SQLiteStorage {
     private static let upsertTexts = StatementTextCache()
 
     private static func upsertText(_ collection: CollectionDefinition) -> String {
-        let columns = ["id", "_space", "_seq", "_clocks", "_deleted", "_updated_at", SQLDialect.sealedColumn] + collection.fields.map(\.name)
+        let columns = SQLDialect.syncColumns + [SQLDialect.updatedAtColumn, SQLDialect.sealedColumn] + collection.fields.map(\.name)
         let quoted = columns.map { SQLDialect.sqlite.quote($0) }
         let updates = quoted.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         return """
