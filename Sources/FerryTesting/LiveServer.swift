@@ -45,7 +45,7 @@ public final class LiveServer: Sendable {
         let (addresses, continuation) = AsyncStream<FerryServer.ListeningAddress>.makeStream()
         let task = Task {
             defer { continuation.finish() }
-            try await server.run(gracefulShutdownSignals: []) { address in continuation.yield(address) }
+            try await server.run { address in continuation.yield(address) }
         }
         for await address in addresses {
             let baseURL = URL(string: address.baseURL)!

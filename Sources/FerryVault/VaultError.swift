@@ -20,7 +20,6 @@ public struct VaultError: FerryError, Hashable {
         self.detail = detail
     }
 
-    /// `message (code)`.
 }
 
 extension ErrorCode {

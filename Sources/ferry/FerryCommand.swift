@@ -38,7 +38,8 @@ enum FerryMain {
         } catch let error as CommandFailure {
             fail(error.message, code: error.shownCode, status: error.status)
         } catch let error as any FerryError {
-            fail(error.message, code: error.code)
+            // The description: the message, or more where the error has more to say (a schema error's file and line).
+            fail(error.description, code: error.code)
         } catch {
             let status = FerryCommand.exitCode(for: error)
             if status == .success || error is CleanExit {

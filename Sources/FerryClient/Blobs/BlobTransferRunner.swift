@@ -71,6 +71,9 @@ struct BlobTransferRunner: Sendable {
             return true
         } catch let error as RemoteError where error.isOffline {
             throw error
+        } catch let error as AuthError {
+            // The session is over (or cannot be read): no transfer can go on, and none of them failed.
+            throw error
         } catch let error as RemoteError {
             // The server refused the request itself (too large, not a member or a viewer any more, malformed): trying
             // again cannot help. Bytes that did not hash to the address may be another member's, who shares the

@@ -179,7 +179,7 @@ public final class PostLoginSync: Sendable {
 
     private static func describe(_ error: any Error) -> (String, String) {
         switch error {
-        case let error as any FerryError: (error.code.rawValue, error.message)
+        case let error as any FerryError: (error.code.rawValue, error.description)
         case let error as EncryptionError: (error.code.rawValue, error.message)
         default: ("unexpected", "\(error)")
         }

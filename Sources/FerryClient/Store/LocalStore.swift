@@ -23,7 +23,7 @@ public final class LocalStore: Sendable {
     package let writer: any DatabaseWriter
     /// Read-only access to the database, for an app's own queries and GRDB observations (`ValueObservation`). Write
     /// with ``save(collection:id:space:fields:)`` and ``delete(collection:id:)``, which keep the outbox.
-    public var reader: any DatabaseReader { writer }
+    public var reader: any DatabaseReader { AnyDatabaseReader(writer) }
     /// This device's id: the `deviceId` of pushes and the node of its clocks.
     public let deviceId: UUID
     /// The space of new records that name none (usually the personal space, whose id is the user's).

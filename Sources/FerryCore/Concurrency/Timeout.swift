@@ -16,10 +16,21 @@ public func withTimeout<Result: Sendable>(
     throwing timeoutError: @escaping @Sendable () -> any Error = { TimeoutError() },
     _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
+    let end = ContinuousClock.now + timeout
+    return try await withDeadline({ end }, throwing: timeoutError, operation)
+}
+
+/// ``withTimeout(_:throwing:_:)`` against a deadline that may move later while the operation runs: the timer sleeps
+/// until `deadline()` and, woken, sleeps again while the deadline has moved on.
+public func withDeadline<Result: Sendable>(
+    _ deadline: @escaping @Sendable () -> ContinuousClock.Instant,
+    throwing timeoutError: @escaping @Sendable () -> any Error = { TimeoutError() },
+    _ operation: @escaping @Sendable () async throws -> Result
+) async throws -> Result {
     let race = TimeoutRace<Result>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            race.start(continuation: continuation, timeout: timeout, timeoutError: timeoutError, operation: operation)
+            race.start(continuation: continuation, deadline: deadline, timeoutError: timeoutError, operation: operation)
         }
     } onCancel: {
         race.cancel()
@@ -38,7 +49,7 @@ private final class TimeoutRace<Result: Sendable>: Sendable {
     private let state = Mutex(State())
 
     func start(
-        continuation: CheckedContinuation<Result, any Error>, timeout: Duration,
+        continuation: CheckedContinuation<Result, any Error>, deadline: @escaping @Sendable () -> ContinuousClock.Instant,
         timeoutError: @escaping @Sendable () -> any Error, operation: @escaping @Sendable () async throws -> Result
     ) {
         let alreadyCancelled = state.withLock { state in
@@ -57,7 +68,9 @@ private final class TimeoutRace<Result: Sendable>: Sendable {
             }
         }
         let timer = Task {
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            while case let end = deadline(), ContinuousClock.now < end {
+                guard (try? await Task.sleep(until: end, clock: .continuous)) != nil else { return }
+            }
             self.finish(.failure(timeoutError()))
         }
         let isFinished = state.withLock { state in

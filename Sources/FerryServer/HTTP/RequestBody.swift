@@ -29,7 +29,7 @@ extension Request {
         let buffer: ByteBuffer
         let progress = RequestDeadline.progress
         // Cleared only once the body is in: when the deadline cancels the read, the flag must still say so.
-        progress?.isReadingBody.store(true, ordering: .relaxed)
+        progress?.isReadingBody.store(true, ordering: .sequentiallyConsistent)
         do {
             // The body arrives within the deadline too: a client trickling it cannot hold the request open.
             buffer = try await withTimeout(RequestDeadline.duration) { [self] in
@@ -41,7 +41,7 @@ extension Request {
         } catch {
             throw APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
         }
-        progress?.isReadingBody.store(false, ordering: .relaxed)
+        progress?.bodyArrived(duration: RequestDeadline.duration)
         do {
             return try await withTimeout(RequestDeadline.duration) { try read(buffer.readableBytesView) }
         } catch let error as JSONParseError {

@@ -4,18 +4,35 @@ import Synchronization
 
 /// How long a request may take over its work: authentication, reading its body and waiting on the database.
 ///
-/// It is set once per route group: the handlers of a ``DeadlineGroup`` run whole under it and write no timeout of
-/// their own. Only streamed uploads cannot (a body of gigabytes may take hours): their handlers bound each database
-/// step with ``bound(_:)``, and the body by the idle timeout.
+/// It is set once per route group: the handlers of a ``DeadlineGroup`` run under it (the body within the deadline,
+/// then the work within a fresh one) and write no timeout of their own; the ``Authenticator`` bounds its lookup the
+/// same way. Streamed uploads cannot run whole under it (a body of gigabytes may take hours): the database steps
+/// their routes run are bounded with ``bound(_:)``, the body by the idle timeout. The services' own upload steps
+/// (`BlobService.upload`, `ObjectStorageService.upload`) are not bounded yet.
 enum RequestDeadline {
     /// The running request's deadline; ``RequestDeadlineMiddleware`` sets it from `ServerConfiguration.requestDeadline`.
     @TaskLocal static var duration: Duration = ServerConfiguration().requestDeadline
-    /// Where the running request of a ``DeadlineGroup`` stands, so a deadline passing while its body is still
-    /// arriving answers 408 (send it at once), not 503 (the server was slow).
+    /// Where the running request of a ``DeadlineGroup`` stands: a deadline passing while its body is still arriving
+    /// answers 408 (send it at once), not 503 (the server was slow); and once the body is in, the work gets a
+    /// deadline of its own, so a large push sent over a slow link is not cut short by the time its upload took.
     @TaskLocal static var progress: Progress?
 
     final class Progress: Sendable {
         let isReadingBody = Atomic<Bool>(false)
+        private let end: Mutex<ContinuousClock.Instant>
+
+        init(duration: Duration) {
+            end = Mutex(.now + duration)
+        }
+
+        /// When the request times out.
+        var deadline: ContinuousClock.Instant { end.withLock { $0 } }
+
+        /// The body is in: the work from here on has the whole deadline.
+        func bodyArrived(duration: Duration) {
+            isReadingBody.store(false, ordering: .sequentiallyConsistent)
+            end.withLock { $0 = .now + duration }
+        }
     }
 
     /// Runs one database step of a streamed-upload route within the deadline; past it the request fails with 503.
@@ -23,12 +40,13 @@ enum RequestDeadline {
         try await withTimeout(duration, work)
     }
 
-    /// Runs a whole request of a ``DeadlineGroup``: past the deadline it fails with 503, or 408 while reading the body.
+    /// Runs a whole request of a ``DeadlineGroup``: past the deadline it fails with 503, or 408 while reading the body;
+    /// the body's arrival starts the work's deadline afresh (``Progress/bodyArrived(duration:)``).
     static func run(_ work: @escaping @Sendable () async throws -> Response) async throws -> Response {
-        let progress = Progress()
+        let progress = Progress(duration: duration)
         do {
-            return try await $progress.withValue(progress) { try await withTimeout(duration, work) }
-        } catch is TimeoutError where progress.isReadingBody.load(ordering: .relaxed) {
+            return try await $progress.withValue(progress) { try await withDeadline({ progress.deadline }, work) }
+        } catch is TimeoutError where progress.isReadingBody.load(ordering: .sequentiallyConsistent) {
             throw bodyTimedOut
         }
     }

@@ -7,7 +7,6 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
-import UnixSignals
 import WSCore
 
 extension FerryServer {
@@ -38,11 +37,13 @@ extension FerryServer {
         func authenticated(_ group: RouterGroup<FerryRequestContext>, _ authenticator: Authenticator = authenticator) -> RouterGroup<AuthenticatedContext> {
             group.add(middleware: authenticator).group(context: AuthenticatedContext.self)
         }
-        var optional = authenticator
-        optional.isOptional = true
+        // Sign-up and sign-in: the anon key, then the attempt limit, then (password sign-ins only) the session presented.
+        var signingIn = authenticator
+        signingIn.requirement = .presented(when: AuthRoutes.isPasswordAttempt)
         AuthRoutes(service: auth).register(
-            anonymous: DeadlineGroup(router.group("auth/v1").add(middleware: optional)
-                .add(middleware: AttemptLimitMiddleware(limiter: auth.limits.attemptsPerClient, counts: AuthRoutes.isPasswordAttempt))),
+            anonymous: DeadlineGroup(router.group("auth/v1").add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
+                .add(middleware: AttemptLimitMiddleware(limiter: auth.limits.attemptsPerClient, counts: AuthRoutes.isPasswordAttempt))
+                .add(middleware: signingIn)),
             authenticated: DeadlineGroup(authenticated(router.group("auth/v1")))
         )
         let sync = DeadlineGroup(authenticated(router.group("sync/v1")))
@@ -72,14 +73,15 @@ extension FerryServer {
         return router
     }
 
-    /// Serves until SIGINT or SIGTERM (graceful shutdown: in-flight requests finish) or until the
-    /// calling task is cancelled. `onListening` runs once the socket is bound.
+    /// Serves until the graceful shutdown of the `ServiceGroup` running it (in-flight requests finish), a call to
+    /// ``shutdown()``, or the cancellation of the calling task. `onListening` runs once the socket is bound.
+    ///
+    /// The server is a library: it owns no signals. An application runs it in its own `ServiceGroup` with the
+    /// signals it wants (as `ferry serve` does with SIGTERM and SIGINT, through ``service(onListening:)``), as
+    /// swift-service-lifecycle asks of libraries; its inner group follows the outer one's graceful shutdown.
     ///
     /// Throws ``ServerStartupError`` when the address cannot be bound.
-    public func run(
-        gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint],
-        onListening: @escaping @Sendable (ListeningAddress) async -> Void = { _ in }
-    ) async throws {
+    public func run(onListening: @escaping @Sendable (ListeningAddress) async -> Void = { _ in }) async throws {
         let host = configuration.host
         let router = makeRouter()
         // A heartbeat shorter than the idle timeout, so a client answering pings never looks idle to a proxy.
@@ -101,7 +103,6 @@ extension FerryServer {
                 services: services.map { .init(service: $0) } + [
                     .init(service: application, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
                 ],
-                gracefulShutdownSignals: gracefulShutdownSignals,
                 logger: logger
             )
         )
@@ -120,8 +121,23 @@ extension FerryServer {
         try? await storage.close()
     }
 
-    /// Stops a running server as SIGTERM would: stop accepting, finish in-flight requests, return from ``run(gracefulShutdownSignals:onListening:)``.
+    /// The server as a `Service`, for an application's `ServiceGroup`; `onListening` runs once the socket is bound.
+    public func service(onListening: @escaping @Sendable (ListeningAddress) async -> Void = { _ in }) -> some Service {
+        ServerService(server: self, onListening: onListening)
+    }
+
+    /// Stops a running server as SIGTERM would: stop accepting, finish in-flight requests, return from ``run(onListening:)``.
     public func shutdown() async {
         await runningGroup.withLock { $0 }?.triggerGracefulShutdown()
+    }
+}
+
+/// ``FerryServer`` as a `Service` (``FerryServer/service(onListening:)``).
+private struct ServerService: Service {
+    let server: FerryServer
+    let onListening: @Sendable (FerryServer.ListeningAddress) async -> Void
+
+    func run() async throws {
+        try await server.run(onListening: onListening)
     }
 }

@@ -7,7 +7,6 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 import Synchronization
-import UnixSignals
 
 /// The Ferry server: loads the schema, opens and migrates the database, and serves HTTP.
 ///
@@ -15,7 +14,8 @@ import UnixSignals
 /// var configuration = ServerConfiguration()
 /// configuration.schemaFiles = ["Examples/tabletnotes.yaml"]
 /// let server = try await FerryServer.prepare(configuration, logger: logger)
-/// try await server.run { address in print("listening on \(address)") }
+/// let service = server.service { address in print("listening on \(address)") }
+/// try await ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
 /// ```
 public final class FerryServer: Sendable {
     /// Where a running server listens.

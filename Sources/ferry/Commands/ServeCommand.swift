@@ -2,6 +2,8 @@ import ArgumentParser
 import FerryServer
 import Foundation
 import Logging
+import UnixSignals
+import ServiceLifecycle
 
 /// `ferry serve`: runs the server on the embedded SQLite database or on PostgreSQL.
 struct ServeCommand: AsyncParsableCommand {
@@ -138,10 +140,12 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "ferry")
         let server = try await FerryServer.prepare(settings.configuration, logger: logger)
         let store = server.storeDescription
-        try await server.run { address in
+        // The application owns the signals: SIGTERM and SIGINT shut the server down gracefully (in-flight requests finish).
+        let service = server.service { address in
             // Written unbuffered, so a supervisor or script reading the pipe sees it at once.
             FileHandle.standardOutput.write(Data("Ferry listening on \(address.baseURL) (\(store))\n".utf8))
         }
+        try await ServiceGroup(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
     }
 }
 

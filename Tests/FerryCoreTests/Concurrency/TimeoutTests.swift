@@ -1,10 +1,28 @@
 import FerryCore
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("withTimeout")
 struct TimeoutTests {
     struct Boom: Error {}
+
+    @Test("a deadline moved later while the operation runs holds at its new instant, not its first")
+    func movingDeadline() async throws {
+        let end = Mutex(ContinuousClock.now + .milliseconds(200))
+        // The deadline moves on before it passes, as a request's does once its body is in.
+        let result = try await withDeadline({ end.withLock { $0 } }) {
+            end.withLock { $0 = .now + .seconds(30) }
+            try await Task.sleep(for: .milliseconds(600))
+            return 7
+        }
+        #expect(result == 7)
+        let start = ContinuousClock.now
+        await #expect(throws: TimeoutError.self) {
+            try await withDeadline({ start + .milliseconds(200) }) { try await Task.sleep(for: .seconds(30)) }
+        }
+        #expect(ContinuousClock.now - start < .seconds(10))
+    }
 
     @Test("returns the result, or the operation's own error, when it finishes in time")
     func finishesInTime() async throws {

@@ -25,9 +25,17 @@ struct Authenticator: RouterMiddleware {
     let devices: DeviceService
     let anonKey: String
     var credentials = Credentials.headers
-    /// Whether a caller is required (otherwise 401/403), or only recorded when one presents valid credentials: sign-in
-    /// spares a device holding a session of the account from the lockout that others' guesses cause.
-    var isOptional = false
+    /// Whether a caller is required, or only noted when presented.
+    enum Requirement: Sendable {
+        /// A verified caller, with its device (revoked → 403), or the request is refused (401/403).
+        case required
+        /// For the requests `when` selects (password sign-ins), the token and session they present, if those verify;
+        /// never a refusal, and no device work: sign-in spares a device holding a session of the account from the
+        /// lockout that others' guesses cause.
+        case presented(when: @Sendable (Request) -> Bool)
+    }
+
+    var requirement = Requirement.required
     /// Whether the caller's spaces are read with its session (``SyncCaller/spaces``): for the pull, which needs them,
     /// and no other route, which would read them for nothing.
     var readsSpaces = false
@@ -37,13 +45,16 @@ struct Authenticator: RouterMiddleware {
         try APIKeyMiddleware<Context>.check(request.headers[.apiKey] ?? query?.get("apikey"), anonKey: anonKey)
         let authorization = request.headers[.authorization] ?? query?.get("access_token").map { "Bearer \($0)" }
         var context = context
-        let verify = { @Sendable [auth, devices, readsSpaces] in
-            try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces)
-        }
-        if !isOptional {
-            context.caller = try await RequestDeadline.bound(verify)
-        } else if authorization != nil {
-            context.caller = try? await RequestDeadline.bound(verify)
+        switch requirement {
+        case .required:
+            context.caller = try await RequestDeadline.bound { [auth, devices, readsSpaces] in
+                try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces)
+            }
+        case .presented(let when):
+            if authorization != nil, when(request),
+               let account = try? await RequestDeadline.bound({ [auth] in try await auth.authenticate(authorization: authorization) }) {
+                context.caller = SyncCaller(account: account)
+            }
         }
         return try await next(request, context)
     }
