@@ -32,6 +32,14 @@ extension AuthClient {
         }
     }
 
+    /// The `URLRequest` ``send(_:)`` would send for `request` now, with a fresh session token: for the realtime
+    /// stream, which the pipeline cannot send itself (it is a WebSocket upgrade).
+    func authorizedRequest(_ request: ServerRequest) async throws -> URLRequest {
+        var urlRequest = request.urlRequest(for: endpoint)
+        urlRequest.setValue("Bearer \(try await accessToken())", forHTTPHeaderField: "Authorization")
+        return urlRequest
+    }
+
     /// ``send(_:)``, with the 2xx body read as a `Reply`; a body that is not one is `unexpected_response`, naming `what`.
     public func send<Reply: Decodable & Sendable>(_ request: ServerRequest, as reply: Reply.Type, what: String) async throws -> Reply {
         try Self.read(try await send(request).data, what: what) { try JSONValueDecoder().decode(Reply.self, from: $0) }

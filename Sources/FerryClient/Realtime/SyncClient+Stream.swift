@@ -1,5 +1,8 @@
 import FerryCore
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HTTPTypes
 import Logging
 import NIOWebSocket
@@ -11,14 +14,15 @@ extension SyncClient: RealtimeRemote {
     /// The socket pings the server every 20 seconds and gives up on a server that stops answering, so a dead
     /// network path ends the stream instead of leaving it silent.
     public func openStream(_ onMessage: @escaping @Sendable (StreamMessage) async -> Void) async throws -> StreamClosure {
-        let token = try await auth.accessToken()
-        let url = auth.endpoint.url(path: "sync/v1/stream")
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw URLError(.badURL) }
+        // The pipeline's request, upgraded: the same URL and headers as any other request, on a WebSocket.
+        let request = try await auth.authorizedRequest(ServerRequest("GET", "sync/v1/stream"))
+        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw URLError(.badURL) }
         components.scheme = components.scheme == "https" ? "wss" : "ws"
         guard let address = components.string else { throw URLError(.badURL) }
         var headers = HTTPFields()
-        headers[HTTPField.Name("apikey")!] = auth.endpoint.apiKey
-        headers[.authorization] = "Bearer \(token)"
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
         let configuration = WebSocketClientConfiguration(
             maxFrameSize: 1 << 16, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(20))
         )
