@@ -3,6 +3,15 @@ import Foundation
 /// Writes files that hold credentials: mode 0600 from creation (no moment where another user could
 /// read them), replaced atomically so a crash leaves the old file or the new one, never half of one.
 public enum OwnerOnlyFile {
+    /// The file's bytes, or `nil` when there is no file (any other failure is thrown).
+    public static func read(_ url: URL) throws -> Data? {
+        do {
+            return try Data(contentsOf: url)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return nil
+        }
+    }
+
     /// Replaces the file at `url` with `data`, creating its folder (mode 0700) when missing.
     public static func write(_ data: Data, to url: URL) throws {
         try withTemporaryCopy(of: data, beside: url) { temporary in

@@ -26,9 +26,8 @@ public struct FileSessionStore: SessionStore {
     public func load() throws -> AuthSession? {
         let data: Data
         do {
-            data = try Data(contentsOf: fileURL)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return nil
+            guard let contents = try OwnerOnlyFile.read(fileURL) else { return nil }
+            data = contents
         } catch {
             throw AuthError(code: .sessionStoreFailed, message: "Could not read the session file \(fileURL.path): \(error.localizedDescription).")
         }

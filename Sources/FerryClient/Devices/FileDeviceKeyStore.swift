@@ -29,9 +29,8 @@ public struct FileDeviceKeyStore: DeviceKeyStore {
     public func load() throws -> DeviceKeyPair? {
         let data: Data
         do {
-            data = try Data(contentsOf: fileURL)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return nil
+            guard let contents = try OwnerOnlyFile.read(fileURL) else { return nil }
+            data = contents
         } catch {
             throw EncryptionError(code: .keyStoreFailed, message: "Could not read the device key file \(fileURL.path): \(error.localizedDescription).")
         }

@@ -3,31 +3,39 @@ import FerryClient
 import FerryCore
 import Foundation
 
-/// Prints who is now signed in; never the tokens.
-private func reportSignIn(_ session: AuthSession, options: ClientOptions, human: String, postLogin: PostLoginSyncResult?) {
-    Output.emit(json: options.json, human: human, [
-        "user_id": session.user.id.lowercasedText, "email": session.user.email, "profile": options.profileName,
-        "post_login": PostLoginReport.object(postLogin),
-    ])
+/// What `ferry signup` and `ferry login` both take.
+struct SignInArguments: ParsableArguments {
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The account's email address.") var email: String
+    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input.") var passwordFromStandardInput = false
+    @Flag(name: .customLong("no-sync"), help: "Skip the post-login sync (device registration, upload, keys, download).") var noSync = false
+
+    /// Reads the password, signs in with `authenticate`, caches the schema, runs the post-login sync unless
+    /// `--no-sync`, and prints who is now signed in (never the tokens).
+    func signIn(prompt: String, _ authenticate: (AuthClient, String, String) async throws -> AuthSession, human: (AuthSession) -> String) async throws {
+        let profile = try ClientProfile(options)
+        let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: prompt)
+        let auth = profile.makeAuthClient()
+        let session = try await authenticate(auth, email, password)
+        await profile.cacheSchemaQuietly(using: auth)
+        let postLogin = noSync ? nil : await PostLoginReport.run(profile, auth: auth, options: options)
+        Output.emit(json: options.json, human: human(session), [
+            "user_id": session.user.id.lowercasedText, "email": session.user.email, "profile": options.profileName,
+            "post_login": PostLoginReport.object(postLogin),
+        ])
+    }
 }
 
 /// `ferry signup EMAIL`: creates an account and signs this profile in.
 struct SignUpCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "signup", abstract: "Create an account and sign in.")
 
-    @OptionGroup var options: ClientOptions
-    @Argument(help: "The account's email address.") var email: String
-    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input.") var passwordFromStandardInput = false
-    @Flag(name: .customLong("no-sync"), help: "Skip the post-login sync (device registration, upload, keys, download).") var noSync = false
+    @OptionGroup var arguments: SignInArguments
 
     func run() async throws {
-        let profile = try ClientProfile(options)
-        let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Choose a password: ")
-        let auth = profile.makeAuthClient()
-        let session = try await auth.signUp(email: email, password: password)
-        await profile.cacheSchemaQuietly(using: auth)
-        let postLogin = noSync ? nil : await PostLoginReport.run(profile, auth: auth, options: options)
-        reportSignIn(session, options: options, human: "Signed up and signed in as \(session.user.email).", postLogin: postLogin)
+        try await arguments.signIn(prompt: "Choose a password: ", { try await $0.signUp(email: $1, password: $2) }) {
+            "Signed up and signed in as \($0.user.email)."
+        }
     }
 }
 
@@ -35,19 +43,10 @@ struct SignUpCommand: AsyncParsableCommand {
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "login", abstract: "Sign in.")
 
-    @OptionGroup var options: ClientOptions
-    @Argument(help: "The account's email address.") var email: String
-    @Flag(name: .customLong("password-stdin"), help: "Read the password from standard input.") var passwordFromStandardInput = false
-    @Flag(name: .customLong("no-sync"), help: "Skip the post-login sync (device registration, upload, keys, download).") var noSync = false
+    @OptionGroup var arguments: SignInArguments
 
     func run() async throws {
-        let profile = try ClientProfile(options)
-        let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Password: ")
-        let auth = profile.makeAuthClient()
-        let session = try await auth.signIn(email: email, password: password)
-        await profile.cacheSchemaQuietly(using: auth)
-        let postLogin = noSync ? nil : await PostLoginReport.run(profile, auth: auth, options: options)
-        reportSignIn(session, options: options, human: "Signed in as \(session.user.email).", postLogin: postLogin)
+        try await arguments.signIn(prompt: "Password: ", { try await $0.signIn(email: $1, password: $2) }) { "Signed in as \($0.user.email)." }
     }
 }
 

@@ -201,41 +201,30 @@ struct ServeSettings {
                 throw CommandFailure(message: "--github-token-url \(problem)", status: 64)
             }
         }
-        if let count = try Self.count(command.maxSpacesPerAccount, environment, "FERRY_MAX_SPACES_PER_ACCOUNT", flag: "--max-spaces-per-account") {
-            configuration.sync.maximumSpacesPerAccount = count
+        // Caps: a whole number from the flag or its variable, 1 to 1,000,000; MiB caps are kept in bytes.
+        let caps: [(Int?, String, String, WritableKeyPath<ServerConfiguration, Int>)] = [
+            (command.maxSpacesPerAccount, "FERRY_MAX_SPACES_PER_ACCOUNT", "--max-spaces-per-account", \.sync.maximumSpacesPerAccount),
+            (command.maxDevicesPerAccount, "FERRY_MAX_DEVICES_PER_ACCOUNT", "--max-devices-per-account", \.sync.maximumDevicesPerAccount),
+            (command.maxPendingInvitations, "FERRY_MAX_PENDING_INVITATIONS", "--max-pending-invitations", \.sync.maximumPendingInvitations),
+            (command.maxPushesInFlight, "FERRY_MAX_PUSHES_IN_FLIGHT", "--max-pushes-in-flight", \.sync.maximumPushesInFlight),
+            (command.maxStreams, "FERRY_MAX_STREAMS", "--max-streams", \.realtime.maximumStreams),
+            (command.maxStreamsPerAccount, "FERRY_MAX_STREAMS_PER_ACCOUNT", "--max-streams-per-account", \.realtime.maximumStreamsPerAccount),
+            (command.maxOpenUploadsPerAccount, "FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT", "--max-open-uploads-per-account", \.blobs.maximumOpenUploadsPerAccount),
+            (command.maxOpenUploadsPerSpace, "FERRY_MAX_OPEN_UPLOADS_PER_SPACE", "--max-open-uploads-per-space", \.blobs.maximumOpenUploadsPerSpace),
+        ]
+        for (flag, variable, name, setting) in caps {
+            if let count = try Self.count(flag, environment, variable, flag: name) { configuration[keyPath: setting] = count }
         }
-        if let count = try Self.count(command.maxDevicesPerAccount, environment, "FERRY_MAX_DEVICES_PER_ACCOUNT", flag: "--max-devices-per-account") {
-            configuration.sync.maximumDevicesPerAccount = count
-        }
-        if let count = try Self.count(command.maxPendingInvitations, environment, "FERRY_MAX_PENDING_INVITATIONS", flag: "--max-pending-invitations") {
-            configuration.sync.maximumPendingInvitations = count
-        }
-        if let count = try Self.count(command.maxPushesInFlight, environment, "FERRY_MAX_PUSHES_IN_FLIGHT", flag: "--max-pushes-in-flight") {
-            configuration.sync.maximumPushesInFlight = count
-        }
-        if let count = try Self.count(command.maxStreams, environment, "FERRY_MAX_STREAMS", flag: "--max-streams") {
-            configuration.realtime.maximumStreams = count
-        }
-        if let count = try Self.count(command.maxStreamsPerAccount, environment, "FERRY_MAX_STREAMS_PER_ACCOUNT", flag: "--max-streams-per-account") {
-            configuration.realtime.maximumStreamsPerAccount = count
-        }
-        if let mebibytes = try Self.count(command.maxBlobMiB, environment, "FERRY_MAX_BLOB_MIB", flag: "--max-blob-mib") {
-            configuration.blobs.maximumBlobBytes = Int64(mebibytes) << 20
+        let mebibyteCaps: [(Int?, String, String, WritableKeyPath<ServerConfiguration, Int64>)] = [
+            (command.maxBlobMiB, "FERRY_MAX_BLOB_MIB", "--max-blob-mib", \.blobs.maximumBlobBytes),
+            (command.maxOpenUploadMiBPerAccount, "FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT", "--max-open-upload-mib-per-account", \.blobs.maximumOpenUploadBytesPerAccount),
+            (command.maxStoredMiBPerAccount, "FERRY_MAX_STORED_MIB_PER_ACCOUNT", "--max-stored-mib-per-account", \.blobs.maximumStoredBytesPerAccount),
+        ]
+        for (flag, variable, name, setting) in mebibyteCaps {
+            if let mebibytes = try Self.count(flag, environment, variable, flag: name) { configuration[keyPath: setting] = Int64(mebibytes) << 20 }
         }
         if let seconds = try Self.seconds(command.maxSignedURLSeconds, environment, "FERRY_MAX_SIGNED_URL_SECONDS", flag: "--max-signed-url-seconds") {
             configuration.blobs.maximumSignedURLLifetime = seconds
-        }
-        if let count = try Self.count(command.maxOpenUploadsPerAccount, environment, "FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT", flag: "--max-open-uploads-per-account") {
-            configuration.blobs.maximumOpenUploadsPerAccount = count
-        }
-        if let count = try Self.count(command.maxOpenUploadsPerSpace, environment, "FERRY_MAX_OPEN_UPLOADS_PER_SPACE", flag: "--max-open-uploads-per-space") {
-            configuration.blobs.maximumOpenUploadsPerSpace = count
-        }
-        if let mebibytes = try Self.count(command.maxOpenUploadMiBPerAccount, environment, "FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT", flag: "--max-open-upload-mib-per-account") {
-            configuration.blobs.maximumOpenUploadBytesPerAccount = Int64(mebibytes) << 20
-        }
-        if let mebibytes = try Self.count(command.maxStoredMiBPerAccount, environment, "FERRY_MAX_STORED_MIB_PER_ACCOUNT", flag: "--max-stored-mib-per-account") {
-            configuration.blobs.maximumStoredBytesPerAccount = Int64(mebibytes) << 20
         }
         if let url = command.publicURL ?? environment["FERRY_PUBLIC_URL"], !url.isEmpty {
             guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil,
