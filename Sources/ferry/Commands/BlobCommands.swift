@@ -82,12 +82,12 @@ struct BlobStatusCommand: AsyncParsableCommand {
         lines.append("Cache: \(SyncCommand.bytes(cached)).")
         Output.emit(json: options.json, human: lines.joined(separator: "\n"), [
             "transfers": transfers.map { transfer in
-                [
+                JSONValue.members([
                     "direction": transfer.direction.rawValue, "space": RecordText.id(transfer.space), "sha256": transfer.blob.sha256,
                     "size": transfer.blob.size, "content_type": transfer.blob.contentType, "collection": transfer.collection,
                     "field": transfer.field, "confirmed": transfer.confirmed, "attempts": transfer.attempts, "failed": transfer.failed,
-                    "last_error": transfer.lastError as Any,
-                ] as [String: Any]
+                    "last_error": transfer.lastError,
+                ])
             },
             "cache_bytes": cached,
         ])

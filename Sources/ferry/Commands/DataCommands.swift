@@ -67,7 +67,7 @@ struct GetCommand: AsyncParsableCommand {
         guard let record = try store.fetch(collection: collection, id: recordID) else {
             throw CommandFailure(message: "no record \(RecordText.id(recordID)) in '\(collection)'")
         }
-        var object: [String: Any?] = RecordText.object(record)
+        var object = RecordText.members(record)
         var lines = [RecordText.line(record)]
         if children {
             let found = try store.children(of: collection, id: recordID)
@@ -144,27 +144,18 @@ enum RecordText {
         return ([id(record.id)] + fields).joined(separator: " ") + state
     }
 
-    static func object(_ record: LocalRecord) -> [String: Any] {
-        var object: [String: Any] = [
+    /// A record's `--json` form.
+    static func object(_ record: LocalRecord) -> JSONValue { .members(members(record)) }
+
+    static func members(_ record: LocalRecord) -> [String: any JSONOutput] {
+        var object: [String: any JSONOutput] = [
             "id": id(record.id), "collection": record.collection, "space": id(record.space),
-            "fields": record.fields.mapValues(any), "sync_state": record.syncState.name, "seq": record.seq,
+            "fields": record.fields, "sync_state": record.syncState.name, "seq": record.seq,
         ]
         if case .rejected(let code, let message) = record.syncState {
             object["rejection"] = ["code": code, "message": message]
         }
         return object
-    }
-
-    /// A JSON value as Foundation objects, for `JSONSerialization`.
-    static func any(_ value: JSONValue) -> Any {
-        switch value {
-        case .null: NSNull()
-        case .bool(let flag): flag
-        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? Int64(number) as Any : number as Any
-        case .string(let text): text
-        case .array(let items): items.map(any)
-        case .object(let members): members.mapValues(any)
-        }
     }
 }
 

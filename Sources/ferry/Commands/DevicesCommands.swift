@@ -88,11 +88,11 @@ struct DevicesCommand: AsyncParsableCommand {
         Output.emit(json: options.json, human: human(device, report), ["device": object(device), "sealed_keys": report.sealedKeys])
     }
 
-    static func object(_ device: Device) -> [String: Any] {
-        [
+    static func object(_ device: Device) -> JSONValue {
+        .members([
             "id": RecordText.id(device.id), "name": device.name, "type": device.type.rawValue, "hostname": device.hostname,
             "trust": device.trust.rawValue, "public_key": device.publicKey, "last_seen_at": Timestamp.format(device.lastSeenAt),
             "created_at": Timestamp.format(device.createdAt), "current": device.isCurrent,
-        ]
+        ])
     }
 }

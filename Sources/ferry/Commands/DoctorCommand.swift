@@ -27,11 +27,11 @@ struct DoctorCommand: AsyncParsableCommand {
         if repair { lines.append("Reset: the next 'ferry sync' pulls every space again; unsent writes were kept.") }
         Output.emit(json: options.json, human: lines.joined(separator: "\n"), [
             "healthy": report.isHealthy, "repaired": repair,
-            "problems": report.problems.map { ["code": $0.code, "message": $0.message] },
+            "problems": report.problems.map { ["code": $0.code, "message": $0.message] as [String: String] },
             "pending": report.pendingCount, "spaces": report.spaceCount,
             "rejections": rejections.map {
-                ["mutation_id": $0.mutation.mutationId, "collection": $0.mutation.collection, "id": RecordText.id($0.mutation.id),
-                 "op": $0.mutation.op.rawValue, "code": $0.code, "message": $0.message] as [String: Any]
+                JSONValue.members(["mutation_id": $0.mutation.mutationId, "collection": $0.mutation.collection, "id": RecordText.id($0.mutation.id),
+                 "op": $0.mutation.op.rawValue, "code": $0.code, "message": $0.message])
             },
         ])
         if !report.isHealthy && !repair {

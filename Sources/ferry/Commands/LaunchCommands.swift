@@ -94,8 +94,7 @@ struct ProfileCommand: AsyncParsableCommand {
         let human = state.isComplete
             ? (fields.isEmpty ? "Profile complete (the schema requires no profile fields)." : "Profile complete\(set)")
             : "Profile incomplete (missing \(state.missing.joined(separator: ", ")))\(set); set them with 'ferry profile set FIELD=VALUE …'."
-        let object = try? JSONSerialization.jsonObject(with: JSONEncoder().encode(state))
-        Output.emit(json: json, human: human, ["profile": object])
+        Output.emit(json: json, human: human, ["profile": state.encodedJSON])
     }
 }
 

@@ -52,9 +52,9 @@ enum PostLoginReport {
     }
 
     /// The JSON summary `signup` and `login` add to their output.
-    static func object(_ result: PostLoginSyncResult?) -> [String: Any]? {
+    static func object(_ result: PostLoginSyncResult?) -> JSONValue? {
         guard let result else { return nil }
-        var object: [String: Any] = [
+        var object: [String: any JSONOutput] = [
             "pushed": result.pushed, "pulled": result.pulled, "applied": result.applied, "sealed_keys": result.sealedKeys,
             "skipped": result.skipped.map { ["phase": $0.phase.rawValue, "item": $0.item, "code": $0.code, "message": $0.message] },
         ]
@@ -65,7 +65,7 @@ enum PostLoginReport {
         if let failure = result.failure {
             object["failure"] = ["phase": failure.phase.rawValue, "code": failure.code, "message": failure.message]
         }
-        return object
+        return .members(object)
     }
 
     private static func note(_ text: String) {

@@ -31,7 +31,7 @@ extension SpacesCommand {
                     "ferry: invited \(invitation.email) as \(invitation.role.rawValue) until \(Timestamp.format(invitation.expiresAt)); they run: ferry spaces join CODE\n".utf8
                 ))
             }
-            Output.emit(json: options.json, human: code, SpacesCommand.object(invitation).merging(["code": code]) { _, new in new }.mapValues { $0 as Any? })
+            Output.emit(json: options.json, human: code, SpacesCommand.object(invitation).merging(["code": code]) { _, new in new })
         }
     }
 
@@ -43,7 +43,7 @@ extension SpacesCommand {
 
         func run() async throws {
             let space = try await SpacesCommand.client(options).acceptInvitation(code: code)
-            Output.emit(json: options.json, human: "Joined \(space.name) as \(space.role.rawValue): \(RecordText.id(space.id)). 'ferry sync' brings its records.", SpacesCommand.object(space).mapValues { $0 as Any? })
+            Output.emit(json: options.json, human: "Joined \(space.name) as \(space.role.rawValue): \(RecordText.id(space.id)). 'ferry sync' brings its records.", SpacesCommand.object(space))
         }
     }
 
@@ -57,7 +57,7 @@ extension SpacesCommand {
             let invitations = try await SpacesCommand.client(options).invitations(of: try await SpacesCommand.resolve(space, options))
             let lines = invitations.map { "\(RecordText.id($0.id))  \($0.email)  \($0.role.rawValue)  expires \(Timestamp.format($0.expiresAt))" }
             Output.emit(json: options.json, human: lines.isEmpty ? "No pending invitations." : lines.joined(separator: "\n"), [
-                "invitations": invitations.map(SpacesCommand.object),
+                "invitations": invitations.map { JSONValue.members(SpacesCommand.object($0)) },
             ])
         }
     }
@@ -85,7 +85,7 @@ extension SpacesCommand {
         func run() async throws {
             let members = try await SpacesCommand.client(options).members(of: try await SpacesCommand.resolve(space, options))
             Output.emit(json: options.json, human: members.map { "\($0.email)  \($0.role.rawValue)" }.joined(separator: "\n"), [
-                "members": members.map { ["email": $0.email, "user_id": $0.userId.map(RecordText.id) as Any, "role": $0.role.rawValue] },
+                "members": members.map { JSONValue.members(["email": $0.email, "user_id": $0.userId.map(RecordText.id), "role": $0.role.rawValue]) },
             ])
         }
     }
@@ -149,7 +149,7 @@ extension SpacesCommand {
         return id
     }
 
-    static func object(_ invitation: SpaceInvitation) -> [String: Any] {
+    static func object(_ invitation: SpaceInvitation) -> [String: any JSONOutput] {
         [
             "id": RecordText.id(invitation.id), "space": RecordText.id(invitation.spaceId), "email": invitation.email,
             "role": invitation.role.rawValue, "expires_at": Timestamp.format(invitation.expiresAt),

@@ -20,7 +20,7 @@ struct SpacesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let spaces = try await SpacesCommand.client(options).spaces()
-            Output.emit(json: options.json, human: spaces.map(SpacesCommand.line).joined(separator: "\n"), ["spaces": spaces.map(SpacesCommand.object)])
+            Output.emit(json: options.json, human: spaces.map(SpacesCommand.line).joined(separator: "\n"), ["spaces": spaces.map { JSONValue.members(SpacesCommand.object($0)) }])
         }
     }
 
@@ -55,7 +55,7 @@ struct SpacesCommand: AsyncParsableCommand {
             }
             do {
                 let space = try await SpacesCommand.client(options).createSpace(request)
-                Output.emit(json: options.json, human: RecordText.id(space.id), SpacesCommand.object(space).mapValues { $0 as Any? })
+                Output.emit(json: options.json, human: RecordText.id(space.id), SpacesCommand.object(space))
             } catch let error as RemoteError where error.isOffline {
                 // Offline: the space is queued with its id, so records can go into it now; 'ferry sync' creates it first.
                 try ClientProfile(options).openStore().queueSpace(request)
@@ -99,7 +99,7 @@ struct SpacesCommand: AsyncParsableCommand {
         return "\(RecordText.id(space.id))  \(space.name)  (\(tags.joined(separator: ", ")))"
     }
 
-    static func object(_ space: SpaceSummary) -> [String: Any] {
+    static func object(_ space: SpaceSummary) -> [String: any JSONOutput] {
         [
             "id": RecordText.id(space.id), "name": space.name, "role": space.role.rawValue,
             "personal": space.isPersonal, "encrypted": space.isEncrypted, "seq": space.seq,

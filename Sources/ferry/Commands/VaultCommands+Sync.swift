@@ -1,4 +1,5 @@
 import ArgumentParser
+import FerryCore
 import FerryVault
 import Foundation
 
@@ -41,10 +42,10 @@ struct VaultSyncCommand: AsyncParsableCommand {
     }
 
     static func print(_ report: VaultSyncReport, json: Bool) {
-        var object = report.jsonObject as? [String: Any] ?? [:]
-        object["pushed"] = report.pushed
-        object["summary"] = report.summary
-        Output.emit(json: json, human: "Synced: \(report.summary)", object)
+        var object = report.encodedJSON.objectValue ?? [:]
+        object["pushed"] = .bool(report.pushed)
+        object["summary"] = .string(report.summary)
+        Output.emit(json: json, human: "Synced: \(report.summary)", JSONValue.object(object))
     }
 }
 
@@ -89,7 +90,7 @@ struct VaultDiagnoseCommand: AsyncParsableCommand {
             let diagnostics = try options.vaultProfile().diagnose()
             let lines = [diagnostics.line] + diagnostics.candidates.map { "  candidate: \($0)" }
                 + diagnostics.signals.map { "  signal \($0.code): \($0.explanation)" }
-            Output.emit(json: options.json, human: lines.joined(separator: "\n"), diagnostics.jsonObject as? [String: Any] ?? [:])
+            Output.emit(json: options.json, human: lines.joined(separator: "\n"), diagnostics.encodedJSON)
         }
     }
 }

@@ -64,12 +64,14 @@ struct VaultOpenCommand: AsyncParsableCommand {
                 if let messageTemplate { settings.commitMessageTemplate = messageTemplate }
             }
             let location = vault.discoverRepository().location
-            var object: [String: Any?] = ["vault": vault.path, "repository": location?.gitDirectory.path(percentEncoded: false), "repository_kind": location?.kind.rawValue]
+            var object: [String: any JSONOutput] = [
+                "vault": vault.path, "repository": location?.gitDirectory.path(percentEncoded: false), "repository_kind": location?.kind.rawValue,
+            ]
             var human = "Vault: \(vault.path) (repository: \(location.map { "\($0.kind.rawValue) at \($0.gitDirectory.path(percentEncoded: false))" } ?? "none yet; run 'ferry vault init'"))"
             if settings.autoSync.pullOnOpen, location != nil {
                 let report = try await vault.sync()
                 human += "\nSynced: \(report.summary)"
-                object["sync"] = report.jsonObject
+                object["sync"] = report.encodedJSON
             }
             Output.emit(json: options.json, human: human, object)
         }
@@ -113,7 +115,7 @@ struct VaultCloneCommand: AsyncParsableCommand {
             try FileManager.default.createDirectory(at: URL(filePath: path), withIntermediateDirectories: true)
             let vault = try profile.choose(URL(filePath: path))
             let report = try await vault.clone(from: url, storage: storage)
-            Output.emit(json: options.json, human: "Cloned into \(vault.path): \(report.summary)", ["vault": vault.path, "sync": report.jsonObject])
+            Output.emit(json: options.json, human: "Cloned into \(vault.path): \(report.summary)", ["vault": vault.path, "sync": report.encodedJSON])
         }
     }
 }
@@ -156,12 +158,5 @@ struct VaultOriginCommand: AsyncParsableCommand {
                 ])
             }
         }
-    }
-}
-
-extension Encodable {
-    /// The value as a JSON object for ``Output``.
-    var jsonObject: Any? {
-        (try? JSONEncoder().encode(self)).flatMap { try? JSONSerialization.jsonObject(with: $0) }
     }
 }
