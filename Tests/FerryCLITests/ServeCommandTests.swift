@@ -88,8 +88,11 @@ struct ServeCommandTests {
     @Test("an unreachable PostgreSQL ends start-up with one line, without the password")
     func unreachablePostgres() async throws {
         let port = try freePort()
+        // Its own data folder: the keys are made there before the database is tried, never in the checkout.
+        let folder = NSTemporaryDirectory() + "ferry-cli-\(UUID())"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let exit = try await FerryProcess.run([
-            "serve", "--port", "0", "--database", "postgres://ferry:hunter2@127.0.0.1:\(port)/ferry?sslmode=disable",
+            "serve", "--port", "0", "--data-dir", folder, "--database", "postgres://ferry:hunter2@127.0.0.1:\(port)/ferry?sslmode=disable",
         ])
         expectOneLineFailure(exit, containing: "cannot reach PostgreSQL at ferry@127.0.0.1:\(port)/ferry")
         #expect(!exit.stderr.contains("hunter2"))
