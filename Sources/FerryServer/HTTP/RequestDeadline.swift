@@ -66,8 +66,8 @@ struct RequestDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// A route group whose every handler runs whole within the request deadline (``RequestDeadline/run(_:)``): the one
-/// place the routes that answer from the database are timed, so no handler can forget or repeat it.
+/// A route group whose every handler runs under the request deadline (``RequestDeadline/run(_:)``): the one place the
+/// routes that answer from the database are timed, so no handler can forget or repeat it.
 ///
 /// A middleware cannot do this: Hummingbird hands it the rest of the chain as a non-escaping closure, and a deadline
 /// that must hold even when the database ignores cancellation has to leave that work running unobserved.

@@ -32,7 +32,7 @@ extension FerryServer {
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout, metricsToken: configuration.metricsToken)
             .register(on: router)
         // Every authenticated group has the one ``Authenticator``; every group but streamed uploads runs each request
-        // whole within the request deadline (``DeadlineGroup``).
+        // under the request deadline (``DeadlineGroup``: the body within it, then the work within a fresh one).
         let authenticator = Authenticator(auth: auth, devices: devices, anonKey: keys.anonKey)
         func authenticated(_ group: RouterGroup<FerryRequestContext>, _ authenticator: Authenticator = authenticator) -> RouterGroup<AuthenticatedContext> {
             group.add(middleware: authenticator).group(context: AuthenticatedContext.self)
