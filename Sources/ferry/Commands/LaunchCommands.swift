@@ -63,14 +63,7 @@ struct ProfileCommand: AsyncParsableCommand {
             guard !assignments.isEmpty else {
                 throw CommandFailure(message: "name at least one field to set: ferry profile set FIELD=VALUE [FIELD=VALUE ...]", status: 64)
             }
-            var fields: [String: JSONValue] = [:]
-            for assignment in assignments {
-                guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
-                    throw CommandFailure(message: "'\(assignment)' is not FIELD=VALUE", status: 64)
-                }
-                let raw = String(assignment[assignment.index(after: equals)...])
-                fields[String(assignment[..<equals])] = JSONValue(jsonText: raw) ?? .string(raw)
-            }
+            let fields = try RecordText.parseAssignments(assignments)
             let auth = try ClientProfile(options).makeAuthClient()
             let state = try await ProfileClient(auth: auth).update(fields: fields)
             printState(state, json: options.json)
