@@ -136,6 +136,23 @@ struct BlobEndToEndTests {
         }
     }
 
+    @Test("a session that ends mid-upload stops the transfers without marking them failed or delaying them")
+    func sessionEndsMidUpload() async throws {
+        try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let phone = try await Device.signIn(server, email: uniqueEmail("ended"), password: "correct horse 1", signUp: true)
+            let recording = try Self.file(megabytes: 10)
+            defer { try? FileManager.default.removeItem(at: recording) }
+            let audio = try phone.store.attachFile(at: recording)
+            try phone.store.save(collection: "sermons", fields: ["title": "Ended", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+            let ended = AuthError(code: .sessionNotFound, message: "Session from session_id claim in JWT does not exist", status: 403)
+            let remote = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 1, failure: ended)
+            let engine = SyncEngine(store: phone.store, remote: remote, configuration: .manualSync())
+            await #expect(throws: (any Error).self) { try await Self.running(engine) { try await engine.sync() } }
+            let transfer = try #require(try phone.store.blobTransfers().first)
+            #expect(!transfer.failed && transfer.lastError == nil && transfer.retryAt == nil, "\(transfer)")
+        }
+    }
+
     /// Runs `engines` (a sync needs its engine running) around `body`.
     static func running<Result>(_ engines: SyncEngine..., body: () async throws -> Result) async throws -> Result {
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -158,9 +175,13 @@ final class CountingRemote: SyncRemote, BlobRemote, Sendable {
     let failAfterChunks: Int?
     private let sent = Mutex<(bytes: Int64, chunks: Int)>((0, 0))
 
-    init(base: SyncClient, failAfterChunks: Int?) {
+    /// What the cut-off upload throws: a dropped network unless told otherwise.
+    let failure: any Error
+
+    init(base: SyncClient, failAfterChunks: Int?, failure: any Error = RemoteError(code: .networkUnavailable, message: "The network went away.")) {
         self.base = base
         self.failAfterChunks = failAfterChunks
+        self.failure = failure
     }
 
     var bytes: Int64 { sent.withLock { $0.bytes } }
@@ -171,9 +192,7 @@ final class CountingRemote: SyncRemote, BlobRemote, Sendable {
             if !bytes.isEmpty { state.chunks += 1 }
             return state.chunks
         }
-        if let failAfterChunks, chunks > failAfterChunks {
-            throw RemoteError(code: .networkUnavailable, message: "The network went away.")
-        }
+        if let failAfterChunks, chunks > failAfterChunks { throw failure }
         return try await base.uploadBlob(space: space, blob: blob, offset: offset, bytes: bytes)
     }
 
