@@ -86,7 +86,7 @@ struct BlobStatusCommand: AsyncParsableCommand {
                     "direction": transfer.direction.rawValue, "space": RecordText.id(transfer.space), "sha256": transfer.blob.sha256,
                     "size": transfer.blob.size, "content_type": transfer.blob.contentType, "collection": transfer.collection,
                     "field": transfer.field, "confirmed": transfer.confirmed, "attempts": transfer.attempts, "failed": transfer.failed,
-                    "last_error": transfer.lastError,
+                    "last_error": transfer.lastError.json,  // null while none, as before: a transfer's keys are fixed
                 ])
             },
             "cache_bytes": cached,

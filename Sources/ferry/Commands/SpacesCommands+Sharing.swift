@@ -85,7 +85,7 @@ extension SpacesCommand {
         func run() async throws {
             let members = try await SpacesCommand.client(options).members(of: try await SpacesCommand.resolve(space, options))
             Output.emit(json: options.json, human: members.map { "\($0.email)  \($0.role.rawValue)" }.joined(separator: "\n"), [
-                "members": members.map { JSONValue.members(["email": $0.email, "user_id": $0.userId.map(RecordText.id), "role": $0.role.rawValue]) },
+                "members": members.map { JSONValue.members(["email": $0.email, "user_id": $0.userId.map(RecordText.id).json, "role": $0.role.rawValue]) },
             ])
         }
     }
