@@ -53,10 +53,11 @@ if [ -z "${FERRY_TEST_POSTGRES_URL:-}" ]; then
     fi
 fi
 
-# supabase-py's auth and storage clients, for the wire-compatibility tests (skipped with a printed reason when unavailable).
-python3 -c 'import supabase_auth, storage3' 2>/dev/null \
-    || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' 'storage3==2.34.1' >/dev/null 2>&1 \
-    || echo "ferry: could not install supabase_auth and storage3 from PyPI; the supabase-py checks will skip" >&2
+# supabase-py's auth, storage and PostgREST clients, for the wire-compatibility tests (skipped with a printed reason
+# when unavailable).
+python3 -c 'import supabase_auth, storage3, postgrest' 2>/dev/null \
+    || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' 'storage3==2.34.1' 'postgrest==2.34.1' >/dev/null 2>&1 \
+    || echo "ferry: could not install supabase_auth, storage3 and postgrest from PyPI; the supabase-py checks will skip" >&2
 
 # Every run's output is kept; a failing run ends by repeating its failures, so the last lines of a long
 # CI log name what failed and where.

@@ -152,17 +152,20 @@ struct ServeCommandTests {
         #expect(exit.status == 0, "stderr: \(exit.stderr)")
     }
 
-    @Test("--print-keys prints the anon key the server checks, without opening the database")
+    @Test("--print-keys prints the anon and service-role keys the server checks, one line each, without opening the database")
     func printKeys() async throws {
         try await TestDatabase.with(.sqlite) { database in
             let configuration = database.serverConfiguration
             let server = try await LiveServer.start(configuration)
-            let anonKey = server.server.keys.anonKey
+            let keys = server.server.keys
             await server.stop()
             // A schema that would be refused as destructive: --print-keys must not even look.
             let exit = try await FerryProcess.run(["serve", "--print-keys", "--data-dir", database.folder, "--schema", "/nonexistent.yaml"])
             #expect(exit.status == 0, "stderr: \(exit.stderr)")
-            #expect(exit.stdout == "anon key: \(anonKey)\n")
+            #expect(exit.stdout == "anon key: \(keys.anonKey)\nservice_role key: \(keys.serviceRoleKey)\n")
+            #expect(keys.anonKey != keys.serviceRoleKey)
+            let stored = database.folder + "/keys/service-role-key"
+            #expect(try FileManager.default.attributesOfItem(atPath: stored)[.posixPermissions] as? Int == 0o600, "owner-only")
         }
     }
 

@@ -85,7 +85,7 @@ public enum SQLDialect: String, Sendable, CaseIterable {
     public static let updatedAtColumn = "_updated_at"
 
     /// The condition that keeps tombstones out of unique indexes, so a deleted record frees its key.
-    var liveRowCondition: String {
+    package var liveRowCondition: String {
         switch self {
         case .sqlite: "\"_deleted\" = 0"
         case .postgres: "NOT \"_deleted\""

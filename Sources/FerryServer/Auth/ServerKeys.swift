@@ -1,7 +1,7 @@
 import FerrySecurity
 import Foundation
 
-/// The server's signing secret and the anon key derived from it, kept in `<data-dir>/keys/` (mode 0600).
+/// The server's signing secret and the API keys signed with it, kept in `<data-dir>/keys/` (mode 0600).
 ///
 /// Every instance sharing a PostgreSQL database must share the secret: pass it with `--jwt-secret`
 /// (`FERRY_JWT_SECRET`) or copy the data folder's `keys/` between instances.
@@ -10,9 +10,13 @@ public struct ServerKeys: Sendable {
     let secret: [UInt8]
     /// The anon key clients send as `apikey`: a JWT with role `anon`.
     public let anonKey: String
+    /// The service-role key a backend sends to reach every space through `/rest/v1`: a JWT with role `service_role`.
+    /// A secret, like the signing secret: never shipped in an app.
+    public let serviceRoleKey: String
 
     static let secretFile = "keys/jwt-secret"
     static let anonKeyFile = "keys/anon-key"
+    static let serviceRoleKeyFile = "keys/service-role-key"
 
     /// The keys `configuration` names: its secret, or the data folder's (created on first use). Touches no database.
     public static func load(for configuration: ServerConfiguration) async throws(ServerStartupError) -> ServerKeys {
@@ -30,7 +34,7 @@ public struct ServerKeys: Sendable {
             // The data folder and keys/ are the owner's only (0700), tightened if found looser.
             try OwnerOnlyPath.folder(dataDirectory)
             try OwnerOnlyPath.folder(folder.appending(path: "keys").path())
-            for file in [secretFile, anonKeyFile] where FileManager.default.fileExists(atPath: folder.appending(path: file).path()) {
+            for file in [secretFile, anonKeyFile, serviceRoleKeyFile] where FileManager.default.fileExists(atPath: folder.appending(path: file).path()) {
                 try OwnerOnlyPath.file(folder.appending(path: file).path())
             }
             let secret: [UInt8]
@@ -53,14 +57,21 @@ public struct ServerKeys: Sendable {
                 try OwnerOnlyFile.write(Data(secret), to: folder.appending(path: secretFile))
             }
             let issuer = await TokenIssuer(secret: secret, issuer: issuer)
-            let anonFile = folder.appending(path: anonKeyFile)
-            if let stored = try? String(contentsOf: anonFile, encoding: .utf8),
-               await issuer.verifyAPIKey(stored.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                return ServerKeys(secret: secret, anonKey: stored.trimmingCharacters(in: .whitespacesAndNewlines))
+            // Each key is kept while it verifies under the secret (the secret may have been replaced), made anew otherwise.
+            func key(role: String, file: String) async throws -> String {
+                let url = folder.appending(path: file)
+                if let stored = try? String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+                   await issuer.verifyAPIKey(stored, role: role) {
+                    return stored
+                }
+                let made = try await issuer.makeAPIKey(role: role)
+                try OwnerOnlyFile.write(Data(made.utf8), to: url)
+                return made
             }
-            let anonKey = try await issuer.makeAnonKey()
-            try OwnerOnlyFile.write(Data(anonKey.utf8), to: anonFile)
-            return ServerKeys(secret: secret, anonKey: anonKey)
+            return ServerKeys(
+                secret: secret, anonKey: try await key(role: "anon", file: anonKeyFile),
+                serviceRoleKey: try await key(role: "service_role", file: serviceRoleKeyFile)
+            )
         } catch let error as ServerStartupError {
             throw error
         } catch {

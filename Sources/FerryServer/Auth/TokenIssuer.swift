@@ -76,16 +76,21 @@ struct TokenIssuer: Sendable {
 
     /// A new anon key, valid for ten years.
     func makeAnonKey(now: Date = Date()) async throws -> String {
+        try await makeAPIKey(role: "anon", now: now)
+    }
+
+    /// An API key of `role` (`anon` or `service_role`), valid for ten years.
+    func makeAPIKey(role: String, now: Date = Date()) async throws -> String {
         try await keys.sign(APIKeyClaims(
-            iss: .init(value: issuer), role: "anon", iat: .init(value: now),
+            iss: .init(value: issuer), role: role, iat: .init(value: now),
             exp: .init(value: now.addingTimeInterval(10 * 365 * 24 * 3600))
         ))
     }
 
-    /// Whether `key` is an API key this server signed.
-    func verifyAPIKey(_ key: String) async -> Bool {
+    /// Whether `key` is an API key this server signed, of `role`.
+    func verifyAPIKey(_ key: String, role: String = "anon") async -> Bool {
         guard let claims = try? await keys.verify(key, as: APIKeyClaims.self) else { return false }
-        return claims.role == "anon" || claims.role == "service_role"
+        return claims.role == role
     }
 
     /// A fresh refresh token: 256 random bits.

@@ -29,13 +29,25 @@ public struct APIError: HTTPResponseError, Sendable {
         self.details = details
     }
 
-    /// The answer to a service's refusal: the one table from ``ServiceError/Kind`` to HTTP statuses.
+    /// The answer to a service's refusal, its status from ``status(of:)``.
     init(_ error: ServiceError) {
-        let status: HTTPResponse.Status = switch error.kind {
+        let status = Self.status(of: error.kind)
+        var headers = HTTPFields()
+        if let retryAfter = error.retryAfter { headers[.retryAfter] = "\(max(1, retryAfter.components.seconds))" }
+        for (name, value) in error.headers {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
+        self.init(status, error.code, error.message, headers: headers, details: error.details)
+    }
+
+    /// The one table from ``ServiceError/Kind`` to HTTP statuses.
+    static func status(of kind: ServiceError.Kind) -> HTTPResponse.Status {
+        switch kind {
         case .invalidRequest: .badRequest
         case .unauthenticated: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
+        case .notAcceptable: .notAcceptable
         case .timedOut: .requestTimeout
         case .conflict: .conflict
         case .gone: .gone
@@ -49,12 +61,6 @@ public struct APIError: HTTPResponseError, Sendable {
         case .upstreamFailed: .badGateway
         case .unavailable: .serviceUnavailable
         }
-        var headers = HTTPFields()
-        if let retryAfter = error.retryAfter { headers[.retryAfter] = "\(max(1, retryAfter.components.seconds))" }
-        for (name, value) in error.headers {
-            if let field = HTTPField.Name(name) { headers[field] = value }
-        }
-        self.init(status, error.code, error.message, headers: headers, details: error.details)
     }
 
     /// The first API version whose errors carry the machine code in `code`.

@@ -23,6 +23,8 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     public var rateLimitKey: String
     /// The verified caller, set by the ``Authenticator`` on authenticated route groups.
     var caller: SyncCaller?
+    /// The caller of a `/rest/v1` request, set by the ``TableAuthenticator``.
+    var tableCaller: TableCaller?
     /// The connection, whose writability paces streamed responses (``BlobResponse``).
     let channel: any Channel
     /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.

@@ -56,6 +56,9 @@ extension FerryServer {
         ProfileRoutes(auth: auth).register(on: sync)
         BlobRoutes(blobs: blobs).register(on: sync, uploads: authenticated(router.group("sync/v1")))
         // Supabase Storage: errors in Storage's shape; signed URLs and public buckets need no session.
+        let tableGroup = router.group("rest/v1").add(middleware: TableErrorMiddleware())
+            .add(middleware: TableAuthenticator(auth: auth, devices: devices, keys: keys)).group(context: TableContext.self)
+        TableRoutes(tables: tables).register(on: DeadlineGroup(tableGroup))
         let storageRoutes = StorageRoutes(storage: objects)
         let storage = router.group("storage/v1").add(middleware: StorageErrorMiddleware())
         storageRoutes.register(open: DeadlineGroup(storage), openUploads: storage)

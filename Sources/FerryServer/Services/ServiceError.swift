@@ -15,6 +15,8 @@ public struct ServiceError: FerryError {
         case forbidden
         /// Nothing there, or nothing the caller may see (404).
         case notFound
+        /// No answer in the form the request accepts, such as one object where several rows matched (406).
+        case notAcceptable
         /// The request gave up waiting for its own body (408).
         case timedOut
         /// It conflicts with the current state (409).

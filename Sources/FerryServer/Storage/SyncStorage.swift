@@ -4,7 +4,9 @@ import Foundation
 /// The inputs of one push, validated, ready for the engine's transaction.
 struct PushBatch: Sendable {
     var userID: UUID
-    var deviceID: UUID
+    /// The pushing device, whose progress row the push reads and moves; `nil` for a write the server makes for a
+    /// table request (``WriteIntent``), which has no mutation ids to remember.
+    var deviceID: UUID?
     var entries: [Result<ValidatedMutation, Rejection>]
     var mutationIDs: [Int64]
     /// Each mutation's ``MutationFingerprint``, in request order.
@@ -17,6 +19,9 @@ struct PushBatch: Sendable {
     var cursors: [UUID: Int64] = [:]
     /// The last mutation id of the push this one was sent behind (``PushRequest/follows``).
     var follows: Int64?
+    /// How the merge treats the records the push names: a device's writes merge by their clocks; a table request's
+    /// (``WriteIntent``) are ordered by arrival and hold together.
+    var intent = WriteIntent.merge
 }
 
 /// A space and the cursor a pull reads it after.

@@ -34,6 +34,16 @@ struct PushPlan: Sendable {
         /// The push follows mutation `follows`, which is not the device's last processed id (the push it was sent
         /// behind has not committed, or never will): the device sends it again once that push is answered.
         case outOfOrder(follows: Int64, lastMutationID: Int64)
+        /// A table request's mutation at `index` was rejected, so the request, which holds together, wrote nothing.
+        case rejected(index: Int, Rejection)
+    }
+
+    /// Refuses a table request's push (``WriteIntent/isStatement``) once any of its mutations was rejected, planning or
+    /// writing, so that its transaction rolls back: a statement writes all its rows or none.
+    func requireWhole(_ batch: PushBatch) throws(Refusal) {
+        guard batch.intent.isStatement, let index = results.firstIndex(where: { $0.status == .rejected }) else { return }
+        let result = results[index]
+        throw .rejected(index: index, Rejection(ErrorCode(rawValue: result.code ?? ErrorCode.invalidRecord.rawValue), result.message ?? ""))
     }
 
     /// Refuses a push sent behind another (``PushBatch/follows``) unless that one is the last the device's progress
@@ -106,7 +116,10 @@ struct PushPlan: Sendable {
         }
         var planner: Planner
         repeat {
-            planner = Planner(rows: loaded, capacity: fresh.count, storedChildren: children, childLinks: schema.childLinks, schema: schema)
+            planner = Planner(
+                rows: loaded, capacity: fresh.count, storedChildren: children, childLinks: schema.childLinks, schema: schema,
+                intent: batch.intent
+            )
             for index in fresh where refused[index] == nil {
                 guard case .success(let valid) = entries[index] else { continue }
                 if let rejection = planner.apply(valid, index: index) { refused[index] = rejection }
@@ -174,6 +187,7 @@ private struct Planner {
     let storedChildren: [RecordKey: [RecordKey]]
     let childLinks: [String: [(collection: CollectionDefinition, field: String)]]
     let schema: Schema
+    let intent: WriteIntent
     /// The rows changed, in the order they were first changed.
     var order: [RecordKey] = []
     /// Each changed row's place in `order`.
@@ -188,8 +202,9 @@ private struct Planner {
     /// `capacity`: how many rows the plan is likely to change (its mutations).
     init(
         rows: [RecordKey: StoredRecord], capacity: Int, storedChildren: [RecordKey: [RecordKey]],
-        childLinks: [String: [(collection: CollectionDefinition, field: String)]], schema: Schema
+        childLinks: [String: [(collection: CollectionDefinition, field: String)]], schema: Schema, intent: WriteIntent
     ) {
+        self.intent = intent
         self.rows = rows
         // Room for a push's rows up front: growing rehashed every key (a tenth of planning a push of new records).
         self.rows.reserveCapacity(rows.count + capacity)
@@ -209,7 +224,17 @@ private struct Planner {
         }
         var record = existing ?? StoredRecord(space: valid.mutation.space, state: RecordState())
         let changed: Bool
-        if existing == nil, valid.isWhole {
+        if intent.isStatement {
+            let isLive = existing.map { !$0.state.isDeleted } ?? false
+            switch intent {
+            case .insert where isLive:
+                return Rejection(.uniqueViolation, "A \(key.collection) record with id \(key.id.lowercasedText) already exists.")
+            case .insertIgnoringDuplicates where isLive, .update where !isLive, .delete where !isLive:
+                return nil
+            default:
+                changed = record.state.merge(existing.map { valid.state.arriving(after: $0.state) } ?? valid.state)
+            }
+        } else if existing == nil, valid.isWhole {
             // What merging into a state never written leaves, without checking each field's clock again.
             record.state = valid.state
             changed = !valid.state.clocks.isEmpty

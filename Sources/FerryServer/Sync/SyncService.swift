@@ -60,23 +60,19 @@ struct SyncService: Sendable {
         }
         // Read now, after the body arrived: a slow upload must not carry a membership removed while it came in.
         let summaries = try await storage.spaces(userID: userID)
-        let roles = Dictionary(summaries.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
         let time = now()
-        var validator = MutationValidator(schema: schema, limits: limits, userID: userID, roles: roles, now: time)
-        // Key versions only grow, so a version valid now is still valid when the push commits.
-        let encrypted = summaries.filter(\.isEncrypted)
-        validator.keyVersions = Dictionary(encrypted.map { ($0.id, $0.keyVersion) }, uniquingKeysWith: { first, _ in first })
+        let validator = validator(userID: userID, spaces: summaries, now: time)
         var batch = PushBatch(
             userID: userID, deviceID: request.deviceId, entries: request.mutations.map(validator.validate),
             mutationIDs: request.mutations.map(\.mutationId),
             fingerprints: MutationFingerprint.of(request.mutations, recordLimit: limits.maximumRecordBytes),
             schema: schema, now: time
         )
-        batch.sealedSpaces = Set(encrypted.map(\.id))
+        batch.sealedSpaces = Set(summaries.filter(\.isEncrypted).map(\.id))
         batch.cursors = request.cursors
         batch.follows = request.follows
         try await refuseMissingBlobs(&batch.entries)
-        var response = try await commitInOrder(batch).response
+        var response = try await commit(batch).response
         response.maxInFlight = limits.maximumPushesInFlight
         let rejected = response.results.filter { $0.status == .rejected }.count
         logger.debug("push", metadata: [
@@ -86,14 +82,47 @@ struct SyncService: Sendable {
         return response
     }
 
+    /// The checks a write of `userID` meets before any database work, with its roles in `spaces`, read after the
+    /// write's body arrived (a slow upload must not carry a membership removed meanwhile).
+    private func validator(userID: UUID, spaces: [SpaceSummary], now: Date) -> MutationValidator {
+        let roles = Dictionary(spaces.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first })
+        var validator = MutationValidator(schema: schema, limits: limits, userID: userID, roles: roles, now: now)
+        // Key versions only grow, so a version valid now is still valid when the push commits.
+        let encrypted = spaces.filter(\.isEncrypted)
+        validator.keyVersions = Dictionary(encrypted.map { ($0.id, $0.keyVersion) }, uniquingKeysWith: { first, _ in first })
+        return validator
+    }
+
+    /// Commits a table request's writes (`/rest/v1`) as one statement (``WriteIntent``): the same checks, merge,
+    /// sequence numbers and realtime notices as a device's push, without a device. `spaces` are the caller's (the
+    /// service role's: the spaces the writes name, each as owner). Any mutation refused, before the transaction or in
+    /// it, refuses them all with ``PushPlan/Refusal/rejected(index:_:)``.
+    func commitStatement(_ mutations: [Mutation], intent: WriteIntent, userID: UUID, spaces: [SpaceSummary]) async throws -> PushOutcome {
+        let time = now()
+        let validator = validator(userID: userID, spaces: spaces, now: time)
+        var batch = PushBatch(
+            userID: userID, deviceID: nil, entries: mutations.map(validator.validate), mutationIDs: mutations.map(\.mutationId),
+            fingerprints: MutationFingerprint.of(mutations, recordLimit: limits.maximumRecordBytes), schema: schema, now: time
+        )
+        batch.sealedSpaces = Set(spaces.filter(\.isEncrypted).map(\.id))
+        batch.intent = intent
+        try await refuseMissingBlobs(&batch.entries)
+        for (index, entry) in batch.entries.enumerated() {
+            if case .failure(let rejection) = entry { throw PushPlan.Refusal.rejected(index: index, rejection) }
+        }
+        return try await commit(batch)
+    }
+
     /// Pauses before trying again a push that arrived ahead of the one it follows: that one is most likely still
     /// arriving or committing, a few milliseconds behind (106 ms in all, then `409 push_out_of_order`). Few tries,
     /// since each is a transaction: a client naming a `follows` it never sent costs the server five.
     static let outOfOrderPauses: [Duration] = [2, 8, 32, 64].map { .milliseconds($0) }
 
-    /// Runs the push's transaction and publishes its commits. A push that arrived before the push it follows had
-    /// committed is tried again after a short pause, so the device need not send it again.
-    private func commitInOrder(_ batch: PushBatch) async throws -> PushOutcome {
+    /// Runs the push's transaction and publishes its commits: a device's push, or a table request's
+    /// (``WriteIntent``), whose rejected mutation comes back as ``PushPlan/Refusal/rejected(index:_:)``. A push that
+    /// arrived before the push it follows had committed is tried again after a short pause, so the device need not
+    /// send it again.
+    func commit(_ batch: PushBatch) async throws -> PushOutcome {
         var pauses = Self.outOfOrderPauses[...]
         while true {
             do {
@@ -103,6 +132,7 @@ struct SyncService: Sendable {
             } catch PushPlan.Refusal.outOfOrder(let follows, let last) where follows > last && !pauses.isEmpty {
                 try await Task.sleep(for: pauses.removeFirst())
             } catch let refusal as PushPlan.Refusal {
+                if case .rejected = refusal { throw refusal }
                 throw Self.error(for: refusal)
             }
         }
@@ -110,6 +140,8 @@ struct SyncService: Sendable {
 
     private static func error(for refusal: PushPlan.Refusal) -> ServiceError {
         switch refusal {
+        case .rejected(_, let rejection):
+            ServiceError(.unprocessable, rejection.code, rejection.message)
         case .staleMutationID(let mutationID, let lastMutationID):
             ServiceError(.conflict, .mutationIDStale,
                 "Mutation id \(mutationID) was processed for a different write of this device (its store was reset or restored); number waiting writes after \(lastMutationID) and push again.",

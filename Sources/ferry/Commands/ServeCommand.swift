@@ -121,7 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("metrics-token"), help: "The bearer token GET /metrics requires (prefer FERRY_METRICS_TOKEN). [default: loopback only]")
     var metricsToken: String?
 
-    @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey', then exit.")
+    @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey' and the service_role key backends use (a secret), then exit.")
     var printKeys = false
 
     func run() async throws {
@@ -134,7 +134,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if printKeys {
             // Keys only: no database is opened and no schema applied.
-            print("anon key: \(try await ServerKeys.load(for: settings.configuration).anonKey)")
+            let keys = try await ServerKeys.load(for: settings.configuration)
+            print("anon key: \(keys.anonKey)")
+            print("service_role key: \(keys.serviceRoleKey)")
             return
         }
         let logger = Logger(label: "ferry")

@@ -59,8 +59,13 @@ extension PostgresStorage {
 
     /// Appends `value` as its column type and returns its placeholder (with a cast where the type needs one).
     static func bind(_ value: JSONValue, type: FieldType, into bindings: inout PostgresBindings) throws -> String {
+        bind(try SQLDialect.postgres.columnValue(value, type: type), type: type, into: &bindings)
+    }
+
+    /// Appends a column value and returns its placeholder (with a cast where the type needs one).
+    static func bind(_ value: SQLValue, type: FieldType, into bindings: inout PostgresBindings) -> String {
         let placeholder = "$\(bindings.count + 1)"
-        switch try SQLDialect.postgres.columnValue(value, type: type) {
+        switch value {
         case .null:
             bindings.appendNull()
             return "\(placeholder)::\(SQLDialect.postgres.columnType(for: type))"

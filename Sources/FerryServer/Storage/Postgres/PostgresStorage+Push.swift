@@ -54,6 +54,7 @@ extension PostgresStorage: RecordStorage {
                 }
             }
             let committed = try await write(&plan, layout, connection, now: batch.now, sealedSpaces: batch.sealedSpaces, encoded: encoded)
+            try plan.requireWhole(batch)
             try await recordProgress(of: batch, plan, connection)
             return PushOutcome(batch: batch, plan: plan, committed: committed)
         }
@@ -64,10 +65,11 @@ extension PostgresStorage: RecordStorage {
     /// time from here; writers of one space, from the lock on its row (taken in id order, so no two pushes deadlock),
     /// commit in the order of their sequence numbers, so a cursor never skips a commit.
     private func lockProgress(of batch: PushBatch, _ connection: PostgresConnection) async throws -> Int64 {
+        guard let deviceID = batch.deviceID else { return 0 }
         let rows = try await connection.query(
             """
             INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at)
-            VALUES (\(batch.userID), \(batch.deviceID), 0, \(batch.now))
+            VALUES (\(batch.userID), \(deviceID), 0, \(batch.now))
             ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = ferry_device_mutations.last_mutation_id
             RETURNING last_mutation_id
             """,
@@ -108,11 +110,12 @@ extension PostgresStorage: RecordStorage {
     /// deleting the rows that fell out of the window (``ProcessedBatch/capacity``): one round trip. The delete does not
     /// see the row inserted beside it, which is above its bound anyway.
     private func recordProgress(of batch: PushBatch, _ plan: PushPlan, _ connection: PostgresConnection) async throws {
+        guard let deviceID = batch.deviceID else { return }
         guard !plan.fingerprints.isEmpty else {
             try await connection.query(
                 """
                 UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
-                WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
+                WHERE user_id = \(batch.userID) AND device_id = \(deviceID)
                 """,
                 logger: logger
             )
@@ -122,12 +125,12 @@ extension PostgresStorage: RecordStorage {
             """
             WITH progress AS (
               UPDATE ferry_device_mutations SET last_mutation_id = \(plan.lastMutationID), updated_at = \(batch.now)
-              WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
+              WHERE user_id = \(batch.userID) AND device_id = \(deviceID)
             ), added AS (
               INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints)
-              VALUES (\(batch.userID), \(batch.deviceID), \(plan.lastMutationID), \(ByteBuffer(bytes: plan.fingerprints.blob)))
+              VALUES (\(batch.userID), \(deviceID), \(plan.lastMutationID), \(ByteBuffer(bytes: plan.fingerprints.blob)))
             )
-            DELETE FROM ferry_device_batches WHERE user_id = \(batch.userID) AND device_id = \(batch.deviceID)
+            DELETE FROM ferry_device_batches WHERE user_id = \(batch.userID) AND device_id = \(deviceID)
             AND last_mutation_id <= \(plan.lastMutationID - Int64(ProcessedBatch.capacity))
             """,
             logger: logger

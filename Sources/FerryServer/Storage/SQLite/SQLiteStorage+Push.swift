@@ -11,8 +11,8 @@ extension SQLiteStorage: RecordStorage {
             (try? Self.rowValues(of: guess.plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)).map { (guess: guess, values: $0) }
         }
         return try await pool.write { db in
-            let device: StatementArguments = [batch.userID.databaseText, batch.deviceID.databaseText]
-            let previous = try Int64.fetchOne(
+            let device: StatementArguments = [batch.userID.databaseText, batch.deviceID?.databaseText]
+            let previous = batch.deviceID == nil ? 0 : try Int64.fetchOne(
                 db.cachedStatement(sql: "SELECT last_mutation_id FROM ferry_device_mutations WHERE user_id = ? AND device_id = ?"),
                 arguments: device
             ) ?? 0
@@ -35,6 +35,8 @@ extension SQLiteStorage: RecordStorage {
                 values = try Self.rowValues(of: plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)
             }
             let committed = try Self.write(&plan, values: &values, db)
+            try plan.requireWhole(batch)
+            guard batch.deviceID != nil else { return PushOutcome(batch: batch, plan: plan, committed: committed) }
             try db.cachedStatement(sql: """
                 INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, updated_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (user_id, device_id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, updated_at = excluded.updated_at

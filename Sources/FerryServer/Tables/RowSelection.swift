@@ -1,0 +1,81 @@
+import FerryCore
+import Foundation
+
+/// Which live records of one collection a table request reads: the engine-agnostic query every storage runs the same
+/// way (``TableStorage``), its filters bound as values, never spliced into SQL.
+struct RowSelection: Sendable {
+    var collection: CollectionDefinition
+    /// The spaces to read; `nil` reads every space (the service role).
+    var spaces: [UUID]?
+    var filter: RowFilter?
+    var order: [RowOrder] = []
+    var limit: Int
+    var offset = 0
+    /// Whether to count every record the selection matches, beyond the page.
+    var countsAll = false
+}
+
+/// A condition on a record's columns, as PostgREST's filters spell them.
+indirect enum RowFilter: Sendable, Hashable {
+    /// `column op value`: the value as the request wrote it, read as the column's type when bound.
+    case compare(String, ComparisonOperator, String)
+    /// `column IN (values)`.
+    case oneOf(String, [String])
+    /// `column IS NULL | TRUE | FALSE`; `NOT NULL` is `.not(.isValue(column, .null))`.
+    case isValue(String, IsValue)
+    case all([RowFilter])
+    case any([RowFilter])
+    case not(RowFilter)
+
+    enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
+        case eq, neq, gt, gte, lt, lte, like, ilike
+
+        /// The SQL operator, for those that are one.
+        var sql: String? {
+            switch self {
+            case .eq: "="
+            case .neq: "<>"
+            case .gt: ">"
+            case .gte: ">="
+            case .lt: "<"
+            case .lte: "<="
+            case .like, .ilike: nil
+            }
+        }
+    }
+
+    enum IsValue: String, Sendable, Hashable {
+        case null, notNull = "not_null", `true`, `false`, unknown
+    }
+
+    /// The columns the filter names, to check against the collection before any SQL is written.
+    var columns: [String] {
+        switch self {
+        case .compare(let column, _, _), .oneOf(let column, _), .isValue(let column, _): [column]
+        case .all(let filters), .any(let filters): filters.flatMap(\.columns)
+        case .not(let filter): filter.columns
+        }
+    }
+}
+
+/// One `ORDER BY` term.
+struct RowOrder: Sendable, Hashable {
+    var column: String
+    var descending = false
+    /// `nil`: PostgreSQL's default (nulls last ascending, first descending), which SQLite is told explicitly.
+    var nullsFirst: Bool?
+}
+
+/// The records a selection found, in order, and the count of all it matches when asked.
+struct SelectedRows: Sendable {
+    var records: [(id: UUID, record: StoredRecord)]
+    var total: Int?
+}
+
+/// Reads for the table API, on either engine.
+protocol TableStorage: Sendable {
+    /// The live records `selection` picks (tombstones are no rows to a table request).
+    func select(_ selection: RowSelection) async throws -> SelectedRows
+    /// The spaces among `ids` that exist, with the role `owner`: what the service role may write to.
+    func spaces(ids: [UUID]) async throws -> [SpaceSummary]
+}
