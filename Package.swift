@@ -156,6 +156,9 @@ let package = Package(
                 "FerryTesting",
                 "FerryCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The table benchmark's HTTP client (the one FerryClient uses on Linux).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/SyncBenchmark",
             swiftSettings: swiftSettings

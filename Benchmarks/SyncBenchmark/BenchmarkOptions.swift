@@ -15,11 +15,14 @@ struct BenchmarkOptions {
     /// `--blobs`: the blob benchmark, with a file of `megabytes` MiB.
     var isBlobs = false
     var megabytes = 256
+    /// `--rest`: the table API benchmark (`rows` sermons, five notes each; 2,000 unless `--rows` says).
+    var isRest = false
 
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
                ferry-benchmark --realtime [--devices N] [--writes K] [--postgres URL] [--json]
                ferry-benchmark --blobs [--megabytes M] [--postgres URL] [--json]
+               ferry-benchmark --rest [--rows N] [--postgres URL] [--json]
         """
 
     static func parse(_ arguments: [String]) -> BenchmarkOptions {
@@ -46,6 +49,9 @@ struct BenchmarkOptions {
             case "--devices": options.devices = number(argument, minimum: 1)
             case "--writes": options.writes = number(argument, minimum: 1)
             case "--blobs": options.isBlobs = true
+            case "--rest":
+                options.isRest = true
+                if !arguments.contains("--rows") { options.rows = 2000 }
             case "--megabytes": options.megabytes = number(argument, minimum: 1)
             case "-h", "--help":
                 print(usage)

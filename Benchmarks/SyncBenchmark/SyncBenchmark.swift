@@ -43,16 +43,19 @@ struct SyncBenchmark {
         } else {
             engine = .sqlite
         }
-        if options.isBlobs {
-            progress("ferry-benchmark --blobs: \(options.megabytes) MiB, server on \(engine)")
-            let results = try await BlobBenchmark.run(options, engine: engine)
-            print(results.table)
-            if options.isJSON { print(results.json) }
-            return
-        }
-        if options.isRealtime {
-            progress("ferry-benchmark --realtime: \(options.devices) devices, server on \(engine)")
-            let results = try await RealtimeBenchmark.run(options, engine: engine)
+        // The benchmarks of one area each, beside the sync one: the first asked for runs alone.
+        typealias Benchmark = (BenchmarkOptions, TestEngine) async throws -> (table: String, json: String)
+        let areas: [(isAsked: Bool, title: String, run: Benchmark)] = [
+            (options.isBlobs, "--blobs: \(options.megabytes) MiB", BlobBenchmark.run),
+            (options.isRest, "--rest: \(options.rows) sermons", RestBenchmark.run),
+            (options.isRealtime, "--realtime: \(options.devices) devices", { options, engine in
+                let results = try await RealtimeBenchmark.run(options, engine: engine)
+                return (results.table, results.json)
+            }),
+        ]
+        if let area = areas.first(where: \.isAsked) {
+            progress("ferry-benchmark \(area.title), server on \(engine)")
+            let results = try await area.run(options, engine)
             print(results.table)
             if options.isJSON { print(results.json) }
             return

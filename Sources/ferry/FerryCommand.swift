@@ -13,7 +13,7 @@ struct FerryCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             ServeCommand.self, SignUpCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self,
-            StatusCommand.self, ProfileCommand.self, ResetCommand.self,
+            AccountCommand.self, StatusCommand.self, ProfileCommand.self, ResetCommand.self,
             PutCommand.self, GetCommand.self, ListCommand.self, RemoveCommand.self, SyncCommand.self, BlobCommand.self,
             SpacesCommand.self, DevicesCommand.self, DoctorCommand.self,
             VaultCommand.self,

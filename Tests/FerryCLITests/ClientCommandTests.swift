@@ -116,4 +116,39 @@ struct ClientCommandTests {
             #expect(wrongKey.stderr.contains("invalid_api_key"))
         }
     }
+
+    @Test("ferry account delete --yes ends the other devices' sessions; signing in again fails; no record or address remains",
+          arguments: TestEngine.available)
+    func accountDelete(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(engine) { database in
+            var configuration = database.endToEndConfiguration(schemaFile: ExampleSchemas.path("tabletnotes.yaml"))
+            configuration.healthTimeout = .seconds(30)
+            let server = try await LiveServer.start(configuration)
+            let phone = Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/phone")
+            let tablet = Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/tablet")
+            let email = uniqueEmail("leaving")
+            let password = "correct horse 1"
+            #expect(try await phone.run(["signup", email], password: password).status == 0)
+            #expect(try await tablet.run(["login", email], password: password).status == 0)
+            let put = try await phone.run(["put", "sermons", "title=Grace", "date=2026-11-21T10:00:00Z"])
+            #expect(put.status == 0, "stderr: \(put.stderr)")
+            #expect(try await phone.run(["sync"]).status == 0)
+            let userID = try await database.strings("SELECT id FROM ferry_users WHERE email = '\(email)'").first ?? ""
+            #expect(!userID.isEmpty)
+
+            let unconfirmed = try await phone.run(["account", "delete"], input: "")
+            #expect(unconfirmed.status != 0 && unconfirmed.stderr.contains("--yes"), "off a terminal, only --yes confirms: \(unconfirmed.stderr)")
+            let deleted = try await phone.run(["account", "delete", "--yes"])
+            #expect(deleted.status == 0, "stderr: \(deleted.stderr)")
+            #expect(deleted.stdout.contains("Deleted the account \(email)"))
+
+            let tabletSync = try await tablet.run(["sync"])
+            #expect(tabletSync.status != 0, "the tablet's session ended: \(tabletSync.stdout)")
+            let relogin = try await tablet.run(["login", email], password: password)
+            #expect(relogin.status != 0 && relogin.stderr.contains("invalid_credentials"), "\(relogin.stderr)")
+            #expect(try await database.integer("SELECT count(*) FROM sermons WHERE _space = '\(userID)'") == 0)
+            #expect(try await database.integer("SELECT count(*) FROM ferry_users WHERE email = '\(email)'") == 0, "the address is free")
+            await server.stop()
+        }
+    }
 }

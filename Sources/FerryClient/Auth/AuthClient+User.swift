@@ -1,5 +1,6 @@
 import FerryCore
 import Foundation
+import Logging
 
 extension AuthClient {
     /// The signed-in user as the server knows it now (`GET /auth/v1/user`); the saved session is updated with it.
@@ -18,6 +19,22 @@ extension AuthClient {
         let user = try await send(request, as: AuthUser.self, what: "user")
         try remember(user)
         return user
+    }
+
+    /// Deletes the signed-in account for good (`DELETE /auth/v1/user`), then forgets this device's session.
+    ///
+    /// The server erases the account's personal space (its records and files), the shared spaces it alone belongs to,
+    /// its devices and every session, and frees its address; the account leaves the spaces it shares with others. A
+    /// session signed in more than five minutes ago (the server's reauthentication window) needs `currentPassword`;
+    /// without it the server answers `reauthentication_needed`. The last owner of a space others share is refused with
+    /// `last_owner` until another member is an owner. The device's own store still holds what it synced: delete
+    /// its file too (App Store guideline 5.1.1(v) asks that the account's data go).
+    public func deleteAccount(currentPassword: String? = nil) async throws {
+        let request = try currentPassword.map { try ServerRequest.json("DELETE", "auth/v1/user", body: DeleteAccountBody(currentPassword: $0)) }
+            ?? ServerRequest("DELETE", "auth/v1/user")
+        _ = try await send(request)
+        try forgetSession()
+        logger.info("account deleted")
     }
 
     /// Puts `user` into the current session (if it is theirs) and saves it.

@@ -27,3 +27,12 @@ struct UpdateUserBody: Encodable {
     var password: String?
     var data: [String: JSONValue]?
 }
+
+/// `DELETE /auth/v1/user`.
+struct DeleteAccountBody: Encodable {
+    var currentPassword: String
+
+    enum CodingKeys: String, CodingKey {
+        case currentPassword = "current_password"
+    }
+}

@@ -166,6 +166,27 @@ public enum Timestamp {
 
     /// `2026-11-21T10:00:00.000Z`, rounded to the millisecond, so formatting what ``parse(_:)`` read gives the same
     /// text back for every year from 0000 to 9999 (Foundation's formatter lost a millisecond near year 9999).
+    /// Whether `text` has the shape ``format(_:)`` writes (`YYYY-MM-DDTHH:MM:SS.mmmZ`): such a text reads back as itself
+    /// (or not at all), so readers pass it on without parsing and writing it again.
+    public static func hasCanonicalShape(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.count == 24 else { return false }
+            for (index, byte) in bytes.enumerated() {
+                let expected: UInt8? = switch index {
+                case 4, 7: UInt8(ascii: "-")
+                case 10: UInt8(ascii: "T")
+                case 13, 16: UInt8(ascii: ":")
+                case 19: UInt8(ascii: ".")
+                case 23: UInt8(ascii: "Z")
+                default: nil
+                }
+                if let expected { guard byte == expected else { return false } } else { guard byte &- UInt8(ascii: "0") < 10 else { return false } }
+            }
+            return true
+        }
+    }
+
     public static func format(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         guard milliseconds.isFinite, abs(milliseconds) < 4e14 else {

@@ -50,7 +50,7 @@ extension SQLDialect {
         case .text(let text):
             switch type {
             case .json, .blob: JSONValue(jsonText: text) ?? .string(text)
-            case .timestamp: .string(Timestamp.parse(text).map(Timestamp.format) ?? text)
+            case .timestamp: .string(Timestamp.hasCanonicalShape(text) ? text : Timestamp.parse(text).map(Timestamp.format) ?? text)
             default: .string(text)
             }
         }

@@ -243,7 +243,7 @@ struct AuthService: Sendable {
             if let wait = await limits.passwordChangesPerAccount.attempt(caller.userID.uuidString) { throw ServiceError.rateLimited(wait) }
             let weaknesses = PasswordPolicy.weaknesses(of: password)
             guard weaknesses.isEmpty else { throw ServiceError.weakPassword(weaknesses) }
-            try await checkReauthentication(caller, currentPassword: currentPassword)
+            try await checkReauthentication(caller, currentPassword: currentPassword, action: "Changing the password")
             passwordHash = try await hasher.hash(password)
         }
         try Self.validMetadata(data)
@@ -260,15 +260,15 @@ struct AuthService: Sendable {
         return Self.wireUser(user)
     }
 
-    /// A password change needs a sign-in within ``AuthConfiguration/reauthenticationWindow`` or the current password,
-    /// so an access token stolen later cannot lock the owner out.
-    private func checkReauthentication(_ caller: Caller, currentPassword: String?) async throws {
+    /// A password change or an account deletion needs a sign-in within ``AuthConfiguration/reauthenticationWindow`` or
+    /// the current password, so an access token stolen later cannot lock the owner out or erase the account.
+    func checkReauthentication(_ caller: Caller, currentPassword: String?, action: String) async throws {
         let window = configuration.reauthenticationWindow.components
         let age = now().timeIntervalSince(caller.signedInAt)
         if currentPassword == nil, age <= Double(window.seconds) + Double(window.attoseconds) / 1e18 { return }
         guard let currentPassword else {
             throw ServiceError(.invalidRequest, .reauthenticationNeeded,
-                "Changing the password needs a sign-in within the last \(window.seconds / 60) minutes, or current_password; sign in again and retry."
+                "\(action) needs a sign-in within the last \(window.seconds / 60) minutes, or current_password; sign in again and retry."
             )
         }
         let user = try await storage.user(id: caller.userID)

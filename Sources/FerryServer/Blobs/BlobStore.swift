@@ -90,6 +90,8 @@ protocol BlobStore: Sendable {
     func touch(_ key: BlobKey) async throws
     /// Deletes a blob (nothing when it is gone already).
     func delete(_ key: BlobKey) async throws
+    /// Deletes every blob of `spaces` (an erased account's), bytes included.
+    func deleteAll(in spaces: Set<UUID>) async throws
     /// The blobs stored before `cutoff`: candidates for collection.
     func blobs(storedBefore cutoff: Date) async throws -> [BlobKey]
     /// Drops uploads last written before `cutoff`; returns how many went.

@@ -130,6 +130,14 @@ final class FileBlobStore: BlobStore {
         unlink(blobPath(key))
     }
 
+    func deleteAll(in spaces: Set<UUID>) async throws {
+        for space in spaces {
+            let folder = "\(root)/blobs/\(space.lowercasedText)"
+            guard FileManager.default.fileExists(atPath: folder) else { continue }
+            try FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
     func blobs(storedBefore cutoff: Date) async throws -> [BlobKey] {
         let manager = FileManager.default
         var keys: [BlobKey] = []

@@ -219,6 +219,17 @@ struct PostgresBlobStore: BlobStore {
         )
     }
 
+    func deleteAll(in spaces: Set<UUID>) async throws {
+        guard !spaces.isEmpty else { return }
+        try await client.query(
+            """
+            WITH gone AS (DELETE FROM ferry_blobs WHERE space_id = ANY(\(Array(spaces))) RETURNING content_id)
+            DELETE FROM ferry_blob_parts WHERE content_id IN (SELECT content_id FROM gone)
+            """,
+            logger: logger
+        )
+    }
+
     func blobs(storedBefore cutoff: Date) async throws -> [BlobKey] {
         var keys: [BlobKey] = []
         let rows = try await client.query("SELECT space_id, sha256 FROM ferry_blobs WHERE created_at < \(cutoff)", logger: logger)

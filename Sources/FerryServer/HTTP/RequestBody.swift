@@ -18,6 +18,12 @@ extension Request {
         try await decodeJSON(limit: limit, invalidValue: invalidValue) { try JSONValueDecoder().decode(Body.self, from: $0) }
     }
 
+    /// The JSON body decoded as `Body`, or `nil` when the request has no body (an optional one, as
+    /// `DELETE /auth/v1/user`'s); as above otherwise.
+    mutating func decodeJSONIfPresent<Body: Decodable & Sendable>(_ type: Body.Type, limit: Int = 64 * 1024) async throws -> Body? {
+        try await decodeJSON(limit: limit, invalidValue: { _ in nil }) { $0.isEmpty ? nil : try JSONValueDecoder().decode(Body.self, from: $0) }
+    }
+
     /// A sync message (a push) read from the body by its one reader, at most `limit` bytes; as above otherwise.
     mutating func decodeJSON<Body: JSONStreamReadable & Sendable>(_ type: Body.Type, limit: Int) async throws -> Body {
         try await decodeJSON(limit: limit, invalidValue: { _ in nil }) { try JSONValueDecoder().decode(Body.self, from: $0) }

@@ -40,7 +40,7 @@ extension FerryServer {
         // Sign-up and sign-in: the anon key, then the attempt limit, then (password sign-ins only) the session presented.
         var signingIn = authenticator
         signingIn.requirement = .presented(when: AuthRoutes.isPasswordAttempt)
-        AuthRoutes(service: auth).register(
+        AuthRoutes(service: auth, accounts: accounts).register(
             anonymous: DeadlineGroup(router.group("auth/v1").add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
                 .add(middleware: AttemptLimitMiddleware(limiter: auth.limits.attemptsPerClient, counts: AuthRoutes.isPasswordAttempt))
                 .add(middleware: signingIn)),
@@ -55,10 +55,11 @@ extension FerryServer {
         DeviceRoutes(devices: devices, secrets: secrets).register(on: sync)
         ProfileRoutes(auth: auth).register(on: sync)
         BlobRoutes(blobs: blobs).register(on: sync, uploads: authenticated(router.group("sync/v1")))
-        // Supabase Storage: errors in Storage's shape; signed URLs and public buckets need no session.
+        // PostgREST's tables: errors in PostgREST's shape; the service-role key is a caller too.
         let tableGroup = router.group("rest/v1").add(middleware: TableErrorMiddleware())
             .add(middleware: TableAuthenticator(auth: auth, devices: devices, keys: keys)).group(context: TableContext.self)
         TableRoutes(tables: tables).register(on: DeadlineGroup(tableGroup))
+        // Supabase Storage: errors in Storage's shape; signed URLs and public buckets need no session.
         let storageRoutes = StorageRoutes(storage: objects)
         let storage = router.group("storage/v1").add(middleware: StorageErrorMiddleware())
         storageRoutes.register(open: DeadlineGroup(storage), openUploads: storage)

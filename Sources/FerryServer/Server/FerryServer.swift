@@ -41,6 +41,7 @@ public final class FerryServer: Sendable {
     let auth: AuthService
     let sync: SyncService
     let tables: TableService
+    let accounts: AccountService
     let devices: DeviceService
     let secrets: SecretsService
     let spaces: SpaceService
@@ -57,7 +58,7 @@ public final class FerryServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
-        sync: SyncService, tables: TableService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
+        sync: SyncService, tables: TableService, accounts: AccountService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
         appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
         self.blobs = blobs
@@ -68,6 +69,7 @@ public final class FerryServer: Sendable {
         self.auth = auth
         self.sync = sync
         self.tables = tables
+        self.accounts = accounts
         self.hub = hub
         self.devices = DeviceService(
             storage: sync.storage, limits: configuration.sync, proofs: DeviceProofVerifier(secret: keys.secret), logger: logger,
@@ -155,7 +157,8 @@ public final class FerryServer: Sendable {
         )
         return FerryServer(
             configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync,
-            tables: TableService(storage: records, schema: schema, sync: sync), blobs: blobs,
+            tables: TableService(storage: records, schema: schema, sync: sync),
+            accounts: AccountService(storage: records, auth: auth, blobs: blobStore, schema: schema, events: feed), blobs: blobs,
             objects: objects, blobCollector: blobCollector, hub: hub, registry: registry, appliedSchemaChanges: changes,
             services: poolServices + [collector, blobCollector], logger: logger
         )
@@ -164,7 +167,7 @@ public final class FerryServer: Sendable {
     /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.
     private static func openStorage(
         _ configuration: ServerConfiguration, hub: RealtimeHub, logger: Logger
-    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage & TableStorage & ObjectCatalog, any RealtimeFeed, any BlobStore, [any Service]) {
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage & TableStorage & AccountStorage & ObjectCatalog, any RealtimeFeed, any BlobStore, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
             let storage = try SQLiteStorage(path: path)

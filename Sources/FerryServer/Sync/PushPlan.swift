@@ -232,7 +232,7 @@ private struct Planner {
             case .insertIgnoringDuplicates where isLive, .update where !isLive, .delete where !isLive:
                 return nil
             default:
-                changed = record.state.merge(existing.map { valid.state.arriving(after: $0.state) } ?? valid.state)
+                changed = record.state.merge(existing.map { valid.state.arriving(after: $0.state, reviving: !isLive) } ?? valid.state)
             }
         } else if existing == nil, valid.isWhole {
             // What merging into a state never written leaves, without checking each field's clock again.

@@ -29,9 +29,17 @@ enum WriteIntent: Sendable, Hashable {
 extension RecordState {
     /// This state with every clock moved past `stored`'s clock of the same field (and the tombstone's), so the write
     /// it carries wins a merge with `stored` however far ahead a device's clock ran: the write arrived after it.
-    func arriving(after stored: RecordState) -> RecordState {
+    /// `reviving` a tombstone, the fields this state does not name are cleared, as a new SQL row holds none of the
+    /// deleted one's values.
+    func arriving(after stored: RecordState, reviving: Bool = false) -> RecordState {
         var state = self
-        for (name, clock) in clocks {
+        if reviving, let clock = clocks[RecordState.deletedKey] {
+            for name in stored.fields.keys where state.fields[name] == nil {
+                state.fields[name] = .null
+                state.clocks[name] = clock
+            }
+        }
+        for (name, clock) in state.clocks {
             guard let previous = stored.clocks[name], previous >= clock else { continue }
             state.clocks[name] = previous.counter < HLC.maximumCounter
                 ? HLC(milliseconds: previous.milliseconds, counter: previous.counter + 1, node: clock.node)

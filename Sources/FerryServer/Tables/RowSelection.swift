@@ -21,6 +21,9 @@ indirect enum RowFilter: Sendable, Hashable {
     case compare(String, ComparisonOperator, String)
     /// `column IN (values)`.
     case oneOf(String, [String])
+    /// `column IN (ids)`: a uuid column among ids in their lowercase text (records already read: an embedded
+    /// resource's links), bound as they are.
+    case ids(String, [String])
     /// `column IS NULL | TRUE | FALSE`; `NOT NULL` is `.not(.isValue(column, .null))`.
     case isValue(String, IsValue)
     case all([RowFilter])
@@ -51,7 +54,7 @@ indirect enum RowFilter: Sendable, Hashable {
     /// The columns the filter names, to check against the collection before any SQL is written.
     var columns: [String] {
         switch self {
-        case .compare(let column, _, _), .oneOf(let column, _), .isValue(let column, _): [column]
+        case .compare(let column, _, _), .oneOf(let column, _), .ids(let column, _), .isValue(let column, _): [column]
         case .all(let filters), .any(let filters): filters.flatMap(\.columns)
         case .not(let filter): filter.columns
         }
@@ -66,9 +69,34 @@ struct RowOrder: Sendable, Hashable {
     var nullsFirst: Bool?
 }
 
+/// A live record as a table request reads it: its id and its space as the lowercase text both engines give them (a
+/// reply shows them so; parsing them for every row was a tenth of a read), and its fields' values in the collection's
+/// field order (`null` for a field never written). No clocks: a table shows values.
+struct TableRecord: Sendable {
+    var id: String
+    var space: String
+    var values: [JSONValue]
+
+    /// The id and the space as UUIDs, for a write; `nil` for text that is not one (a row Ferry did not write).
+    var ids: (id: UUID, space: UUID)? {
+        guard let id = UUID(wireText: id), let space = UUID(wireText: space) else { return nil }
+        return (id, space)
+    }
+
+    /// A row read with its `_sealed` column: in an end-to-end encrypted space the fields' ciphertexts are there, and
+    /// they take their fields' places.
+    init(id: String, space: String, values: [JSONValue], sealed: String?, in collection: CollectionDefinition) {
+        (self.id, self.space, self.values) = (id, space, values)
+        guard let sealed, case .object(let members)? = JSONValue(jsonText: sealed) else { return }
+        for (name, value) in members {
+            if let index = collection.fields.firstIndex(where: { $0.name == name }) { self.values[index] = value }
+        }
+    }
+}
+
 /// The records a selection found, in order, and the count of all it matches when asked.
 struct SelectedRows: Sendable {
-    var records: [(id: UUID, record: StoredRecord)]
+    var records: [TableRecord]
     var total: Int?
 }
 

@@ -71,6 +71,12 @@ enum RowSelectionSQL {
                 }
                 return "\(quoted) IS \(value == .true ? "TRUE" : "FALSE")"
             }
+        case .ids(let column, let ids):
+            guard try columnType(column, in: collection) == .uuid, !ids.isEmpty else { return "1 = 0" }
+            // Text on both engines; PostgreSQL casts it to uuid once per placeholder.
+            let cast = parameters.dialect == .postgres ? "::uuid" : ""
+            let placeholders = ids.map { parameters.bind(.text($0), type: .text) + cast }
+            return "\(parameters.dialect.quote(column)) IN (\(placeholders.joined(separator: ", ")))"
         case .oneOf(let column, let texts):
             let type = try comparableType(column, collection)
             var values: [JSONValue] = []

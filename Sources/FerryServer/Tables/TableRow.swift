@@ -1,47 +1,49 @@
 import FerryCore
 import Foundation
 
-/// One row of a table reply: its columns in the order the `select` named them, embedded resources nested.
-struct TableRow: Sendable, JSONTextWritable {
-    var columns: [(name: String, value: TableValue)] = []
-
-    func writeJSON(into bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "{"))
-        for (index, column) in columns.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.write(column.name, into: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            column.value.writeJSON(into: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
-    }
+/// One row of a table reply: its values in the order its ``SelectPlan`` names the columns, embedded resources nested.
+struct TableRow: Sendable {
+    var values: [TableValue] = []
 }
 
 /// A column's value: a field's, or an embedded parent (one row or `null`) or children (an array).
-enum TableValue: Sendable, JSONTextWritable {
+enum TableValue: Sendable {
     case value(JSONValue)
     case parent(TableRow?)
     case children([TableRow])
-
-    func writeJSON(into bytes: inout [UInt8]) {
-        switch self {
-        case .value(let value): value.write(into: &bytes)
-        case .parent(let row?): row.writeJSON(into: &bytes)
-        case .parent(nil): JSONValue.null.write(into: &bytes)
-        case .children(let rows): TableRows(rows: rows).writeJSON(into: &bytes)
-        }
-    }
 }
 
-/// Rows as a JSON array.
+/// Rows as their JSON array, each object's keys written once per plan (`"title":`) rather than escaped again for
+/// every row.
 struct TableRows: Sendable, JSONTextWritable {
     var rows: [TableRow]
+    var plan: SelectPlan
 
     func writeJSON(into bytes: inout [UInt8]) {
+        Self.write(rows, keys: plan.keys, into: &bytes)
+    }
+
+    /// One row as a JSON object.
+    static func write(_ row: TableRow, keys: SelectPlan.Keys, into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, value) in row.values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: keys.names[index])
+            switch value {
+            case .value(let value): value.write(into: &bytes)
+            case .parent(let parent?): write(parent, keys: keys.nested[index]!, into: &bytes)
+            case .parent(nil): JSONValue.null.write(into: &bytes)
+            case .children(let children): write(children, keys: keys.nested[index]!, into: &bytes)
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    private static func write(_ rows: [TableRow], keys: SelectPlan.Keys, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "["))
         for (index, row) in rows.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            row.writeJSON(into: &bytes)
+            write(row, keys: keys, into: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
     }
@@ -50,16 +52,28 @@ struct TableRows: Sendable, JSONTextWritable {
 /// A `select` list checked against the schema: each output column and where its value comes from.
 struct SelectPlan: Sendable {
     enum Source: Sendable {
-        case column(String)
-        /// The records of `collection` whose `field` names this one; `isOne` when `field` alone is a unique key of
-        /// `collection`, so at most one can (PostgREST embeds such a one-to-one child as an object or `null`).
-        case children(CollectionDefinition, field: String, isOne: Bool, plan: SelectPlan, path: String)
-        /// The record of `collection` this one's `field` names.
-        case parent(CollectionDefinition, field: String, plan: SelectPlan, path: String)
+        /// The record's id.
+        case id
+        /// The record's space.
+        case space
+        /// The field at this index of the collection's fields.
+        case field(Int)
+        /// The records of `collection` whose field at `link` names this one; `isOne` when that field alone is a unique
+        /// key of `collection`, so at most one can (PostgREST embeds such a one-to-one child as an object or `null`).
+        case children(CollectionDefinition, link: Int, isOne: Bool, plan: SelectPlan, path: String)
+        /// The record of `collection` this one's field at `link` names.
+        case parent(CollectionDefinition, link: Int, plan: SelectPlan, path: String)
+    }
+
+    /// The output columns' keys as JSON (`"title":`), and the nested plans' keys by column.
+    struct Keys: Sendable {
+        var names: [[UInt8]] = []
+        var nested: [Int: Keys] = [:]
     }
 
     var collection: CollectionDefinition
     var outputs: [(name: String, source: Source)] = []
+    var keys = Keys()
 
     /// Resolves `items` on `collection`: unknown columns are `42703`, unknown or unrelated resources `PGRST200`.
     init(_ items: [SelectItem], collection: CollectionDefinition, schema: Schema, path: String = "") throws(TableError) {
@@ -67,27 +81,44 @@ struct SelectPlan: Sendable {
         for item in items {
             switch item {
             case .all:
-                for name in ["id", "_space"] + collection.fields.map(\.name) { outputs.append((name, .column(name))) }
+                outputs += [("id", .id), ("_space", .space)]
+                for (index, field) in collection.fields.enumerated() { outputs.append((field.name, .field(index))) }
             case .column(let name, let alias):
-                guard name == "id" || name == "_space" || collection.field(named: name) != nil else {
-                    throw .unknownColumn(name, of: collection.name)
+                let source: Source
+                switch name {
+                case "id": source = .id
+                case "_space": source = .space
+                default:
+                    guard let index = collection.fields.firstIndex(where: { $0.name == name }) else { throw .unknownColumn(name, of: collection.name) }
+                    source = .field(index)
                 }
-                outputs.append((alias ?? name, .column(name)))
+                outputs.append((alias ?? name, source))
             case .embed(let name, let alias, let items):
                 let nested = path.isEmpty ? name : path + "." + name
                 guard let other = schema.collection(named: name), !other.isSystem else {
                     throw Self.noRelationship(collection.name, name)
                 }
-                if let link = other.parent, link.collection == collection.name {
+                if let link = other.parent, link.collection == collection.name, let index = other.fields.firstIndex(where: { $0.name == link.field }) {
                     let plan = try SelectPlan(items, collection: other, schema: schema, path: nested)
                     let isOne = other.uniqueKeys.contains([link.field])
-                    outputs.append((alias ?? name, .children(other, field: link.field, isOne: isOne, plan: plan, path: nested)))
-                } else if let link = collection.parent, link.collection == other.name {
+                    outputs.append((alias ?? name, .children(other, link: index, isOne: isOne, plan: plan, path: nested)))
+                } else if let link = collection.parent, link.collection == other.name,
+                          let index = collection.fields.firstIndex(where: { $0.name == link.field }) {
                     let plan = try SelectPlan(items, collection: other, schema: schema, path: nested)
-                    outputs.append((alias ?? name, .parent(other, field: link.field, plan: plan, path: nested)))
+                    outputs.append((alias ?? name, .parent(other, link: index, plan: plan, path: nested)))
                 } else {
                     throw Self.noRelationship(collection.name, name)
                 }
+            }
+        }
+        for (index, output) in outputs.enumerated() {
+            var key: [UInt8] = []
+            JSONValue.write(output.name, into: &key)
+            key.append(UInt8(ascii: ":"))
+            keys.names.append(key)
+            switch output.source {
+            case .children(_, _, _, let plan, _), .parent(_, _, let plan, _): keys.nested[index] = plan.keys
+            default: break
             }
         }
     }
@@ -98,13 +129,11 @@ struct SelectPlan: Sendable {
             hint: "Embedding follows the schema's parent links: a collection's children, or its parent."
         )
     }
+}
 
-    /// The value of column `name` of a record.
-    static func value(_ name: String, id: UUID, record: StoredRecord) -> JSONValue {
-        switch name {
-        case "id": .string(id.lowercasedText)
-        case "_space": .string(record.space.lowercasedText)
-        default: record.state.fields[name] ?? .null
-        }
+extension TableRecord {
+    /// The id a link field holds, in the lowercase text ids are compared in.
+    func link(_ index: Int) -> String? {
+        values[index].stringValue
     }
 }

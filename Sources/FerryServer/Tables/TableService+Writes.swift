@@ -12,7 +12,7 @@ extension TableService {
 
     /// The rows a write changed, as its `select` shows them (for `Prefer: return=representation`).
     struct Written: Sendable {
-        var rows: [TableRow]
+        var rows: TableRows
         var count: Int
     }
 
@@ -39,7 +39,7 @@ extension TableService {
                 let filters = conflictKey.map { RowFilter.compare($0, .eq, rows[index].fields[$0]?.stringValue ?? rows[index].fields[$0]?.jsonText ?? "") }
                 guard !conflictKey.contains(where: { (rows[index].fields[$0] ?? .null).isNull }) else { continue }
                 let selection = RowSelection(collection: collection, spaces: [rows[index].space], filter: .all(filters), limit: 1)
-                if let existing = try await storage.select(selection).records.first { rows[index].id = existing.id }
+                if let existing = try await storage.select(selection).records.first?.ids { rows[index].id = existing.id }
             }
         }
         var intent = WriteIntent.insert
@@ -48,10 +48,10 @@ extension TableService {
         case .mergeDuplicates: intent = .upsert
         case .ignoreDuplicates:
             intent = .insertIgnoringDuplicates
-            let ids = rows.map { $0.id.lowercasedText }
-            let taken = try await storage.select(RowSelection(collection: collection, spaces: nil, filter: .oneOf("id", ids), limit: ids.count))
+            let ids = rows.map(\.id.lowercasedText)
+            let taken = try await storage.select(RowSelection(collection: collection, spaces: nil, filter: .ids("id", ids), limit: ids.count))
             let takenIDs = Set(taken.records.map(\.id))
-            rows.removeAll { takenIDs.contains($0.id) }
+            rows.removeAll { takenIDs.contains($0.id.lowercasedText) }
         }
         let clock = HLC.server(now())
         let mutations = rows.enumerated().map { index, row in
@@ -77,14 +77,14 @@ extension TableService {
             if let newID, newID != target.id {
                 throw TableError(.invalidRequest, "23514", "A record's id never changes: \(collection.name) \(target.id.lowercasedText) keeps its id")
             }
-            if let newSpace, newSpace != target.record.space {
+            if let newSpace, newSpace != target.space {
                 throw TableError(.invalidRequest, "23514", "A record never moves between spaces: write a new record in the other space, then delete this one")
             }
         }
         let clock = HLC.server(now())
         let mutations = targets.enumerated().map { index, target in
             Mutation(
-                mutationId: Int64(index + 1), space: target.record.space, collection: collection.name, id: target.id, op: .upsert,
+                mutationId: Int64(index + 1), space: target.space, collection: collection.name, id: target.id, op: .upsert,
                 fields: fields, clocks: fields.mapValues { _ in clock }
             )
         }
@@ -98,11 +98,11 @@ extension TableService {
         let collection = try writableCollection(table)
         let plan = try SelectPlan(query.select, collection: collection, schema: schema)
         let (targets, scope) = try await targets(caller, collection: collection, query: query)
-        let before = try await render(targets, plan: plan, query: query, scope: scope)
+        let before = TableRows(rows: try await render(targets.map(\.record), plan: plan, query: query, scope: scope), plan: plan)
         let clock = HLC.server(now())
         let mutations = targets.enumerated().map { index, target in
             Mutation(
-                mutationId: Int64(index + 1), space: target.record.space, collection: collection.name, id: target.id, op: .delete,
+                mutationId: Int64(index + 1), space: target.space, collection: collection.name, id: target.id, op: .delete,
                 clocks: [RecordState.deletedKey: clock]
             )
         }
@@ -181,21 +181,29 @@ extension TableService {
 
     /// The live rows a `PATCH` or `DELETE` matches in the caller's spaces (others are invisible to it, as under
     /// row-level security), each in a space where the caller may write.
+    /// A row a `PATCH` or `DELETE` changes.
+    struct Target {
+        var record: TableRecord
+        var id: UUID
+        var space: UUID
+    }
+
     private func targets(
         _ caller: TableCaller, collection: CollectionDefinition, query: TableQuery
-    ) async throws -> ([(id: UUID, record: StoredRecord)], Scope) {
+    ) async throws -> ([Target], Scope) {
         var scope = try await scope(of: caller)
         var selection = RowSelection(
             collection: collection, spaces: scope.readable, filter: query.filter, order: query.order, limit: limits.maximumWrittenRows + 1
         )
         if let limit = query.limit { selection.limit = min(limit, selection.limit) }
-        let found = try await storage.select(selection).records
-        guard found.count <= limits.maximumWrittenRows else { throw tooManyRows() }
+        let records = try await storage.select(selection).records
+        guard records.count <= limits.maximumWrittenRows else { throw tooManyRows() }
+        let found = records.compactMap { record in record.ids.map { Target(record: record, id: $0.id, space: $0.space) } }
         if let roles = scope.spaces.map({ Dictionary($0.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first }) }),
-           let target = found.first(where: { roles[$0.record.space]?.canWrite != true }) {
-            throw TableError.forbidden("Your role in space \(target.record.space.lowercasedText) is \(roles[target.record.space]?.rawValue ?? "none"), which cannot write")
+           let target = found.first(where: { roles[$0.space]?.canWrite != true }) {
+            throw TableError.forbidden("Your role in space \(target.space.lowercasedText) is \(roles[target.space]?.rawValue ?? "none"), which cannot write")
         }
-        if caller == .serviceRole { scope = try await writeScope(caller, spaces: Set(found.map(\.record.space))) }
+        if caller == .serviceRole { scope = try await writeScope(caller, spaces: Set(found.map(\.space))) }
         return (found, scope)
     }
 
@@ -222,12 +230,12 @@ extension TableService {
 
     /// The rows `ids` as `plan` shows them after a write, in the order of `ids` (rows the write left out are absent).
     private func written(ids: [UUID], collection: CollectionDefinition, plan: SelectPlan, query: TableQuery, scope: Scope) async throws -> Written {
-        guard !ids.isEmpty else { return Written(rows: [], count: 0) }
-        let selection = RowSelection(collection: collection, spaces: scope.readable, filter: .oneOf("id", ids.map(\.lowercasedText)), limit: ids.count)
+        guard !ids.isEmpty else { return Written(rows: TableRows(rows: [], plan: plan), count: 0) }
+        let selection = RowSelection(collection: collection, spaces: scope.readable, filter: .ids("id", ids.map(\.lowercasedText)), limit: ids.count)
         let found = try await storage.select(selection).records
         let byID = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let ordered = ids.compactMap { byID[$0] }
-        return Written(rows: try await render(ordered, plan: plan, query: query, scope: scope), count: ordered.count)
+        let ordered = ids.compactMap { byID[$0.lowercasedText] }
+        return Written(rows: TableRows(rows: try await render(ordered, plan: plan, query: query, scope: scope), plan: plan), count: ordered.count)
     }
 }
 

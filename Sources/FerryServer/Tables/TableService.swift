@@ -41,9 +41,9 @@ struct TableService: Sendable {
         }
     }
 
-    /// A page of rows, and the count of all the filter matches when `countsAll`.
+    /// A page of rows, as `plan` shows them, and the count of all the filter matches when `countsAll`.
     struct Page: Sendable {
-        var rows: [TableRow]
+        var rows: TableRows
         var offset: Int
         var total: Int?
     }
@@ -59,46 +59,49 @@ struct TableService: Sendable {
             limit: min(query.limit ?? limits.maximumRows, limits.maximumRows), offset: offset, countsAll: countsAll
         )
         let found = try await storage.select(selection)
-        return Page(rows: try await render(found.records, plan: plan, query: query, scope: scope), offset: offset, total: found.total)
+        let rows = try await render(found.records, plan: plan, query: query, scope: scope)
+        return Page(rows: TableRows(rows: rows, plan: plan), offset: offset, total: found.total)
     }
 
     /// The rows of `records` as `plan` shows them, embedded resources read a level at a time (one query per embedded
     /// resource and level, whatever the number of rows).
-    func render(_ records: [(id: UUID, record: StoredRecord)], plan: SelectPlan, query: TableQuery, scope: Scope) async throws -> [TableRow] {
+    func render(_ records: [TableRecord], plan: SelectPlan, query: TableQuery, scope: Scope) async throws -> [TableRow] {
         guard !records.isEmpty else { return [] }
         var rows = Array(repeating: TableRow(), count: records.count)
+        for index in rows.indices { rows[index].values.reserveCapacity(plan.outputs.count) }
         for output in plan.outputs {
             switch output.source {
-            case .column(let name):
-                for index in records.indices {
-                    rows[index].columns.append((output.name, .value(SelectPlan.value(name, id: records[index].id, record: records[index].record))))
-                }
-            case .children(let collection, let field, let isOne, let childPlan, let path):
+            case .id:
+                for index in records.indices { rows[index].values.append(.value(.string(records[index].id))) }
+            case .space:
+                for index in records.indices { rows[index].values.append(.value(.string(records[index].space))) }
+            case .field(let field):
+                for index in records.indices { rows[index].values.append(.value(records[index].values[field])) }
+            case .children(let collection, let link, let isOne, let childPlan, let path):
                 let options = query.embedded[path] ?? TableQuery.EmbeddedOptions()
-                let ids = records.map { $0.id.lowercasedText }
-                let children = try await embedded(collection, filters: [.oneOf(field, ids)] + options.filters, order: options.order, scope: scope)
+                let linkName = collection.fields[link].name
+                let children = try await embedded(collection, filters: [.ids(linkName, records.map(\.id))] + options.filters, order: options.order, scope: scope)
                 let rendered = try await render(children, plan: childPlan, query: query, scope: scope)
                 var byParent: [String: [TableRow]] = [:]
                 for (child, row) in zip(children, rendered) {
-                    guard let parent = child.record.state.fields[field]?.stringValue?.lowercased() else { continue }
+                    guard let parent = child.link(link) else { continue }
                     byParent[parent, default: []].append(row)
                 }
                 for index in records.indices {
-                    let all = byParent[records[index].id.lowercasedText] ?? []
+                    let all = byParent[records[index].id] ?? []
                     let start = min(options.offset ?? 0, all.count)
                     let end = options.limit.map { min(start + $0, all.count) } ?? all.count
                     let page = Array(all[start..<end])
-                    rows[index].columns.append((output.name, isOne ? .parent(page.first) : .children(page)))
+                    rows[index].values.append(isOne ? .parent(page.first) : .children(page))
                 }
-            case .parent(let collection, let field, let parentPlan, let path):
+            case .parent(let collection, let link, let parentPlan, let path):
                 let options = query.embedded[path] ?? TableQuery.EmbeddedOptions()
-                let ids = Set(records.compactMap { $0.record.state.fields[field]?.stringValue?.lowercased() })
-                let parents = ids.isEmpty ? [] : try await embedded(collection, filters: [.oneOf("id", ids.sorted())] + options.filters, order: [], scope: scope)
+                let ids = Set(records.compactMap { $0.link(link) })
+                let parents = ids.isEmpty ? [] : try await embedded(collection, filters: [.ids("id", Array(ids))] + options.filters, order: [], scope: scope)
                 let rendered = try await render(parents, plan: parentPlan, query: query, scope: scope)
-                let byID = Dictionary(zip(parents.map { $0.id.lowercasedText }, rendered), uniquingKeysWith: { first, _ in first })
+                let byID = Dictionary(zip(parents.map(\.id), rendered), uniquingKeysWith: { first, _ in first })
                 for index in records.indices {
-                    let parent = records[index].record.state.fields[field]?.stringValue?.lowercased()
-                    rows[index].columns.append((output.name, .parent(parent.flatMap { byID[$0] })))
+                    rows[index].values.append(.parent(records[index].link(link).flatMap { byID[$0] }))
                 }
             }
         }
@@ -108,7 +111,7 @@ struct TableService: Sendable {
     /// The records of an embedded resource, bounded: a reply that would embed more is refused, not cut silently.
     private func embedded(
         _ collection: CollectionDefinition, filters: [RowFilter], order: [RowOrder], scope: Scope
-    ) async throws -> [(id: UUID, record: StoredRecord)] {
+    ) async throws -> [TableRecord] {
         let selection = RowSelection(
             collection: collection, spaces: scope.readable, filter: .all(filters), order: order, limit: limits.maximumEmbeddedRows + 1
         )

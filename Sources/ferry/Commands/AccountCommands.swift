@@ -86,3 +86,49 @@ struct WhoAmICommand: AsyncParsableCommand {
         ])
     }
 }
+
+/// `ferry account delete`: the account, for good.
+struct AccountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "account", abstract: "The signed-in account.", subcommands: [AccountDeleteCommand.self]
+    )
+}
+
+/// `ferry account delete [--yes] [--password-stdin]`: deletes the signed-in account on the server (its records,
+/// files, devices and sessions; its address is freed), then this profile's local data.
+struct AccountDeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete the signed-in account, its data and its devices' sessions, for good."
+    )
+
+    @OptionGroup var options: ClientOptions
+    @Flag(help: "Do not ask for confirmation.") var yes = false
+    @Flag(name: .customLong("password-stdin"), help: "Read the current password from standard input (needed 5 minutes after signing in).")
+    var passwordFromStandardInput = false
+
+    func run() async throws {
+        let profile = try ClientProfile(options)
+        let auth = profile.makeAuthClient()
+        guard let session = try await auth.session else {
+            throw CommandFailure(message: "Nobody is signed in on this profile: run 'ferry login EMAIL' first.", code: .notSignedIn)
+        }
+        if !yes { try confirm(session.user.email) }
+        let password = passwordFromStandardInput ? try PasswordInput.read(fromStandardInput: true, prompt: "") : nil
+        try await auth.deleteAccount(currentPassword: password)
+        profile.removeLocalData()
+        Output.emit(json: options.json, human: "Deleted the account \(session.user.email) and its data; this profile's local data is gone too.", [
+            "deleted": true, "user_id": session.user.id.lowercasedText, "email": session.user.email,
+        ])
+    }
+
+    /// Asks for the address on a terminal; anywhere else `--yes` must say it.
+    private func confirm(_ email: String) throws {
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CommandFailure(message: "Deleting an account cannot be undone: pass --yes to confirm when not on a terminal.", status: 64)
+        }
+        FileHandle.standardError.write(Data("Delete the account \(email), all its data and every device's session? This cannot be undone. Type the address to confirm: ".utf8))
+        guard readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces).lowercased() == email.lowercased() else {
+            throw CommandFailure(message: "Not confirmed: nothing was deleted.", status: 1)
+        }
+    }
+}

@@ -28,9 +28,9 @@ struct TableSyncTests {
     /// A table request as `device`'s user (or with `bearer` instead of its token), JSON body, representation back.
     static func rest(
         _ server: RouterServer, _ method: String, _ path: String, as device: SyncDevice? = nil, bearer: String? = nil,
-        apiKey: String? = nil, body: JSONValue? = nil
+        apiKey: String? = nil, body: JSONValue? = nil, headers extra: [String: String] = [:]
     ) async throws -> (status: Int, json: JSONValue?) {
-        var headers = ["apikey": apiKey ?? server.server.keys.anonKey, "Prefer": "return=representation"]
+        var headers = ["apikey": apiKey ?? server.server.keys.anonKey, "Prefer": "return=representation"].merging(extra) { $1 }
         if let token = bearer ?? device?.session.accessToken { headers["Authorization"] = "Bearer \(token)" }
         if body != nil { headers["Content-Type"] = "application/json" }
         let reply = try await server.send(method, "/rest/v1/" + path, headers: headers, body: body.map { Data($0.jsonText.utf8) })
@@ -75,6 +75,12 @@ struct TableSyncTests {
             #expect(try await Self.rest(server, "GET", "notes", as: device).json == [], "the delete cascaded to the note")
             let tombstones = try await device.pullAll().changes
             #expect(tombstones.filter(\.deleted).count == 2, "devices pull both tombstones")
+
+            // Inserting the deleted id again makes a new row: none of the deleted one's values come back.
+            let revived = try await Self.rest(server, "POST", "sermons", as: device, body: ["id": .string(id.lowercasedText), "title": "Again"])
+            #expect(revived.status == 201)
+            #expect(revived.json?.arrayValue?.first?["date"] == .null, "the deleted record's date is not revived")
+            #expect(try await device.pullAll().changes.last?.deleted == false)
         }
     }
 
@@ -167,6 +173,8 @@ struct TableSyncTests {
                 #expect(reply.status == status && reply.json?["code"]?.stringValue == code, "\(method) \(path): \(String(describing: reply.json))")
                 #expect(reply.json?["message"]?.stringValue?.isEmpty == false)
             }
+            let csv = try await Self.rest(server, "GET", "sermons", as: user, headers: ["Accept": "text/csv"])
+            #expect(csv.status == 406 && csv.json?["code"] == "PGRST107", "a media type tables do not answer")
             #expect(try await Self.rest(server, "GET", "sermons", as: user).json == [], "nothing was written")
         }
     }

@@ -6,6 +6,7 @@ import Hummingbird
 /// `/auth/v1`: Supabase Auth's endpoints for email and password accounts.
 struct AuthRoutes {
     let service: AuthService
+    let accounts: AccountService
 
     struct Credentials: Decodable {
         var email: String
@@ -31,10 +32,16 @@ struct AuthRoutes {
         }
     }
 
+    /// `DELETE /user`'s optional body: the current password, for a session older than the reauthentication window.
+    struct AccountDeletion: Decodable {
+        var currentPassword: String?
+        enum CodingKeys: String, CodingKey { case currentPassword = "current_password" }
+    }
+
     /// `anonymous`: sign-up and sign-in, behind the anon key and the attempt limit (a session presented with them only
     /// spares its own account's lockout); `authenticated`: the rest.
     func register(anonymous: DeadlineGroup<FerryRequestContext>, authenticated: DeadlineGroup<AuthenticatedContext>) {
-        let service = self.service
+        let (service, accounts) = (self.service, self.accounts)
         anonymous.post("signup") { request, _ in
             var request = request
             let body = try await request.decodeJSON(Credentials.self)
@@ -67,6 +74,12 @@ struct AuthRoutes {
             return JSONResponse(try await service.updateUser(
                 context.caller.account, password: body.password, currentPassword: body.currentPassword, data: body.data
             ))
+        }
+        authenticated.delete("user") { request, context in
+            var request = request
+            let body = try await request.decodeJSONIfPresent(AccountDeletion.self)
+            try await accounts.deleteAccount(context.caller.account, currentPassword: body?.currentPassword)
+            return HTTPResponse.Status.noContent
         }
         authenticated.post("logout") { request, context in
             let raw = request.uri.queryParameters.get("scope") ?? "global"

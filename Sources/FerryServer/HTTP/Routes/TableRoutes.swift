@@ -21,6 +21,7 @@ struct TableRoutes {
     }
 
     private func read(_ request: Request, _ context: TableContext, withBody: Bool) async throws -> Response {
+        let form = try ReplyForm(accepting: request)
         var query = try TableQuery(parameters: Self.parameters(request))
         let preferences = TablePreferences(request.headers[values: .prefer])
         if let range = try Self.range(request.headers[.range]) {
@@ -29,9 +30,9 @@ struct TableRoutes {
         }
         let page = try await tables.read(context.caller, table: try Self.table(context), query: query, countsAll: preferences.count != nil)
         var headers = HTTPFields()
-        headers[.contentRange] = Self.contentRange(offset: page.offset, count: page.rows.count, total: page.total)
+        headers[.contentRange] = Self.contentRange(offset: page.offset, count: page.rows.rows.count, total: page.total)
         var status = HTTPResponse.Status.ok
-        if let total = page.total, page.rows.count < total, query.limit != nil || query.offset != nil || request.headers[.range] != nil {
+        if let total = page.total, page.rows.rows.count < total, query.limit != nil || query.offset != nil || request.headers[.range] != nil {
             status = .partialContent
         }
         if let total = page.total, total > 0, page.offset >= total {
@@ -40,10 +41,11 @@ struct TableRoutes {
                 details: "An offset of \(page.offset) was requested, but there are only \(total) rows."
             )
         }
-        return try Self.reply(page.rows, request: request, status: status, headers: headers, withBody: withBody)
+        return try Self.reply(page.rows, form: form, status: status, headers: headers, withBody: withBody)
     }
 
     private func insert(_ request: Request, _ context: TableContext) async throws -> Response {
+        let form = try ReplyForm(accepting: request)
         let query = try TableQuery(parameters: Self.parameters(request))
         let preferences = TablePreferences(request.headers[values: .prefer])
         var request = request
@@ -63,23 +65,25 @@ struct TableRoutes {
         default: .none
         }
         let written = try await tables.insert(context.caller, table: try Self.table(context), bodies: bodies, query: query, resolution: resolution)
-        return try Self.written(written, request: request, preferences: preferences, status: .created)
+        return try Self.written(written, form: form, preferences: preferences, status: .created)
     }
 
     private func update(_ request: Request, _ context: TableContext) async throws -> Response {
+        let form = try ReplyForm(accepting: request)
         let query = try TableQuery(parameters: Self.parameters(request))
         let preferences = TablePreferences(request.headers[values: .prefer])
         var request = request
         guard case .object(let members) = try await body(&request) else { throw Self.invalidBody("a PATCH body is one JSON object") }
         let written = try await tables.update(context.caller, table: try Self.table(context), body: members, query: query)
-        return try Self.written(written, request: request, preferences: preferences, status: .ok)
+        return try Self.written(written, form: form, preferences: preferences, status: .ok)
     }
 
     private func delete(_ request: Request, _ context: TableContext) async throws -> Response {
+        let form = try ReplyForm(accepting: request)
         let query = try TableQuery(parameters: Self.parameters(request))
         let preferences = TablePreferences(request.headers[values: .prefer])
         let written = try await tables.delete(context.caller, table: try Self.table(context), query: query)
-        return try Self.written(written, request: request, preferences: preferences, status: .ok)
+        return try Self.written(written, form: form, preferences: preferences, status: .ok)
     }
 
     // MARK: - Reading the request
@@ -136,7 +140,7 @@ struct TableRoutes {
         return "\(span)/\(total.map(String.init) ?? "*")"
     }
 
-    private static func written(_ written: TableService.Written, request: Request, preferences: TablePreferences, status: HTTPResponse.Status) throws -> Response {
+    private static func written(_ written: TableService.Written, form: ReplyForm, preferences: TablePreferences, status: HTTPResponse.Status) throws -> Response {
         var headers = HTTPFields()
         headers[.contentRange] = contentRange(offset: 0, count: written.count, total: preferences.count != nil ? written.count : nil)
         var applied: [String] = []
@@ -146,26 +150,26 @@ struct TableRoutes {
         guard preferences.returning == "representation" else {
             return Response(status: status == .created ? .created : .noContent, headers: headers)
         }
-        return try reply(written.rows, request: request, status: status, headers: headers, withBody: true)
+        return try reply(written.rows, form: form, status: status, headers: headers, withBody: true)
     }
 
     /// The rows as a JSON array, or as one object when the request accepts `application/vnd.pgrst.object+json`
     /// (supabase's `single()`), which then must be exactly one row.
-    private static func reply(_ rows: [TableRow], request: Request, status: HTTPResponse.Status, headers: HTTPFields, withBody: Bool) throws -> Response {
+    private static func reply(_ rows: TableRows, form: ReplyForm, status: HTTPResponse.Status, headers: HTTPFields, withBody: Bool) throws -> Response {
         var headers = headers
         var bytes: [UInt8] = []
-        if request.headers[values: .accept].contains(where: { $0.contains("application/vnd.pgrst.object+json") }) {
-            guard rows.count == 1 else {
+        if form == .object {
+            guard rows.rows.count == 1 else {
                 throw TableError(
                     .notAcceptable, "PGRST116", "Cannot coerce the result to a single JSON object",
-                    details: "The result contains \(rows.count) rows"
+                    details: "The result contains \(rows.rows.count) rows"
                 )
             }
             headers[.contentType] = "application/vnd.pgrst.object+json; charset=utf-8"
-            rows[0].writeJSON(into: &bytes)
+            TableRows.write(rows.rows[0], keys: rows.plan.keys, into: &bytes)
         } else {
             headers[.contentType] = "application/json; charset=utf-8"
-            TableRows(rows: rows).writeJSON(into: &bytes)
+            rows.writeJSON(into: &bytes)
         }
         let status: HTTPResponse.Status = status == .partialContent || status == .created ? status : .ok
         guard withBody else {
@@ -173,6 +177,32 @@ struct TableRoutes {
             return Response(status: status, headers: headers)
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+/// What a table reply is written as, from the request's `Accept`: a JSON array, or one object (`single()`). A request
+/// that accepts neither (CSV, a query plan) is refused before any work, `406 PGRST107`.
+enum ReplyForm: Sendable, Equatable {
+    case array
+    case object
+
+    static let arrayTypes: Set<String> = ["*/*", "application/*", "application/json", "application/vnd.pgrst.array+json"]
+    static let objectType = "application/vnd.pgrst.object+json"
+
+    init(accepting request: Request) throws(TableError) {
+        let types = request.headers[values: .accept].flatMap { $0.split(separator: ",") }.map {
+            ($0.split(separator: ";").first ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        if types.contains(Self.objectType) {
+            self = .object
+        } else if types.isEmpty || types.contains(where: Self.arrayTypes.contains) {
+            self = .array
+        } else {
+            throw TableError(
+                .notAcceptable, "PGRST107", "None of these media types are available: \(types.joined(separator: ", ").prefix(200))",
+                hint: "Tables answer application/json, or application/vnd.pgrst.object+json for one row."
+            )
+        }
     }
 }
 

@@ -28,7 +28,13 @@ extension PostgresStorage {
     /// The select list ``storedRecord(_:collection:forWire:)`` reads: the sync columns, then each field's column, cast where
     /// PostgreSQL's JSON rendering is the one ``SQLDialect/wireValue(rendered:type:)`` puts in wire form.
     static func recordColumns(_ collection: CollectionDefinition) -> String {
-        let fields = collection.fields.map { field in
+        (SQLDialect.syncColumns + ["\(SQLDialect.sealedColumn)::text"] + fieldColumns(collection)).joined(separator: ", ")
+    }
+
+    /// Each field's column, cast where PostgreSQL's JSON rendering is the one ``SQLDialect/wireValue(rendered:type:)``
+    /// puts in wire form.
+    static func fieldColumns(_ collection: CollectionDefinition) -> [String] {
+        collection.fields.map { field in
             let column = SQLDialect.postgres.quote(field.name)
             return switch collection.storedType(of: field) {
             case .text, .integer, .real, .bool, .bytes: column
@@ -36,7 +42,25 @@ extension PostgresStorage {
             case .timestamp: "to_json(\(column)) #>> '{}'"
             }
         }
-        return (SQLDialect.syncColumns + ["\(SQLDialect.sealedColumn)::text"] + fields).joined(separator: ", ")
+    }
+
+    /// The select list ``tableRecord(_:collection:)`` reads: what a table request shows of a row.
+    static func tableColumns(_ collection: CollectionDefinition) -> String {
+        (["id::text", "_space::text", "\(SQLDialect.sealedColumn)::text"] + fieldColumns(collection)).joined(separator: ", ")
+    }
+
+    /// One row of ``tableColumns(_:)``.
+    static func tableRecord(_ row: PostgresRow, collection: CollectionDefinition) throws -> TableRecord? {
+        var cells = row.makeIterator()
+        guard let id = try cells.next()?.decode(String?.self), let space = try cells.next()?.decode(String?.self) else { return nil }
+        let sealed = try cells.next()?.decode(String?.self)
+        var values: [JSONValue] = []
+        values.reserveCapacity(collection.fields.count)
+        for field in collection.fields {
+            guard let cell = cells.next() else { break }
+            values.append(try wireValue(cell, type: collection.storedType(of: field)))
+        }
+        return TableRecord(id: id, space: space, values: values, sealed: sealed, in: collection)
     }
 
     /// One row of ``recordColumns(_:)``.

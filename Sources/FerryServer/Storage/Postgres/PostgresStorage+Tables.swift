@@ -11,13 +11,14 @@ extension PostgresStorage: TableStorage {
         var binds = parameters.bindings
         let limit = Self.bind(.integer(Int64(selection.limit)), type: .integer, into: &binds)
         let offset = Self.bind(.integer(Int64(selection.offset)), type: .integer, into: &binds)
-        let sql = "\(Self.selectRecords(collection, where: condition)) \(order) LIMIT \(limit) OFFSET \(offset)"
+        let table = SQLDialect.postgres.quote(collection.name)
+        let sql = "SELECT \(Self.tableColumns(collection)) FROM \(table) WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)"
         var found = SelectedRows(records: [])
         for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-            if let record = try Self.storedRecord(row, collection: collection) { found.records.append((record.id, record.record)) }
+            if let record = try Self.tableRecord(row, collection: collection) { found.records.append(record) }
         }
         if selection.countsAll {
-            let count = "SELECT count(*) FROM \(SQLDialect.postgres.quote(collection.name)) WHERE \(condition)"
+            let count = "SELECT count(*) FROM \(table) WHERE \(condition)"
             let rows = try await client.query(PostgresQuery(unsafeSQL: count, binds: parameters.bindings), logger: logger)
             for try await total in rows.decode(Int64.self) { found.total = Int(total) }
         }

@@ -27,6 +27,22 @@ extension SQLiteStorage {
         return (id, row[2], StoredRecord(space: space, state: state, clocksText: clocks.wireText))
     }
 
+    /// The select list ``tableRecord(_:collection:)`` reads: what a table request shows of a row.
+    static func tableColumns(_ collection: CollectionDefinition) -> String {
+        (["id", "_space", SQLDialect.sealedColumn] + collection.fields.map(\.name)).map { SQLDialect.sqlite.quote($0) }.joined(separator: ", ")
+    }
+
+    /// One row of ``tableColumns(_:)``.
+    static func tableRecord(_ row: Row, collection: CollectionDefinition) -> TableRecord? {
+        guard let id = row[0] as String?, let space = row[1] as String? else { return nil }
+        var values: [JSONValue] = []
+        values.reserveCapacity(collection.fields.count)
+        for (index, field) in collection.fields.enumerated() {
+            values.append(jsonValue(row[3 + index] as DatabaseValue, type: collection.storedType(of: field)))
+        }
+        return TableRecord(id: id, space: space, values: values, sealed: row[2] as String?, in: collection)
+    }
+
     /// Writes `row` (of ``recordColumns(_:)``) into a pull reply with `writer`, straight from its columns, whose stored
     /// `types` are given; `false`, writing nothing, for a row with sealed values or clocks the writer does not copy,
     /// which the caller reads through ``storedRecord(_:collection:forWire:)``.

@@ -13,12 +13,12 @@ extension SQLiteStorage: TableStorage {
         // Not cached: each request's filters make a statement of their own, which a cache would only fill up with.
         return try await pool.read { db in
             let rows = try Row.fetchCursor(
-                db, sql: "SELECT \(Self.recordColumns(collection)) FROM \(table) WHERE \(condition) \(order) LIMIT ? OFFSET ?",
+                db, sql: "SELECT \(Self.tableColumns(collection)) FROM \(table) WHERE \(condition) \(order) LIMIT ? OFFSET ?",
                 arguments: StatementArguments(values + [selection.limit.databaseValue, selection.offset.databaseValue])
             )
             var found = SelectedRows(records: [])
             while let row = try rows.next() {
-                if let record = Self.storedRecord(row, collection: collection) { found.records.append((record.id, record.record)) }
+                if let record = Self.tableRecord(row, collection: collection) { found.records.append(record) }
             }
             if selection.countsAll {
                 found.total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE \(condition)", arguments: StatementArguments(values))

@@ -1,0 +1,38 @@
+import FerryCore
+import Foundation
+
+/// Deleting an account for good, as the App Store asks of apps that create accounts: the rules here, the work in
+/// storage's one transaction (``AccountStorage/deleteAccount(userID:collections:check:)``), then nothing of the
+/// account is left: not its records, its files, its devices, its sessions nor its address.
+struct AccountService: Sendable {
+    let storage: any AccountStorage
+    let auth: AuthService
+    let blobs: any BlobStore
+    let schema: Schema
+    /// Tells the account's open streams to close.
+    var events: (any RealtimeFeed)?
+
+    /// Deletes the caller's account, after a recent sign-in or the current password (as a password change). A user who
+    /// is the last owner of a space others share is refused until they make someone else an owner: the space is theirs
+    /// too. Shared spaces the account alone belongs to are erased with its personal space.
+    func deleteAccount(_ caller: AuthService.Caller, currentPassword: String?) async throws {
+        try await auth.checkReauthentication(caller, currentPassword: currentPassword, action: "Deleting the account")
+        let check: @Sendable ([SharedMembership]) throws -> Void = { memberships in
+            let stranded = memberships.filter { $0.role == .owner && $0.otherOwners == 0 && $0.otherMembers > 0 }
+            guard stranded.isEmpty else {
+                let names = stranded.map { "'\($0.name)' (\($0.space.lowercasedText))" }.joined(separator: ", ")
+                throw ServiceError(.conflict, .lastOwner,
+                    "You are the last owner of \(names), which others share: make another member an owner (PATCH /sync/v1/spaces/{space}/members/{user}), then delete the account."
+                )
+            }
+        }
+        let memberships = try await storage.sharedMemberships(userID: caller.userID)
+        try check(memberships)
+        // The bytes go first: once the spaces are gone nothing names them. Should the transaction then fail, the
+        // account stays with its records and the user retries; a space someone joined meanwhile keeps its records.
+        try await blobs.deleteAll(in: memberships.soleMemberships.union([caller.userID]))
+        let tables = schema.collections.filter { !$0.isSystem || $0.name == "profiles" }
+        _ = try await storage.deleteAccount(userID: caller.userID, collections: tables, check: check)
+        await events?.publish([.accountChanged(caller.userID)])
+    }
+}
