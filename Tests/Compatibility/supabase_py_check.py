@@ -58,3 +58,63 @@ except AuthWeakPasswordError as error:
 
 client.sign_out()
 check(client.get_session() is None, "sign_out clears the session")
+
+# The admin API (auth.admin), with the service-role key: the third argument.
+if len(sys.argv) > 3:
+    service_key = sys.argv[3]
+
+    def gotrue(bearer):
+        return SyncGoTrueClient(
+            url=f"{base}/auth/v1",
+            headers={"apikey": key, "Authorization": f"Bearer {bearer}"},
+            auto_refresh_token=False,
+            persist_session=False,
+            http_client=httpx.Client(timeout=60, follow_redirects=True),
+        )
+
+    admin = gotrue(service_key).admin
+    admin_email = f"py-admin-{uuid.uuid4().hex[:8]}@example.com"
+    made = admin.create_user({"email": admin_email, "password": "correct horse 2", "email_confirm": True,
+                              "user_metadata": {"plan": "pro"}}).user
+    check(made.email == admin_email and made.user_metadata == {"plan": "pro"}, "admin.create_user with email_confirm")
+    check(any(user.id == made.id for user in admin.list_users(page=1, per_page=1000)), "admin.list_users lists the new user")
+    check(admin.get_user_by_id(made.id).user.email == admin_email, "admin.get_user_by_id")
+
+    member = gotrue(key)
+    session = member.sign_in_with_password({"email": admin_email, "password": "correct horse 2"}).session
+    check(session is not None, "the created user signs in at once")
+
+    try:
+        gotrue(session.access_token).admin.list_users()
+        check(False, "a user's token is refused by the admin API")
+    except AuthApiError as error:
+        check(error.status == 403 and error.code == "not_admin", "a user's token is refused by the admin API (403 not_admin)")
+
+    banned = admin.update_user_by_id(made.id, {"ban_duration": "24h"}).user
+    check(banned.banned_until is not None, "admin.update_user_by_id bans for 24h")
+    try:
+        member.refresh_session(session.refresh_token)
+        check(False, "a ban ends the user's sessions")
+    except AuthApiError as error:
+        check(error.status in (400, 401, 403), "a ban ends the user's sessions (the refresh fails)")
+    try:
+        member.sign_in_with_password({"email": admin_email, "password": "correct horse 2"})
+        check(False, "a banned user cannot sign in")
+    except AuthApiError as error:
+        check(error.code == "user_banned", "a banned user cannot sign in (user_banned)")
+    admin.update_user_by_id(made.id, {"ban_duration": "none", "password": "correct horse 3", "user_metadata": {"city": "Leeds"}})
+    again = member.sign_in_with_password({"email": admin_email, "password": "correct horse 3"})
+    check(again.user.user_metadata == {"plan": "pro", "city": "Leeds"}, "the ban lifted, the new password signs in, metadata merged")
+
+    admin.delete_user(made.id)
+    try:
+        admin.get_user_by_id(made.id)
+        check(False, "admin.delete_user deletes the user")
+    except AuthApiError as error:
+        check(error.status == 404, "admin.delete_user deletes the user (then 404)")
+    try:
+        member.sign_in_with_password({"email": admin_email, "password": "correct horse 3"})
+        check(False, "a deleted user cannot sign in")
+    except AuthApiError as error:
+        check(error.code == "invalid_credentials", "a deleted user cannot sign in")
+    print("ok admin", flush=True)

@@ -68,6 +68,8 @@ public struct AuthUser: Sendable, Hashable, Codable {
     public var updatedAt: String
     /// Always `false`: Ferry has no anonymous sign-in.
     public var isAnonymous: Bool
+    /// Until when the user is banned (an admin's `ban_duration`), if they are.
+    public var bannedUntil: String?
 
     /// Creates a user.
     public init(
@@ -106,6 +108,7 @@ public struct AuthUser: Sendable, Hashable, Codable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
         case isAnonymous = "is_anonymous"
+        case bannedUntil = "banned_until"
     }
 
     /// Encodes as GoTrue does, with the id in lowercase (the form of the JWT's `sub`).
@@ -125,5 +128,6 @@ public struct AuthUser: Sendable, Hashable, Codable {
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(isAnonymous, forKey: .isAnonymous)
+        try container.encodeIfPresent(bannedUntil, forKey: .bannedUntil)
     }
 }

@@ -92,8 +92,14 @@ extension ErrorCode {
     public static let refreshTokenNotFound: ErrorCode = "refresh_token_not_found"
     /// The refresh token was used before, outside the reuse interval: the session is revoked.
     public static let refreshTokenAlreadyUsed: ErrorCode = "refresh_token_already_used"
-    /// The user of the token no longer exists.
+    /// The user of the token no longer exists, or an admin named no user.
     public static let userNotFound: ErrorCode = "user_not_found"
+    /// An admin banned the user (`ban_duration`): sign-in is refused until the ban ends.
+    public static let userBanned: ErrorCode = "user_banned"
+    /// An admin's new user has an address another account has.
+    public static let emailExists: ErrorCode = "email_exists"
+    /// An admin endpoint called without the service-role key.
+    public static let notAdmin: ErrorCode = "not_admin"
     /// A password change on a session older than the reauthentication window, without (the right) `current_password`.
     public static let reauthenticationNeeded: ErrorCode = "reauthentication_needed"
     /// The grant type is not supported.

@@ -17,7 +17,7 @@ struct AccountService: Sendable {
     /// too. Shared spaces the account alone belongs to are erased with its personal space.
     func deleteAccount(_ caller: AuthService.Caller, currentPassword: String?) async throws {
         try await auth.checkReauthentication(caller, currentPassword: currentPassword, action: "Deleting the account")
-        let check: @Sendable ([SharedMembership]) throws -> Void = { memberships in
+        try await delete(caller.userID) { memberships in
             let stranded = memberships.filter { $0.role == .owner && $0.otherOwners == 0 && $0.otherMembers > 0 }
             guard stranded.isEmpty else {
                 let names = stranded.map { "'\($0.name)' (\($0.space.lowercasedText))" }.joined(separator: ", ")
@@ -26,13 +26,25 @@ struct AccountService: Sendable {
                 )
             }
         }
-        let memberships = try await storage.sharedMemberships(userID: caller.userID)
+    }
+
+    /// An admin's deletion (`DELETE /auth/v1/admin/users/{id}`): the same erasure, without the user's consent; a space
+    /// the user was the last owner of passes to its longest-standing member. `false` when there is no such user.
+    func deleteUser(_ userID: UUID) async throws -> Bool {
+        guard try await auth.storage.user(id: userID) != nil else { return false }
+        try await delete(userID) { _ in }
+        return true
+    }
+
+    private func delete(_ userID: UUID, check: @escaping @Sendable ([SharedMembership]) throws -> Void) async throws {
+        let memberships = try await storage.sharedMemberships(userID: userID)
         try check(memberships)
         // The bytes go first: once the spaces are gone nothing names them. Should the transaction then fail, the
-        // account stays with its records and the user retries; a space someone joined meanwhile keeps its records.
-        try await blobs.deleteAll(in: memberships.soleMemberships.union([caller.userID]))
+        // account stays with its records and the deletion is tried again; a space someone joined meanwhile keeps its
+        // records.
+        try await blobs.deleteAll(in: memberships.soleMemberships.union([userID]))
         let tables = schema.collections.filter { !$0.isSystem || $0.name == "profiles" }
-        _ = try await storage.deleteAccount(userID: caller.userID, collections: tables, check: check)
-        await events?.publish([.accountChanged(caller.userID)])
+        _ = try await storage.deleteAccount(userID: userID, collections: tables, check: check)
+        await events?.publish([.accountChanged(userID)])
     }
 }

@@ -38,8 +38,7 @@ struct AuthService: Sendable {
     /// Signs up; attempts per client are limited before the body is read (``AttemptLimitMiddleware``).
     func signUp(email rawEmail: String, password: String, data: JSONValue?) async throws -> AuthSession {
         let email = try Self.validEmail(rawEmail)
-        let weaknesses = PasswordPolicy.weaknesses(of: password)
-        guard weaknesses.isEmpty else { throw ServiceError.weakPassword(weaknesses) }
+        try PasswordPolicy.require(password)
         try Self.validMetadata(data)
         let time = now()
         let user = UserRecord(
@@ -75,6 +74,10 @@ struct AuthService: Sendable {
             await limits.failuresPerEmailAndClient.record(failureKey)
             await limits.failuresPerAccount.record(email)
             throw ServiceError(.invalidRequest, .invalidCredentials, "Invalid login credentials")
+        }
+        // Told only to whoever knows the password, as GoTrue does.
+        if let bannedUntil = user.bannedUntil, bannedUntil > now() {
+            throw ServiceError(.invalidRequest, .userBanned, "User is banned until \(Timestamp.format(bannedUntil)).")
         }
         try Task.checkCancellation()
         return try await startSession(for: user)
@@ -241,8 +244,7 @@ struct AuthService: Sendable {
         var passwordHash: String?
         if let password {
             if let wait = await limits.passwordChangesPerAccount.attempt(caller.userID.uuidString) { throw ServiceError.rateLimited(wait) }
-            let weaknesses = PasswordPolicy.weaknesses(of: password)
-            guard weaknesses.isEmpty else { throw ServiceError.weakPassword(weaknesses) }
+            try PasswordPolicy.require(password)
             try await checkReauthentication(caller, currentPassword: currentPassword, action: "Changing the password")
             passwordHash = try await hasher.hash(password)
         }
@@ -347,13 +349,15 @@ struct AuthService: Sendable {
         return email
     }
 
-    static func wireUser(_ user: UserRecord) -> AuthUser {
-        AuthUser(
+    static func wireUser(_ user: UserRecord, now: Date = Date()) -> AuthUser {
+        var wire = AuthUser(
             id: user.id, email: user.email, emailConfirmedAt: Timestamp.format(user.createdAt),
             lastSignInAt: user.lastSignInAt.map(Timestamp.format),
             userMetadata: JSONValue(jsonText: user.userMetadata) ?? .object([:]),
             createdAt: Timestamp.format(user.createdAt), updatedAt: Timestamp.format(user.updatedAt)
         )
+        wire.bannedUntil = user.bannedUntil.flatMap { $0 > now ? Timestamp.format($0) : nil }
+        return wire
     }
 }
 

@@ -16,6 +16,12 @@ enum PasswordPolicy {
         return reasons
     }
 
+    /// Refuses a weak password with Supabase's `422 weak_password` and its reasons.
+    static func require(_ password: String) throws {
+        let reasons = weaknesses(of: password)
+        guard reasons.isEmpty else { throw ServiceError.weakPassword(reasons) }
+    }
+
     private static let commonPasswords: Set<String> = [
         "password", "password1", "password123", "12345678", "123456789", "1234567890", "qwerty123", "qwertyuiop",
         "iloveyou", "admin123", "welcome1", "letmein1", "abc12345", "passw0rd", "sunshine1", "football1",

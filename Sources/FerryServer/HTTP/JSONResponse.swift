@@ -7,6 +7,8 @@ import NIOCore
 struct JSONResponse: ResponseGenerator {
     private let write: @Sendable () throws -> [UInt8]
     var status: HTTPResponse.Status
+    /// Header fields beside the content type (a list's `X-Total-Count`).
+    var headers: HTTPFields = [:]
 
     init(_ value: some Encodable & Sendable, status: HTTPResponse.Status = .ok) {
         self.write = { try JSONValueEncoder().encodeText(value) }
@@ -19,9 +21,11 @@ struct JSONResponse: ResponseGenerator {
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        Response(
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(
             status: status,
-            headers: [.contentType: "application/json; charset=utf-8"],
+            headers: headers,
             body: .init(byteBuffer: ByteBuffer(bytes: try write()))
         )
     }

@@ -46,6 +46,8 @@ extension FerryServer {
                 .add(middleware: signingIn)),
             authenticated: DeadlineGroup(authenticated(router.group("auth/v1")))
         )
+        AdminRoutes(admin: AdminService(auth: auth, accounts: accounts))
+            .register(on: DeadlineGroup(router.group("auth/v1/admin").add(middleware: ServiceRoleMiddleware(keys: keys))))
         let sync = DeadlineGroup(authenticated(router.group("sync/v1")))
         // The pull's authentication also reads the caller's spaces, in the same round trip; no other route needs them.
         var pulling = authenticator

@@ -19,7 +19,8 @@ protocol AccountStorage: Sendable {
     /// Deletes the account in one transaction, the account's row locked: `check` sees its shared memberships as they
     /// are then and throws to refuse, changing nothing. Then the records of its personal space and of every shared
     /// space it alone belonged to are erased (rows deleted, tombstones included) with those spaces (their Storage
-    /// objects and keys with them); a shared space it created passes to another owner; and the user goes, and with it
+    /// objects and keys with them); a shared space left without an owner makes its longest-standing member one; a
+    /// shared space it created passes to another owner; and the user goes, and with it
     /// its sessions, refresh tokens, devices, sealed secrets, memberships and pending invitations, freeing the address.
     /// `collections` are the tables to erase rows from. Returns the spaces erased.
     func deleteAccount(

@@ -17,6 +17,8 @@ public struct UserRecord: Sendable, Hashable {
     public var updatedAt: Date
     /// When the user last signed in, if ever.
     public var lastSignInAt: Date?
+    /// Until when an admin banned the user; sign-in is refused before then.
+    public var bannedUntil: Date? = nil
 
     /// The metadata text after GoTrue's merge of `patch`: its top-level keys replace the stored ones whole, and a
     /// `null` removes its key. Done here rather than in SQL so both engines keep every value as it was sent
@@ -92,6 +94,11 @@ public protocol AuthStorage: Sendable {
     func updateUser(id: UUID, passwordHash: String?, metadataPatch: [String: JSONValue]?, now: Date) async throws -> UserRecord?
     /// Deletes a user with their sessions and tokens.
     func deleteUser(id: UUID) async throws
+    /// A page of users, oldest first, and how many there are in all.
+    func users(offset: Int, limit: Int) async throws -> (users: [UserRecord], total: Int)
+    /// Bans the user until `until` (`nil` lifts a ban), ending every session of theirs when the ban starts, in one
+    /// transaction; returns the user, or `nil` if none.
+    func ban(userID: UUID, until: Date?, now: Date) async throws -> UserRecord?
     /// Creates a session with its first refresh token and records the sign-in.
     func createSession(_ session: SessionRecord, refreshTokenHash: String) async throws
     /// The session with this id, if it still exists.

@@ -521,5 +521,12 @@ extension Migration {
                 "CREATE INDEX ferry_object_uploads_owner ON ferry_object_uploads (owner_id)",
             ]
         ),
+        Migration(
+            version: 14,
+            name: "users: bans",
+            // An admin's ban (`PUT /auth/v1/admin/users/{id}` with `ban_duration`): sign-in is refused until then.
+            sqlite: ["ALTER TABLE ferry_users ADD COLUMN banned_until TEXT"],
+            postgres: ["ALTER TABLE ferry_users ADD COLUMN banned_until timestamptz"]
+        ),
     ]
 }

@@ -10,16 +10,18 @@ struct SupabaseClientCompatibilityTests {
     static let script = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Compatibility/supabase_py_check.py").path()
 
-    @Test("supabase-py signs up, signs in, refreshes, updates and signs out unchanged", arguments: TestEngine.available)
+    @Test("supabase-py signs up, signs in, refreshes, updates and signs out unchanged; its admin API works with the service-role key only", arguments: TestEngine.available)
     func supabasePy(_ engine: TestEngine) async throws {
         guard PythonCheck.canImport("supabase_auth") else {
             print("⚠︎ Skipping the supabase-py check: python3 cannot import supabase_auth (scripts/test.sh installs it from PyPI).")
             return
         }
         try await LiveServer.with(engine, configure: { $0.useFastPasswordHashing() }) { server in
-            let (status, text) = try await PythonCheck.run(Self.script, arguments: [server.baseURL.absoluteString, server.server.keys.anonKey])
+            let keys = server.server.keys
+            let (status, text) = try await PythonCheck.run(Self.script, arguments: [server.baseURL.absoluteString, keys.anonKey, keys.serviceRoleKey])
             #expect(status == 0, "\(text)")
             #expect(text.contains("ok sign_out clears the session"), "\(text)")
+            #expect(text.contains("ok admin"), "\(text)")
         }
     }
 }

@@ -16,12 +16,10 @@ struct TableAuthenticator: RouterMiddleware {
     let keys: ServerKeys
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let apiKey = request.headers[.apiKey]
-        let isServiceKey = apiKey.map { ConstantTime.isEqual($0, keys.serviceRoleKey) } ?? false
-        if !isServiceKey { try APIKeyMiddleware<Context>.check(apiKey, anonKey: keys.anonKey) }
+        try ServiceRoleMiddleware<Context>.checkAPIKey(request, keys: keys)
         var context = context
         let authorization = request.headers[.authorization]
-        let bearer = authorization.flatMap { $0.count > 7 && $0.prefix(7).lowercased() == "bearer " ? String($0.dropFirst(7)) : nil }
+        let bearer = request.bearerToken
         if let bearer, ConstantTime.isEqual(bearer, keys.serviceRoleKey) {
             context.tableCaller = .serviceRole
         } else if bearer == nil || bearer.map({ ConstantTime.isEqual($0, keys.anonKey) }) == true {

@@ -27,6 +27,22 @@ extension PostgresStorage: AccountStorage {
                     try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
                 }
                 try await connection.query("DELETE FROM ferry_spaces WHERE id = ANY(\(spaces))", logger: logger)
+                // A space whose last owner goes (an admin's deletion; the account's own is refused first) passes to its
+                // longest-standing member.
+                try await connection.query(
+                    """
+                    UPDATE ferry_members SET role = 'owner'
+                    WHERE (space_id, user_id) IN (
+                      SELECT m.space_id, (
+                        SELECT x.user_id FROM ferry_members x WHERE x.space_id = m.space_id AND x.user_id <> \(userID)
+                        ORDER BY x.created_at, x.user_id LIMIT 1
+                      ) FROM ferry_members m WHERE m.user_id = \(userID) AND m.role = 'owner' AND NOT EXISTS (
+                        SELECT 1 FROM ferry_members o WHERE o.space_id = m.space_id AND o.user_id <> \(userID) AND o.role = 'owner'
+                      )
+                    )
+                    """,
+                    logger: logger
+                )
                 try await connection.query(
                     """
                     UPDATE ferry_spaces SET owner_id = (

@@ -3,7 +3,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage {
-    private static let userColumns = "id, email, password_hash, user_metadata::text, created_at, updated_at, last_sign_in_at"
+    private static let userColumns = "id, email, password_hash, user_metadata::text, created_at, updated_at, last_sign_in_at, banned_until"
 
     public func createUser(_ user: UserRecord) async throws {
         do {
@@ -173,14 +173,45 @@ extension PostgresStorage {
     }
 
     private func firstUser(_ rows: PostgresRowSequence) async throws -> UserRecord? {
-        for try await (id, email, hash, metadata, createdAt, updatedAt, lastSignIn) in rows.decode(
-            (UUID, String, String, String, Date, Date, Date?).self
+        try await users(rows).first
+    }
+
+    /// The rows of a query selecting ``userColumns``.
+    private func users(_ rows: PostgresRowSequence) async throws -> [UserRecord] {
+        var users: [UserRecord] = []
+        for try await (id, email, hash, metadata, createdAt, updatedAt, lastSignIn, bannedUntil) in rows.decode(
+            (UUID, String, String, String, Date, Date, Date?, Date?).self
         ) {
-            return UserRecord(
+            users.append(UserRecord(
                 id: id, email: email, passwordHash: hash, userMetadata: metadata,
-                createdAt: createdAt, updatedAt: updatedAt, lastSignInAt: lastSignIn
-            )
+                createdAt: createdAt, updatedAt: updatedAt, lastSignInAt: lastSignIn, bannedUntil: bannedUntil
+            ))
         }
-        return nil
+        return users
+    }
+
+    public func users(offset: Int, limit: Int) async throws -> (users: [UserRecord], total: Int) {
+        let page = try await users(try await client.query(
+            "SELECT \(unescaped: Self.userColumns) FROM ferry_users ORDER BY created_at, id LIMIT \(limit) OFFSET \(offset)", logger: logger
+        ))
+        var total = 0
+        for try await count in try await client.query("SELECT count(*) FROM ferry_users", logger: logger).decode(Int64.self) {
+            total = Int(count)
+        }
+        return (page, total)
+    }
+
+    public func ban(userID: UUID, until: Date?, now: Date) async throws -> UserRecord? {
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in
+            let user = try await users(try await connection.query(
+                "UPDATE ferry_users SET banned_until = \(until), updated_at = \(now) WHERE id = \(userID) RETURNING \(unescaped: Self.userColumns)",
+                logger: logger
+            )).first
+            if let until, until > now {
+                try await connection.query("DELETE FROM ferry_sessions WHERE user_id = \(userID)", logger: logger)
+            }
+            return user
+        }
     }
 }

@@ -23,6 +23,22 @@ extension SQLiteStorage: AccountStorage {
                 )
             }
             try db.execute(sql: "DELETE FROM ferry_spaces WHERE id IN (SELECT value FROM json_each(?))", arguments: [spaces])
+            // A space whose last owner goes (an admin's deletion; the account's own is refused first) passes to its
+            // longest-standing member.
+            try db.execute(
+                sql: """
+                    UPDATE ferry_members SET role = 'owner'
+                      WHERE (space_id, user_id) IN (
+                        SELECT m.space_id, (
+                          SELECT x.user_id FROM ferry_members x WHERE x.space_id = m.space_id AND x.user_id <> ?1
+                          ORDER BY x.created_at, x.user_id LIMIT 1
+                        ) FROM ferry_members m WHERE m.user_id = ?1 AND m.role = 'owner' AND NOT EXISTS (
+                          SELECT 1 FROM ferry_members o WHERE o.space_id = m.space_id AND o.user_id <> ?1 AND o.role = 'owner'
+                        )
+                      )
+                    """,
+                arguments: [userID.databaseText]
+            )
             try db.execute(
                 sql: """
                     UPDATE ferry_spaces SET owner_id = (

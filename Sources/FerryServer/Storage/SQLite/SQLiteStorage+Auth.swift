@@ -56,6 +56,27 @@ extension SQLiteStorage {
         }
     }
 
+    public func users(offset: Int, limit: Int) async throws -> (users: [UserRecord], total: Int) {
+        try await pool.read { db in
+            let users = try Row.fetchAll(
+                db, sql: "SELECT * FROM ferry_users ORDER BY created_at, id LIMIT ? OFFSET ?", arguments: [limit, offset]
+            ).map(UserRecord.init(row:))
+            return (users, try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_users") ?? 0)
+        }
+    }
+
+    public func ban(userID: UUID, until: Date?, now: Date) async throws -> UserRecord? {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE ferry_users SET banned_until = ?, updated_at = ? WHERE id = ?", arguments: [until, now, userID.databaseText]
+            )
+            if let until, until > now {
+                try db.execute(sql: "DELETE FROM ferry_sessions WHERE user_id = ?", arguments: [userID.databaseText])
+            }
+            return try Self.user(db, id: userID)
+        }
+    }
+
     public func createSession(_ session: SessionRecord, refreshTokenHash: String) async throws {
         try await pool.write { db in
             try db.execute(
@@ -150,7 +171,7 @@ extension UserRecord {
         self.init(
             id: UUID(uuidString: row["id"])!, email: row["email"], passwordHash: row["password_hash"],
             userMetadata: row["user_metadata"], createdAt: row["created_at"], updatedAt: row["updated_at"],
-            lastSignInAt: row["last_sign_in_at"]
+            lastSignInAt: row["last_sign_in_at"], bannedUntil: row["banned_until"]
         )
     }
 }
