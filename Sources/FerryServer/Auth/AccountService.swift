@@ -37,14 +37,13 @@ struct AccountService: Sendable {
     }
 
     private func delete(_ userID: UUID, check: @escaping @Sendable ([SharedMembership]) throws -> Void) async throws {
-        let memberships = try await storage.sharedMemberships(userID: userID)
-        try check(memberships)
-        // The bytes go first: once the spaces are gone nothing names them. Should the transaction then fail, the
-        // account stays with its records and the deletion is tried again; a space someone joined meanwhile keeps its
-        // records.
-        try await blobs.deleteAll(in: memberships.soleMemberships.union([userID]))
+        try check(try await storage.sharedMemberships(userID: userID))
         let tables = schema.collections.filter { !$0.isSystem || $0.name == "profiles" }
-        _ = try await storage.deleteAccount(userID: userID, collections: tables, check: check)
+        let erased = try await storage.deleteAccount(userID: userID, collections: tables, check: check)
+        // The bytes of the spaces the transaction erased, once it committed (on PostgreSQL they went in it): a
+        // deletion that fails leaves every file in place. Files a crash leaves behind, nothing names, so blob
+        // collection removes them.
+        try await blobs.deleteAll(in: erased)
         await events?.publish([.accountChanged(userID)])
     }
 }

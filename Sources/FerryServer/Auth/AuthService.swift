@@ -273,6 +273,10 @@ struct AuthService: Sendable {
                 "\(action) needs a sign-in within the last \(window.seconds / 60) minutes, or current_password; sign in again and retry."
             )
         }
+        // Each guess costs a hash: a stolen token guessing the password is slowed as a password change is.
+        if let wait = await limits.passwordChangesPerAccount.attempt("reauthentication|\(caller.userID.uuidString)") {
+            throw ServiceError.rateLimited(wait)
+        }
         let user = try await storage.user(id: caller.userID)
         guard try await hasher.verify(currentPassword, against: user?.passwordHash) else {
             throw ServiceError(.invalidRequest, .reauthenticationNeeded, "current_password is not the account's password.")

@@ -51,6 +51,17 @@ indirect enum RowFilter: Sendable, Hashable {
         case null, notNull = "not_null", `true`, `false`, unknown
     }
 
+    /// How many conditions and listed values the filter holds: what its SQL grows with.
+    var size: Int {
+        switch self {
+        case .compare, .isValue: 1
+        case .oneOf(_, let values): max(1, values.count)
+        case .ids(_, let ids): max(1, ids.count)
+        case .all(let filters), .any(let filters): filters.reduce(1) { $0 + $1.size }
+        case .not(let filter): filter.size
+        }
+    }
+
     /// The columns the filter names, to check against the collection before any SQL is written.
     var columns: [String] {
         switch self {

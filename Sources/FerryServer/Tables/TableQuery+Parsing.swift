@@ -15,7 +15,19 @@ extension TableQuery {
             default: try apply(key, value)
             }
         }
+        let terms = (filters + embedded.values.flatMap(\.filters)).reduce(0) { $0 + $1.size }
+        guard terms <= Self.maximumTerms else {
+            throw .unparsable("A request may hold at most \(Self.maximumTerms) filter conditions and listed values; this one holds \(terms)")
+        }
+        let embeds = select.reduce(0) { $0 + $1.embedCount }
+        guard embeds <= SelectListParser.maximumEmbeds else {
+            throw .unparsable("A select may embed at most \(SelectListParser.maximumEmbeds) resources; this one embeds \(embeds)")
+        }
     }
+
+    /// The most conditions and `in` values one request may filter by, over every resource: a bound on the SQL a
+    /// request makes (and below each engine's limits on terms and parameters).
+    static let maximumTerms = 1000
 
     private mutating func apply(_ key: String, _ value: String) throws(TableError) {
         let logical = ["or", "and", "not.or", "not.and"]
@@ -58,10 +70,14 @@ extension TableQuery {
         return names
     }
 
+    /// A limit or an offset, at most ``maximumCount``: no arithmetic on it can overflow.
     private static func count(_ value: String, of key: String) throws(TableError) -> Int {
         guard let number = Int(value), number >= 0 else { throw .unparsable("\(key) must be a whole number of at least 0, not \"\(value.prefix(20))\"") }
-        return number
+        return min(number, maximumCount)
     }
+
+    /// The largest limit or offset a request means: more rows than any table holds.
+    static let maximumCount = Int(Int32.max)
 
     /// `order=column[.asc|.desc][.nullsfirst|.nullslast],…`.
     static func order(_ value: String) throws(TableError) -> [RowOrder] {
@@ -208,6 +224,8 @@ enum FilterTreeParser {
 enum SelectListParser {
     /// How deep embedded resources may nest.
     static let maximumDepth = 3
+    /// How many embedded resources one select may name, at every depth: each is a query.
+    static let maximumEmbeds = 16
 
     static func parse(_ text: String) throws(TableError) -> [SelectItem] {
         try list(Substring(text.filter { !$0.isWhitespace }), depth: 0)

@@ -38,4 +38,10 @@ indirect enum SelectItem: Sendable, Hashable {
     case column(String, alias: String?)
     /// `resource(items)` or `alias:resource(items)`: a parent or the children, through the schema's `parent` links.
     case embed(String, alias: String?, items: [SelectItem])
+
+    /// The embedded resources this item names, nested ones included.
+    var embedCount: Int {
+        guard case .embed(_, _, let items) = self else { return 0 }
+        return 1 + items.reduce(0) { $0 + $1.embedCount }
+    }
 }

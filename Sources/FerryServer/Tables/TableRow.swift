@@ -123,6 +123,30 @@ struct SelectPlan: Sendable {
         }
     }
 
+    /// The paths of the embedded resources, nested ones included (`notes`, `notes.items`).
+    var embeddedPaths: Set<String> {
+        var paths = Set<String>()
+        for output in outputs {
+            switch output.source {
+            case .children(_, _, _, let plan, let path), .parent(_, _, let plan, let path):
+                paths.insert(path)
+                paths.formUnion(plan.embeddedPaths)
+            default: break
+            }
+        }
+        return paths
+    }
+
+    /// Refuses options (`notes.order`, `notes.text=eq.…`) for a resource the select does not embed, as PostgREST does
+    /// (`PGRST108`): left unapplied, they would answer rows the client meant to filter out.
+    func requireEmbedded(_ query: TableQuery) throws(TableError) {
+        guard let stray = Set(query.embedded.keys).subtracting(embeddedPaths).sorted().first else { return }
+        throw TableError(
+            .invalidRequest, "PGRST108", "'\(stray.prefix(64))' is not an embedded resource in this request",
+            hint: "Add \(stray.prefix(64))(...) to select, or drop its filters and order."
+        )
+    }
+
     private static func noRelationship(_ table: String, _ other: String) -> TableError {
         TableError(
             .invalidRequest, "PGRST200", "Could not find a relationship between '\(table)' and '\(other.prefix(64))' in the schema cache",

@@ -49,7 +49,7 @@ extension TableService {
         case .ignoreDuplicates:
             intent = .insertIgnoringDuplicates
             let ids = rows.map(\.id.lowercasedText)
-            let taken = try await storage.select(RowSelection(collection: collection, spaces: nil, filter: .ids("id", ids), limit: ids.count))
+            let taken = try await storage.select(RowSelection(collection: collection, spaces: scope.readable, filter: .ids("id", ids), limit: ids.count))
             let takenIDs = Set(taken.records.map(\.id))
             rows.removeAll { takenIDs.contains($0.id.lowercasedText) }
         }

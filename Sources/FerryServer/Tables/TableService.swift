@@ -52,6 +52,7 @@ struct TableService: Sendable {
     func read(_ caller: TableCaller, table: String, query: TableQuery, countsAll: Bool) async throws -> Page {
         let collection = try collection(table)
         let plan = try SelectPlan(query.select, collection: collection, schema: schema)
+        try plan.requireEmbedded(query)
         let scope = try await scope(of: caller)
         let offset = query.offset ?? 0
         let selection = RowSelection(

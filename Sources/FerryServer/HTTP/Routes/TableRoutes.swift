@@ -123,9 +123,9 @@ struct TableRoutes {
     static func range(_ header: String?) throws(TableError) -> (offset: Int, limit: Int?)? {
         guard let header else { return nil }
         let parts = header.trimmingCharacters(in: .whitespaces).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard parts.count == 2, let first = Int(parts[0]), first >= 0 else { return nil }
+        guard parts.count == 2, let first = Int(parts[0]).map({ min($0, TableQuery.maximumCount) }), first >= 0 else { return nil }
         guard !parts[1].isEmpty else { return (first, nil) }
-        guard let last = Int(parts[1]) else { return nil }
+        guard let last = Int(parts[1]).map({ min($0, TableQuery.maximumCount) }) else { return nil }
         guard last >= first else {
             throw TableError(.rangeNotSatisfiable, "PGRST103", "Requested range not satisfiable", details: "The range's last item comes before its first.")
         }

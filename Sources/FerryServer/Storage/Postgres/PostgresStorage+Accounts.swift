@@ -26,6 +26,15 @@ extension PostgresStorage: AccountStorage {
                     let sql = "DELETE FROM \(SQLDialect.postgres.quote(collection.name)) WHERE _space = ANY($1)"
                     try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
                 }
+                // The blobs' rows and their parts in the same transaction: the spaces' rows would take the blobs'
+                // with them (`ON DELETE CASCADE`) and leave their parts behind.
+                try await connection.query(
+                    """
+                    WITH gone AS (DELETE FROM ferry_blobs WHERE space_id = ANY(\(spaces)) RETURNING content_id)
+                    DELETE FROM ferry_blob_parts WHERE content_id IN (SELECT content_id FROM gone)
+                    """,
+                    logger: logger
+                )
                 try await connection.query("DELETE FROM ferry_spaces WHERE id = ANY(\(spaces))", logger: logger)
                 // A space whose last owner goes (an admin's deletion; the account's own is refused first) passes to its
                 // longest-standing member.
