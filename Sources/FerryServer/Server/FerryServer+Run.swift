@@ -33,7 +33,7 @@ extension FerryServer {
             .register(on: router)
         // Every authenticated group has the one ``Authenticator``; every group but streamed uploads runs each request
         // under the request deadline (``DeadlineGroup``: the body within it, then the work within a fresh one).
-        let authenticator = Authenticator(auth: auth, devices: devices, anonKey: keys.anonKey)
+        let authenticator = Authenticator(auth: auth, devices: devices, keys: keys)
         func authenticated(_ group: RouterGroup<FerryRequestContext>, _ authenticator: Authenticator = authenticator) -> RouterGroup<AuthenticatedContext> {
             group.add(middleware: authenticator).group(context: AuthenticatedContext.self)
         }
@@ -41,7 +41,7 @@ extension FerryServer {
         var signingIn = authenticator
         signingIn.requirement = .presented(when: AuthRoutes.isPasswordAttempt)
         AuthRoutes(service: auth, accounts: accounts).register(
-            anonymous: DeadlineGroup(router.group("auth/v1").add(middleware: APIKeyMiddleware(anonKey: keys.anonKey))
+            anonymous: DeadlineGroup(router.group("auth/v1").add(middleware: APIKeyMiddleware(keys: keys))
                 .add(middleware: AttemptLimitMiddleware(limiter: auth.limits.attemptsPerClient, counts: AuthRoutes.isPasswordAttempt))
                 .add(middleware: signingIn)),
             authenticated: DeadlineGroup(authenticated(router.group("auth/v1")))
@@ -68,7 +68,7 @@ extension FerryServer {
         let storageSignedIn = DeadlineGroup(authenticated(storage)), storageUploads = authenticated(storage)
         storageRoutes.register(authenticated: storageSignedIn, uploads: storageUploads)
         ResumableUploadRoutes(storage: objects, publicURL: configuration.publicURL).register(on: storageSignedIn, uploads: storageUploads)
-        OAuthRoutes(configuration: configuration.githubOAuth, anonKey: keys.anonKey, logger: logger).register(on: router)
+        OAuthRoutes(configuration: configuration.githubOAuth, keys: keys, logger: logger).register(on: router)
         var streaming = authenticator
         streaming.credentials = .headersOrQuery
         StreamRoutes(

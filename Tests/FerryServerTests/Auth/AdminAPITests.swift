@@ -25,6 +25,11 @@ struct AdminAPITests {
             }
             let noBearer = try await server.send("GET", "/auth/v1/admin/users", headers: ["apikey": server.server.keys.serviceRoleKey])
             #expect(noBearer.status == 401 && noBearer.errorCode == "no_authorization")
+            let backendSignIn = try await user.auth.send(
+                "POST", "/auth/v1/token?grant_type=password", json: ["email": user.session.user.email, "password": "correct horse 1"],
+                apiKey: server.server.keys.serviceRoleKey
+            )
+            #expect(backendSignIn.status == 200, "a backend's client built with the service-role key signs users in too")
             let noKey = try await server.send("GET", "/auth/v1/admin/users", headers: ["Authorization": "Bearer \(server.server.keys.serviceRoleKey)"])
             #expect(noKey.status == 401 && noKey.errorCode == "invalid_api_key")
             let listed = try await Self.admin(server, "GET", "/users?per_page=1")

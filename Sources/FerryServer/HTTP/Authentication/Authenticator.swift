@@ -23,7 +23,7 @@ struct Authenticator: RouterMiddleware {
 
     let auth: AuthService
     let devices: DeviceService
-    let anonKey: String
+    let keys: ServerKeys
     var credentials = Credentials.headers
     /// Whether a caller is required, or only noted when presented.
     enum Requirement: Sendable {
@@ -42,7 +42,7 @@ struct Authenticator: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let query = credentials == .headersOrQuery ? request.uri.queryParameters : nil
-        try APIKeyMiddleware<Context>.check(request.headers[.apiKey] ?? query?.get("apikey"), anonKey: anonKey)
+        try APIKeyMiddleware<Context>.check(request.headers[.apiKey] ?? query?.get("apikey"), keys: keys)
         let authorization = request.headers[.authorization] ?? query?.get("access_token").map { "Bearer \($0)" }
         var context = context
         switch requirement {

@@ -10,7 +10,7 @@ struct ServiceRoleMiddleware<Context: RequestContext>: RouterMiddleware {
     let keys: ServerKeys
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try Self.checkAPIKey(request, keys: keys)
+        try APIKeyMiddleware<Context>.check(request.headers[.apiKey], keys: keys)
         guard let bearer = request.bearerToken else {
             throw APIError(.unauthorized, .noAuthorization, "The admin endpoints need the service_role key as the bearer token (Authorization: Bearer).")
         }
@@ -20,12 +20,6 @@ struct ServiceRoleMiddleware<Context: RequestContext>: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// `apikey` is the anon key or the service-role key (a missing or wrong one is `401 invalid_api_key`).
-    static func checkAPIKey(_ request: Request, keys: ServerKeys) throws {
-        let apiKey = request.headers[.apiKey]
-        if let apiKey, ConstantTime.isEqual(apiKey, keys.serviceRoleKey) { return }
-        try APIKeyMiddleware<Context>.check(apiKey, anonKey: keys.anonKey)
-    }
 }
 
 extension Request {

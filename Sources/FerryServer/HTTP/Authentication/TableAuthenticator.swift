@@ -16,7 +16,7 @@ struct TableAuthenticator: RouterMiddleware {
     let keys: ServerKeys
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try ServiceRoleMiddleware<Context>.checkAPIKey(request, keys: keys)
+        try APIKeyMiddleware<Context>.check(request.headers[.apiKey], keys: keys)
         var context = context
         let authorization = request.headers[.authorization]
         let bearer = request.bearerToken

@@ -12,16 +12,16 @@ import FoundationNetworking
 /// access token, adding the client secret that only the server holds (the notes-vault app's backend code exchange).
 struct OAuthRoutes {
     let configuration: GitHubOAuthConfiguration
-    let anonKey: String
+    let keys: ServerKeys
     let logger: Logger
     let limiter: RateLimiter
     /// A session that never follows redirects: the request carries the client secret, which goes to the configured
     /// token URL and nowhere else.
     let session: URLSession
 
-    init(configuration: GitHubOAuthConfiguration, anonKey: String, logger: Logger) {
+    init(configuration: GitHubOAuthConfiguration, keys: ServerKeys, logger: Logger) {
         self.configuration = configuration
-        self.anonKey = anonKey
+        self.keys = keys
         self.logger = logger
         self.limiter = RateLimiter(limit: configuration.exchangesPerAddress, window: configuration.rateLimitWindow)
         self.session = URLSession(configuration: .ephemeral, delegate: RedirectRefusal(), delegateQueue: nil)
@@ -53,7 +53,7 @@ struct OAuthRoutes {
 
     func register(on router: Router<FerryRequestContext>) {
         let oauth = router.group("oauth/v1")
-            .add(middleware: APIKeyMiddleware(anonKey: anonKey))
+            .add(middleware: APIKeyMiddleware(keys: keys))
             .add(middleware: AttemptLimitMiddleware(limiter: limiter) { $0.method == .post })
         oauth.post("github/token") { request, _ in
             var request = request
