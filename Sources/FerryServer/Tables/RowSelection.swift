@@ -61,15 +61,6 @@ indirect enum RowFilter: Sendable, Hashable {
         case .not(let filter): filter.size
         }
     }
-
-    /// The columns the filter names, to check against the collection before any SQL is written.
-    var columns: [String] {
-        switch self {
-        case .compare(let column, _, _), .oneOf(let column, _), .ids(let column, _), .isValue(let column, _): [column]
-        case .all(let filters), .any(let filters): filters.flatMap(\.columns)
-        case .not(let filter): filter.columns
-        }
-    }
 }
 
 /// One `ORDER BY` term.
