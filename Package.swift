@@ -82,6 +82,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The SMTP client's connections (ClientBootstrap).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -119,6 +121,9 @@ let package = Package(
             name: "FerryTesting",
             dependencies: [
                 "FerryServer",
+                // The Apple stand-in signs tokens with RSA as Apple does.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 "FerryCore",
                 "FerrySecurity",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -78,11 +78,16 @@ fi
 
 WORK=$(mktemp -d /tmp/ferry-fuzz.XXXXXX)
 SERVER_PID=""
+SINK_PID=""
 cleanup() {
     local status=$?
     if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -TERM "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if [ -n "$SINK_PID" ] && kill -0 "$SINK_PID" 2>/dev/null; then
+        kill -TERM "$SINK_PID" 2>/dev/null || true
+        wait "$SINK_PID" 2>/dev/null || true
     fi
     if [ "$KEEP" = 1 ] || [ "$status" -ne 0 ]; then
         echo "fuzz: kept $WORK (server.log, report/)" >&2
@@ -98,9 +103,29 @@ trap 'exit 130' INT TERM
 ANON_KEY=$("$FERRY" serve --data-dir "$WORK/data" --print-keys | sed -n 's/^anon key: //p')
 [ -n "$ANON_KEY" ] || { echo "fuzz: ferry serve --print-keys printed no anon key" >&2; exit 1; }
 
+# Mail goes to a real SMTP sink (aiosmtpd), so the mail endpoints are fuzzed doing their work, not refusing it;
+# sign-ups are confirmed at once so `ferry signup` below signs in. Without aiosmtpd the server runs without mail.
+MAIL_ARGS=()
+if python3 -c 'import aiosmtpd' 2>/dev/null; then
+    mkdir -p "$WORK/mail"
+    mkfifo "$WORK/sink.in"
+    python3 Tests/Compatibility/smtp_sink.py "$WORK/mail" <"$WORK/sink.in" >"$WORK/sink.out" 2>"$WORK/sink.log" &
+    SINK_PID=$!
+    exec 9>"$WORK/sink.in"  # holds the sink's stdin open; it exits when this script does
+    sink_deadline=$((SECONDS + 30))
+    until grep -q '^ready ' "$WORK/sink.out" 2>/dev/null; do
+        [ "$SECONDS" -lt "$sink_deadline" ] && kill -0 "$SINK_PID" 2>/dev/null \
+            || { cat "$WORK/sink.log" >&2; echo "fuzz: the SMTP sink did not start" >&2; exit 1; }
+        sleep 0.1
+    done
+    MAIL_ARGS=(--smtp-url "smtp://127.0.0.1:$(sed -n 's/^ready //p' "$WORK/sink.out")" --smtp-sender fuzz@example.com --no-email-confirmation)
+else
+    echo "fuzz: python3 cannot import aiosmtpd; the server runs without mail" >&2
+fi
+
 # Port 0: the server picks a free port and names it in its banner, so no other process can take it between
 # our choosing it and the server binding it.
-"$FERRY" serve --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --schema "$SCHEMA" --log-level notice \
+"$FERRY" serve --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --schema "$SCHEMA" --log-level notice ${MAIL_ARGS[@]+"${MAIL_ARGS[@]}"} \
     >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 

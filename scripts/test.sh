@@ -30,7 +30,7 @@ start_postgres() {
     "${run[@]}" "$bin/initdb" -D "$PG_DIR/data" -U ferry --auth=trust -E UTF8 --no-sync >"$PG_DIR/initdb.log" 2>&1 \
         || { cat "$PG_DIR/initdb.log" >&2; return 1; }
     "${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
-        -o "-p $port -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+        -o "-p $port -k $PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=600" \
         start >/dev/null || { cat "$PG_DIR/server.log" >&2; return 1; }
     export FERRY_TEST_POSTGRES_URL="postgres://ferry@127.0.0.1:$port/postgres?sslmode=disable"
     echo "ferry: test PostgreSQL cluster on 127.0.0.1:$port" >&2
@@ -53,11 +53,11 @@ if [ -z "${FERRY_TEST_POSTGRES_URL:-}" ]; then
     fi
 fi
 
-# supabase-py's auth, storage and PostgREST clients, for the wire-compatibility tests (skipped with a printed reason
-# when unavailable).
-python3 -c 'import supabase_auth, storage3, postgrest' 2>/dev/null \
-    || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' 'storage3==2.34.1' 'postgrest==2.34.1' >/dev/null 2>&1 \
-    || echo "ferry: could not install supabase_auth, storage3 and postgrest from PyPI; the supabase-py checks will skip" >&2
+# supabase-py's auth, storage and PostgREST clients, for the wire-compatibility tests, and aiosmtpd, the SMTP server
+# the mail tests send to (skipped with a printed reason when unavailable).
+python3 -c 'import supabase_auth, storage3, postgrest, aiosmtpd' 2>/dev/null \
+    || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' 'storage3==2.34.1' 'postgrest==2.34.1' 'aiosmtpd==1.4.6' >/dev/null 2>&1 \
+    || echo "ferry: could not install supabase_auth, storage3, postgrest and aiosmtpd from PyPI; the supabase-py and SMTP checks will skip" >&2
 
 # Every run's output is kept; a failing run ends by repeating its failures, so the last lines of a long
 # CI log name what failed and where.

@@ -20,6 +20,16 @@ public struct ContentHasher: Sendable {
 
     /// The hash of everything added, in lowercase hexadecimal.
     public func finalize() -> String {
-        hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        Self.hex(hasher.finalize())
+    }
+
+    /// The SHA-256 of `text`'s UTF-8 bytes, in lowercase hexadecimal.
+    public static func sha256(_ text: String) -> String {
+        hex(SHA256.hash(data: Data(text.utf8)))
+    }
+
+    /// Bytes (a digest, a MAC) as lowercase hexadecimal.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

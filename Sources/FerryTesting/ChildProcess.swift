@@ -87,10 +87,22 @@ public final class ChildProcess: Sendable {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
+        // The child starts with no signal blocked and the usual dispositions: the spawning thread (a Swift concurrency
+        // thread) may block SIGTERM, and a mask is inherited, so `terminate()` would otherwise do nothing.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t(), defaulted = sigset_t()
+        sigemptyset(&emptyMask)
+        sigemptyset(&defaulted)
+        for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP] { sigaddset(&defaulted, signal) }
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        posix_spawnattr_setsigdefault(&attributes, &defaulted)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
         let spawned = executable.contains("/")
-            ? posix_spawn(&pid, executable, &actions, nil, argv, envp)
-            : posix_spawnp(&pid, executable, &actions, nil, argv, envp)
+            ? posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+            : posix_spawnp(&pid, executable, &actions, &attributes, argv, envp)
         guard spawned == 0 else {
             parentEnds.compactMap { $0 }.forEach { _ = close($0) }
             throw SpawnError(description: "could not start \(executable): \(String(cString: strerror(spawned)))")

@@ -12,10 +12,10 @@ struct FerryCommand: AsyncParsableCommand {
         abstract: "Offline-first sync: the server, and a client that exercises it.",
         version: "0.1.0",
         subcommands: [
-            ServeCommand.self, SignUpCommand.self, LoginCommand.self, LogoutCommand.self, WhoAmICommand.self,
+            ServeCommand.self, SignUpCommand.self, LoginCommand.self, SendCodeCommand.self, VerifyCommand.self, LogoutCommand.self, WhoAmICommand.self,
             AccountCommand.self, StatusCommand.self, ProfileCommand.self, ResetCommand.self,
             PutCommand.self, GetCommand.self, ListCommand.self, RemoveCommand.self, SyncCommand.self, BlobCommand.self,
-            SpacesCommand.self, DevicesCommand.self, DoctorCommand.self,
+            SpacesCommand.self, DevicesCommand.self, DoctorCommand.self, BackupCommand.self,
             VaultCommand.self,
         ]
     )

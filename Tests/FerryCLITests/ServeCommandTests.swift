@@ -61,6 +61,15 @@ struct ServeCommandTests {
         (["serve", "--max-signed-url-seconds", "0"], "--max-signed-url-seconds must be between 1 and"),
         (["serve", "--max-open-uploads-per-account", "0"], "--max-open-uploads-per-account must be between 1 and 1000000"),
         (["serve", "--max-stored-mib-per-account", "0"], "--max-stored-mib-per-account must be between 1 and 1000000"),
+        (["serve", "--smtp-url", "smtp://u:hunter2@mail.example.com"], "--smtp-url needs --smtp-sender"),
+        (["serve", "--smtp-url", "ftp://u:hunter2@mail.example.com", "--smtp-sender", "a@example.com"], "--smtp-url or --smtp-sender"),
+        (["serve", "--smtp-url", "smtp://mail.example.com", "--smtp-sender", "not an address"], "--smtp-url or --smtp-sender"),
+        (["serve", "--apple-keys-url", "http://apple.example.com/keys"], "--apple-keys-url must be an https URL"),
+        (["serve", "--site-url", "javascript:alert(1)"], "--site-url must be a URL"),
+        (["serve", "--mail-code-lifetime", "0"], "--mail-code-lifetime must be between 1 and"),
+        (["serve", "--backup-every", "0"], "--backup-every must be between 1 and"),
+        (["serve", "--backup-keep", "0"], "--backup-keep must be between 1 and 10000"),
+        (["serve", "--backup-every", "60", "--database", "postgres://u@localhost/db"], "--backup-every backs up the embedded database only"),
     ])
     func badFlags(_ arguments: [String], _ fragment: String) async throws {
         let exit = try await FerryProcess.run(arguments + ["--data-dir", NSTemporaryDirectory() + "ferry-cli-\(UUID())"])

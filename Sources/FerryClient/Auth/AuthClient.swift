@@ -81,10 +81,19 @@ public actor AuthClient {
     }
 
     /// Creates an account and signs it in; `data` becomes the user's metadata.
+    ///
+    /// A server that confirms addresses (mail set up) answers with a mailed code instead of a session: this then throws
+    /// ``AuthError`` with code `email_not_confirmed`; pass the code to ``verify(email:code:type:)`` with `.signup`.
     @discardableResult
     public func signUp(email: String, password: String, data: [String: JSONValue]? = nil) async throws -> AuthSession {
         let request = try ServerRequest.json("POST", "auth/v1/signup", body: SignUpBody(email: email, password: password, data: data), isAuthorized: false)
-        let session = try await send(request, as: AuthSession.self, what: "session")
+        let reply = try await send(request).data
+        guard let session = try? JSONValueDecoder().decode(AuthSession.self, from: reply) else {
+            guard let user = try? JSONValueDecoder().decode(AuthUser.self, from: reply) else { throw RemoteError.unreadable("session", status: 200) }
+            throw AuthError(
+                code: .emailNotConfirmed, message: "A confirmation code was mailed to \(user.email); enter it to finish signing up.", status: 200
+            )
+        }
         try adopt(session, replacing: true)
         logger.info("signed up", metadata: ["ferry.user.id": "\(session.user.id)"])
         return session

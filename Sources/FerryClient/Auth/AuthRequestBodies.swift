@@ -36,3 +36,45 @@ struct DeleteAccountBody: Encodable {
         case currentPassword = "current_password"
     }
 }
+
+/// `POST /auth/v1/otp` and `POST /auth/v1/recover`.
+struct EmailBody: Encodable {
+    var email: String
+}
+
+/// `PUT /auth/v1/user` with a new address.
+struct EmailChangeBody: Encodable {
+    var email: String
+    var currentPassword: String?
+
+    enum CodingKeys: String, CodingKey {
+        case email
+        case currentPassword = "current_password"
+    }
+}
+
+/// `POST /auth/v1/resend`.
+struct ResendBody: Encodable {
+    var type: String
+    var email: String
+}
+
+/// `POST /auth/v1/verify` with a mailed code.
+struct VerifyBody: Encodable {
+    var type: String
+    var email: String
+    var token: String
+}
+
+/// `POST /auth/v1/token?grant_type=id_token`.
+struct IDTokenBody: Encodable {
+    var provider: String
+    var idToken: String
+    var nonce: String?
+    var data: [String: JSONValue]?
+
+    enum CodingKeys: String, CodingKey {
+        case provider, nonce, data
+        case idToken = "id_token"
+    }
+}

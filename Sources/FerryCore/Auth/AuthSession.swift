@@ -50,7 +50,8 @@ public struct AuthUser: Sendable, Hashable, Codable {
     public var email: String
     /// Always empty: Ferry has no phone sign-in. Present because Supabase clients expect it.
     public var phone: String
-    /// When the email was confirmed (at sign-up: Ferry sends no mail).
+    /// When the address was confirmed: at sign-up on a server without mail, when a mailed code or link came back, or
+    /// when Apple vouched for it (Sign in with Apple); `nil` while unconfirmed.
     public var emailConfirmedAt: String?
     /// The same as ``emailConfirmedAt``, as GoTrue sends both.
     public var confirmedAt: String?
@@ -70,6 +71,10 @@ public struct AuthUser: Sendable, Hashable, Codable {
     public var isAnonymous: Bool
     /// Until when the user is banned (an admin's `ban_duration`), if they are.
     public var bannedUntil: String?
+    /// The address a pending change will move to, once its mailed code comes back.
+    public var newEmail: String? = nil
+    /// When the code for ``newEmail`` was mailed.
+    public var emailChangeSentAt: String? = nil
 
     /// Creates a user.
     public init(
@@ -109,6 +114,8 @@ public struct AuthUser: Sendable, Hashable, Codable {
         case updatedAt = "updated_at"
         case isAnonymous = "is_anonymous"
         case bannedUntil = "banned_until"
+        case newEmail = "new_email"
+        case emailChangeSentAt = "email_change_sent_at"
     }
 
     /// Encodes as GoTrue does, with the id in lowercase (the form of the JWT's `sub`).
@@ -129,5 +136,7 @@ public struct AuthUser: Sendable, Hashable, Codable {
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(isAnonymous, forKey: .isAnonymous)
         try container.encodeIfPresent(bannedUntil, forKey: .bannedUntil)
+        try container.encodeIfPresent(newEmail, forKey: .newEmail)
+        try container.encodeIfPresent(emailChangeSentAt, forKey: .emailChangeSentAt)
     }
 }

@@ -102,6 +102,18 @@ extension ErrorCode {
     public static let notAdmin: ErrorCode = "not_admin"
     /// A password change on a session older than the reauthentication window, without (the right) `current_password`.
     public static let reauthenticationNeeded: ErrorCode = "reauthentication_needed"
+    /// An Apple identity token or notice that does not verify (signature, issuer, audience, expiry or nonce).
+    public static let invalidIDToken: ErrorCode = "invalid_id_token"
+    /// A sign-in provider this server has not set up (Sign in with Apple without `--apple-client-id`).
+    public static let providerDisabled: ErrorCode = "provider_disabled"
+    /// Password sign-in before the address was confirmed with the mailed code.
+    public static let emailNotConfirmed: ErrorCode = "email_not_confirmed"
+    /// A mailed code or link that is wrong, used, expired or tried too often.
+    public static let otpExpired: ErrorCode = "otp_expired"
+    /// Another mail to the same address too soon.
+    public static let overEmailSendRateLimit: ErrorCode = "over_email_send_rate_limit"
+    /// A mail endpoint on a server without mail set up (`--smtp-url`).
+    public static let emailProviderDisabled: ErrorCode = "email_provider_disabled"
     /// The grant type is not supported.
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
 }

@@ -63,6 +63,12 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 
+    /// The number, or `nil`.
+    public var numberValue: Double? {
+        if case .number(let value) = self { return value }
+        return nil
+    }
+
     /// Whether this is `null`.
     public var isNull: Bool { self == .null }
 }

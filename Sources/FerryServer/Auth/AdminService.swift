@@ -7,6 +7,7 @@ import Foundation
 struct AdminService: Sendable {
     let auth: AuthService
     let accounts: AccountService
+    let emailCodes: EmailCodeService
     var now: @Sendable () -> Date = Date.init
 
     /// The most users one page lists.
@@ -37,9 +38,9 @@ struct AdminService: Sendable {
         return AuthService.wireUser(user, now: now())
     }
 
-    /// Creates a confirmed user (Ferry sends no confirmation mail). Without a password the account cannot sign in
-    /// with one until an admin sets it.
-    func createUser(email rawEmail: String, password: String?, metadata: JSONValue?, banDuration: String?) async throws -> AuthUser {
+    /// Creates a user, confirmed when `emailConfirm` is true or the server confirms every sign-up (no mail set up).
+    /// Without a password the account cannot sign in with one until an admin sets it.
+    func createUser(email rawEmail: String, password: String?, metadata: JSONValue?, emailConfirm: Bool?, banDuration: String?) async throws -> AuthUser {
         let email = try AuthService.validEmail(rawEmail)
         try AuthService.validMetadata(metadata)
         let ban = try banDuration.map(Self.banEnd)
@@ -54,7 +55,8 @@ struct AdminService: Sendable {
         let time = now()
         var user = UserRecord(
             id: UUID(), email: email, passwordHash: hash, userMetadata: (metadata ?? .object([:])).jsonText,
-            createdAt: time, updatedAt: time, lastSignInAt: nil
+            createdAt: time, updatedAt: time, lastSignInAt: nil,
+            emailConfirmedAt: emailConfirm == true || !auth.requiresEmailConfirmation ? time : nil, isEmailProven: emailConfirm == true
         )
         do {
             try await auth.storage.createUser(user)
@@ -88,11 +90,72 @@ struct AdminService: Sendable {
         return AuthService.wireUser(user, now: time)
     }
 
+    /// What `POST /admin/generate_link` asks for.
+    struct LinkRequest: Sendable {
+        var type: String
+        var email: String
+        var password: String?
+        var data: JSONValue?
+        var newEmail: String?
+        var redirectTo: String?
+    }
+
+    /// A code and link for a user without mailing them, for a backend that sends its own mail: `signup` (creating the
+    /// user with `password`), `invite` (creating the user without one), `magiclink`, `recovery`, or `email_change_new`
+    /// / `email_change_current` (to `new_email`). The link works like a mailed one.
+    func generateLink(_ request: LinkRequest) async throws -> (user: AuthUser, link: EmailCodeService.GeneratedLink, verificationType: String) {
+        let email = try AuthService.validEmail(request.email)
+        let existing = try await auth.storage.user(email: email)
+        let user: UserRecord
+        let purpose: EmailCodeService.Purpose
+        var recipient = email
+        switch request.type {
+        case "signup", "invite":
+            if let existing {
+                guard existing.emailConfirmedAt == nil else {
+                    throw ServiceError(.unprocessable, .emailExists, "A user with this email address has already been registered")
+                }
+                user = existing
+            } else {
+                if request.type == "signup" && request.password == nil {
+                    throw ServiceError(.invalidRequest, .validationFailed, "A signup link needs the new user's password.")
+                }
+                let created = try await createUser(
+                    email: email, password: request.password, metadata: request.data, emailConfirm: false, banDuration: nil
+                )
+                guard let stored = try await auth.storage.user(id: created.id) else { throw Self.noUser(created.id) }
+                user = stored
+            }
+            purpose = .signup
+        case "magiclink", "recovery":
+            guard let existing else { throw ServiceError(.notFound, .userNotFound, "User not found: no user has the address \(email).") }
+            user = existing
+            purpose = request.type == "magiclink" ? .magiclink : .recovery
+        case "email_change_new", "email_change_current":
+            guard let existing else { throw ServiceError(.notFound, .userNotFound, "User not found: no user has the address \(email).") }
+            guard let newEmail = request.newEmail else {
+                throw ServiceError(.invalidRequest, .validationFailed, "An email change link needs new_email.")
+            }
+            recipient = try AuthService.validEmail(newEmail)
+            if try await auth.storage.user(email: recipient) != nil {
+                throw ServiceError(.unprocessable, .emailExists, "A user with this email address has already been registered")
+            }
+            user = existing
+            purpose = .emailChange
+        default:
+            throw ServiceError(.invalidRequest, .validationFailed,
+                "type must be signup, invite, magiclink, recovery, email_change_new or email_change_current, not '\(request.type.prefix(40))'."
+            )
+        }
+        let link = try await emailCodes.generateLink(purpose, user: user, email: recipient, redirectTo: request.redirectTo)
+        return (AuthService.wireUser(user, now: now()), link, request.type)
+    }
+
     func deleteUser(_ id: UUID) async throws {
         guard try await accounts.deleteUser(id) else { throw Self.noUser(id) }
     }
 
-    private static func noUser(_ id: UUID) -> ServiceError {
+    static func noUser(_ id: UUID) -> ServiceError {
         ServiceError(.notFound, .userNotFound, "User not found: no user has id \(id.lowercasedText).")
     }
 

@@ -7,7 +7,7 @@ import Logging
 ///
 /// Engine-agnostic: storage carries out each decision in one transaction; the rules live here.
 struct AuthService: Sendable {
-    typealias Storage = AuthStorage & ProfileStorage
+    typealias Storage = AuthStorage & ProfileStorage & IdentityStorage & EmailCodeStorage
 
     let storage: any Storage
     let issuer: TokenIssuer
@@ -20,6 +20,9 @@ struct AuthService: Sendable {
     let now: @Sendable () -> Date
     /// Tells open streams when sessions end.
     var events: (any RealtimeFeed)?
+    /// Whether sign-up leaves the address unconfirmed until the mailed code comes back (mail set up, and
+    /// `--no-email-confirmation` not given); otherwise addresses are confirmed at sign-up.
+    var requiresEmailConfirmation = false
 
     init(storage: any Storage, keys: ServerKeys, schema: Schema, configuration: AuthConfiguration, now: @escaping @Sendable () -> Date = Date.init) async {
         self.storage = storage
@@ -35,23 +38,38 @@ struct AuthService: Sendable {
 
     // MARK: Sign-up and sign-in
 
+    /// What a sign-up made: a session, or (with ``requiresEmailConfirmation``) a user who must confirm the address first.
+    enum SignUpOutcome {
+        case session(AuthSession)
+        case unconfirmed(UserRecord)
+    }
+
     /// Signs up; attempts per client are limited before the body is read (``AttemptLimitMiddleware``).
-    func signUp(email rawEmail: String, password: String, data: JSONValue?) async throws -> AuthSession {
+    func signUp(email rawEmail: String, password: String, data: JSONValue?) async throws -> SignUpOutcome {
         let email = try Self.validEmail(rawEmail)
         try PasswordPolicy.require(password)
         try Self.validMetadata(data)
         let time = now()
         let user = UserRecord(
             id: UUID(), email: email, passwordHash: try await hasher.hash(password),
-            userMetadata: (data ?? .object([:])).jsonText, createdAt: time, updatedAt: time, lastSignInAt: nil
+            userMetadata: (data ?? .object([:])).jsonText, createdAt: time, updatedAt: time, lastSignInAt: nil,
+            emailConfirmedAt: requiresEmailConfirmation ? nil : time
         )
         try Task.checkCancellation()
         do {
             try await storage.createUser(user)
         } catch AuthStorageError.emailTaken {
-            throw ServiceError(.unprocessable, .userAlreadyExists, "User already registered")
+            // An account waiting for its confirmation, on an address nobody proved: the latest sign-up's password replaces
+            // the earlier one (a squatter's, maybe) and its sessions end; the fresh code goes to the mailbox, as GoTrue resends.
+            guard requiresEmailConfirmation, let waiting = try await storage.user(email: email),
+                  waiting.emailConfirmedAt == nil, !waiting.isEmailProven
+            else { throw ServiceError(.unprocessable, .userAlreadyExists, "User already registered") }
+            let replaced = try await storage.updateUser(id: waiting.id, passwordHash: user.passwordHash, metadataPatch: data?.objectValue, now: time)
+            try await storage.deleteSessions(userID: waiting.id, keeping: nil)
+            await events?.publish([.accountChanged(waiting.id)])
+            return .unconfirmed(replaced ?? waiting)
         }
-        return try await startSession(for: user)
+        return requiresEmailConfirmation ? .unconfirmed(user) : .session(try await startSession(for: user))
     }
 
     /// Signs in with a password. `clientKey` is the client's rate-limit key; `authorization` the request's
@@ -76,15 +94,16 @@ struct AuthService: Sendable {
             throw ServiceError(.invalidRequest, .invalidCredentials, "Invalid login credentials")
         }
         // Told only to whoever knows the password, as GoTrue does.
-        if let bannedUntil = user.bannedUntil, bannedUntil > now() {
-            throw ServiceError(.invalidRequest, .userBanned, "User is banned until \(Timestamp.format(bannedUntil)).")
+        try Self.refuseIfBanned(user, now: now())
+        guard user.emailConfirmedAt != nil else {
+            throw ServiceError(.invalidRequest, .emailNotConfirmed, "Email not confirmed: enter the code mailed to \(user.email), or ask for a new one (POST /auth/v1/resend).")
         }
         try Task.checkCancellation()
         return try await startSession(for: user)
     }
 
-    /// Whether `authorization` carries a live access token of `email`'s account.
-    private func startSession(for user: UserRecord) async throws -> AuthSession {
+    /// Starts a session of `user`: a refresh token stored (hashed) and an access token issued.
+    func startSession(for user: UserRecord) async throws -> AuthSession {
         let time = now()
         let session = SessionRecord(id: UUID(), userID: user.id, createdAt: time, refreshedAt: time)
         let refreshToken = TokenIssuer.makeRefreshToken()
@@ -323,6 +342,13 @@ struct AuthService: Sendable {
 
     // MARK: Helpers
 
+    /// `400 user_banned` while an admin's ban lasts: every way of signing in asks this, told only to whoever proved who they are.
+    static func refuseIfBanned(_ user: UserRecord, now: Date) throws {
+        if let bannedUntil = user.bannedUntil, bannedUntil > now {
+            throw ServiceError(.invalidRequest, .userBanned, "User is banned until \(Timestamp.format(bannedUntil)).")
+        }
+    }
+
     /// A required profile field counts as missing when null, an empty or blank string, or an empty list or object.
     static func isBlank(_ value: JSONValue) -> Bool {
         switch value {
@@ -344,8 +370,9 @@ struct AuthService: Sendable {
     static func validEmail(_ raw: String) throws -> String {
         let email = raw.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        // `.invalid` names no mailbox (RFC 2606); Ferry's stand-in addresses end with it.
         guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
-              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !parts[1].hasSuffix(".invalid"),
               !email.contains(where: { $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } })
         else {
             throw ServiceError(.invalidRequest, .emailAddressInvalid, "Unable to validate email address: invalid format")
@@ -355,12 +382,22 @@ struct AuthService: Sendable {
 
     static func wireUser(_ user: UserRecord, now: Date = Date()) -> AuthUser {
         var wire = AuthUser(
-            id: user.id, email: user.email, emailConfirmedAt: Timestamp.format(user.createdAt),
+            id: user.id, email: user.hasPlaceholderEmail ? "" : user.email, emailConfirmedAt: user.emailConfirmedAt.map(Timestamp.format),
             lastSignInAt: user.lastSignInAt.map(Timestamp.format),
             userMetadata: JSONValue(jsonText: user.userMetadata) ?? .object([:]),
             createdAt: Timestamp.format(user.createdAt), updatedAt: Timestamp.format(user.updatedAt)
         )
         wire.bannedUntil = user.bannedUntil.flatMap { $0 > now ? Timestamp.format($0) : nil }
+        wire.appMetadata = .object([
+            "provider": .string(user.providers.first ?? "email"), "providers": .array(user.providers.map(JSONValue.string)),
+        ])
+        if user.providers != ["email"], let email = wire.identities.first?.objectValue {
+            wire.identities = user.providers.map { provider in
+                var identity = email
+                identity["provider"] = .string(provider)
+                return .object(identity)
+            }
+        }
         return wire
     }
 }

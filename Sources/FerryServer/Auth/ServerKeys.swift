@@ -1,3 +1,4 @@
+import Crypto
 import FerrySecurity
 import Foundation
 
@@ -13,6 +14,8 @@ public struct ServerKeys: Sendable {
     /// The service-role key a backend sends to reach every space through `/rest/v1`: a JWT with role `service_role`.
     /// A secret, like the signing secret: never shipped in an app.
     public let serviceRoleKey: String
+    /// The `iss` every key of this deployment names.
+    let issuer: String
 
     static let secretFile = "keys/jwt-secret"
     static let anonKeyFile = "keys/anon-key"
@@ -70,12 +73,46 @@ public struct ServerKeys: Sendable {
             }
             return ServerKeys(
                 secret: secret, anonKey: try await key(role: "anon", file: anonKeyFile),
-                serviceRoleKey: try await key(role: "service_role", file: serviceRoleKeyFile)
+                serviceRoleKey: try await key(role: "service_role", file: serviceRoleKeyFile), issuer: issuer.issuer
             )
         } catch let error as ServerStartupError {
             throw error
         } catch {
             throw ServerStartupError(.dataDirectoryUnusable, "cannot create the server keys in \(dataDirectory)/keys: \(error.localizedDescription)")
         }
+    }
+}
+
+extension ServerKeys {
+    /// An API key's role.
+    enum Role: String {
+        case anon
+        case serviceRole = "service_role"
+    }
+
+    /// The role of `key` when it is an API key of this deployment: one of this instance's own keys (compared in constant
+    /// time), or any key signed with the same secret and issuer that has not expired, so instances sharing a secret accept
+    /// each other's keys (each made its own before keys were derived from the secret; see docs/operations.md). `nil`
+    /// for anything else.
+    func role(ofKey key: String) -> Role? {
+        // Both compared, whichever matches: the time does not tell which key was sent.
+        let isAnon = ConstantTime.isEqual(key, anonKey), isServiceRole = ConstantTime.isEqual(key, serviceRoleKey)
+        if isAnon { return .anon }
+        if isServiceRole { return .serviceRole }
+        guard key.utf8.count <= 2048 else { return nil }
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let signature = Data(base64URLEncoded: String(parts[2])),
+              let header = Data(base64URLEncoded: String(parts[0])),
+              (try? JSONSerialization.jsonObject(with: header) as? [String: Any])?["alg"] as? String == "HS256"
+        else { return nil }
+        let signed = key.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
+        let expected = HMAC<SHA256>.authenticationCode(for: Array(signed), using: SymmetricKey(data: secret))
+        guard ConstantTime.isEqual(Data(expected), signature),
+              let payload = Data(base64URLEncoded: String(parts[1])),
+              let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any],
+              claims["iss"] as? String == issuer, let exp = claims["exp"] as? Double, exp > Date().timeIntervalSince1970,
+              let role = (claims["role"] as? String).flatMap(Role.init(rawValue:))
+        else { return nil }
+        return role
     }
 }

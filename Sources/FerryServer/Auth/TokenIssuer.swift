@@ -74,17 +74,20 @@ struct TokenIssuer: Sendable {
         return claims
     }
 
-    /// A new anon key, valid for ten years.
-    func makeAnonKey(now: Date = Date()) async throws -> String {
-        try await makeAPIKey(role: "anon", now: now)
+    /// The anon key.
+    func makeAnonKey() async throws -> String {
+        try await makeAPIKey(role: "anon")
     }
 
-    /// An API key of `role` (`anon` or `service_role`), valid for ten years.
-    func makeAPIKey(role: String, now: Date = Date()) async throws -> String {
-        try await keys.sign(APIKeyClaims(
-            iss: .init(value: issuer), role: role, iat: .init(value: now),
-            exp: .init(value: now.addingTimeInterval(10 * 365 * 24 * 3600))
-        ))
+    /// The API key of `role` (`anon` or `service_role`). Its claims are fixed (issued 2026-01-01, valid until 2100), so
+    /// the key follows from the secret and the issuer alone: every instance given the same secret makes the same keys.
+    func makeAPIKey(role: String) async throws -> String {
+        try await makeAPIKey(role: role, issuedAt: Date(timeIntervalSince1970: 1_767_225_600), expiresAt: Date(timeIntervalSince1970: 4_102_444_800))
+    }
+
+    /// An API key with the given times, as instances before 2026-11-27 made them (issued at their first start).
+    func makeAPIKey(role: String, issuedAt: Date, expiresAt: Date) async throws -> String {
+        try await keys.sign(APIKeyClaims(iss: .init(value: issuer), role: role, iat: .init(value: issuedAt), exp: .init(value: expiresAt)))
     }
 
     /// Whether `key` is an API key this server signed, of `role`.
@@ -106,6 +109,6 @@ struct TokenIssuer: Sendable {
     /// What the database stores for a refresh token: its SHA-256, hex. Tokens carry 256 bits of
     /// entropy, so a fast hash is enough; a leaked table yields no usable token.
     static func storageHash(of token: String) -> String {
-        SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        ContentHasher.sha256(token)
     }
 }

@@ -38,6 +38,13 @@ public struct ServerConfiguration: Sendable {
     /// Size limit and retention of blobs.
     public var blobs = BlobLimits()
 
+    /// Scheduled backups of the embedded database (SQLite only).
+    public var backups = BackupSchedule()
+    /// Outgoing mail and the rules of mailed codes.
+    public var mail = MailConfiguration()
+    /// Sign in with Apple and Apple's notices.
+    public var apple = AppleSignInConfiguration()
+
     /// The GitHub OAuth code exchange for vaults (`/oauth/v1/github/token`).
     public var githubOAuth = GitHubOAuthConfiguration()
 

@@ -42,4 +42,6 @@ extension ErrorCode {
     public static let cannotListen: ErrorCode = "cannot_listen"
     /// A flag or variable has a value the server cannot use.
     public static let invalidConfiguration: ErrorCode = "invalid_configuration"
+    /// The SMTP URL for outgoing mail is not one Ferry can use.
+    public static let invalidSMTPURL: ErrorCode = "invalid_smtp_url"
 }

@@ -39,14 +39,16 @@ extension FerryServer {
         }
         // Sign-up and sign-in: the anon key, then the attempt limit, then (password sign-ins only) the session presented.
         var signingIn = authenticator
-        signingIn.requirement = .presented(when: AuthRoutes.isPasswordAttempt)
-        AuthRoutes(service: auth, accounts: accounts).register(
+        signingIn.requirement = .presented(when: AuthRoutes.mayPresentCaller)
+        let authRoutes = AuthRoutes(service: auth, accounts: accounts, apple: apple, emailCodes: emailCodes)
+        authRoutes.register(
             anonymous: DeadlineGroup(router.group("auth/v1").add(middleware: APIKeyMiddleware(keys: keys))
-                .add(middleware: AttemptLimitMiddleware(limiter: auth.limits.attemptsPerClient, counts: AuthRoutes.isPasswordAttempt))
+                .add(middleware: AttemptLimitMiddleware(limiter: auth.limits.attemptsPerClient, counts: AuthRoutes.isSignInAttempt))
                 .add(middleware: signingIn)),
             authenticated: DeadlineGroup(authenticated(router.group("auth/v1")))
         )
-        AdminRoutes(admin: AdminService(auth: auth, accounts: accounts))
+        authRoutes.register(open: DeadlineGroup(router.group("auth/v1")))
+        AdminRoutes(admin: AdminService(auth: auth, accounts: accounts, emailCodes: emailCodes))
             .register(on: DeadlineGroup(router.group("auth/v1/admin").add(middleware: ServiceRoleMiddleware(keys: keys))))
         let sync = DeadlineGroup(authenticated(router.group("sync/v1")))
         // The pull's authentication also reads the caller's spaces, in the same round trip; no other route needs them.

@@ -42,6 +42,8 @@ public final class FerryServer: Sendable {
     let sync: SyncService
     let tables: TableService
     let accounts: AccountService
+    let apple: AppleSignInService
+    let emailCodes: EmailCodeService
     let devices: DeviceService
     let secrets: SecretsService
     let spaces: SpaceService
@@ -58,7 +60,7 @@ public final class FerryServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
-        sync: SyncService, tables: TableService, accounts: AccountService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
+        sync: SyncService, tables: TableService, accounts: AccountService, emailCodes: EmailCodeService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
         appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
         self.blobs = blobs
@@ -70,6 +72,8 @@ public final class FerryServer: Sendable {
         self.sync = sync
         self.tables = tables
         self.accounts = accounts
+        self.apple = AppleSignInService(auth: auth, configuration: configuration.apple)
+        self.emailCodes = emailCodes
         self.hub = hub
         self.devices = DeviceService(
             storage: sync.storage, limits: configuration.sync, proofs: DeviceProofVerifier(secret: keys.secret), logger: logger,
@@ -138,6 +142,24 @@ public final class FerryServer: Sendable {
         }
         var auth = await AuthService(storage: storage, keys: keys, schema: schema, configuration: configuration.auth)
         auth.events = feed
+        auth.requiresEmailConfirmation = configuration.mail.isConfigured && configuration.mail.confirmsSignUps
+        let mailer = configuration.mail.smtp.map {
+            Mailer(transport: SMTPClient(configuration: $0), configuration: configuration.mail, logger: logger)
+        }
+        let templates: MailTemplates
+        do {
+            templates = try MailTemplates(directory: configuration.mail.templatesDirectory)
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        let emailCodes = EmailCodeService(
+            auth: auth, mailer: mailer, configuration: configuration.mail, templates: templates,
+            publicURL: configuration.publicURL ?? "http://\(configuration.host):\(configuration.port)", logger: logger
+        )
+        if configuration.mail.isConfigured, configuration.publicURL == nil {
+            logger.warning("mail is on without --public-url: mailed links name http://\(configuration.host):\(configuration.port), which phones may not reach")
+        }
         let registry = PrometheusCollectorRegistry()
         let blobs = BlobService(
             store: blobStore, spaces: records, limits: configuration.blobs, metrics: BlobMetrics(registry: registry), logger: logger
@@ -158,10 +180,17 @@ public final class FerryServer: Sendable {
         return FerryServer(
             configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync,
             tables: TableService(storage: records, schema: schema, sync: sync),
-            accounts: AccountService(storage: records, auth: auth, blobs: blobStore, schema: schema, events: feed), blobs: blobs,
-            objects: objects, blobCollector: blobCollector, hub: hub, registry: registry, appliedSchemaChanges: changes,
-            services: poolServices + [collector, blobCollector], logger: logger
+            accounts: AccountService(storage: records, auth: auth, blobs: blobStore, schema: schema, events: feed), emailCodes: emailCodes,
+            blobs: blobs, objects: objects, blobCollector: blobCollector, hub: hub, registry: registry, appliedSchemaChanges: changes,
+            services: poolServices + [collector, blobCollector] + (mailer.map { [$0] } ?? []) + backupServices(configuration, logger: logger),
+            logger: logger
         )
+    }
+
+    /// The scheduled backups, when asked for and the database is the embedded one in the data folder.
+    private static func backupServices(_ configuration: ServerConfiguration, logger: Logger) -> [any Service] {
+        guard let interval = configuration.backups.interval, configuration.database == nil else { return [] }
+        return [BackupScheduler(dataDirectory: configuration.dataDirectory, interval: interval, keep: configuration.backups.keep, logger: logger)]
     }
 
     /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.

@@ -19,6 +19,32 @@ public struct UserRecord: Sendable, Hashable {
     public var lastSignInAt: Date?
     /// Until when an admin banned the user; sign-in is refused before then.
     public var bannedUntil: Date? = nil
+    /// When the user proved they receive mail at ``email`` (a mailed code, Apple's word, or sign-up without mail set up);
+    /// `nil` until then, and password sign-in is refused.
+    public var emailConfirmedAt: Date? = nil
+    /// Whether the user proved they own ``email``: a mailed code came back, Apple vouched for it, or an admin confirmed it.
+    /// An address confirmed only because sign-up needed no mail is not proven: its password may be a squatter's, so
+    /// the first proof by someone else (a sign-in code, a recovery code, Sign in with Apple) replaces that password.
+    public var isEmailProven = false
+    /// How the user signs in: `email` (a password or mailed codes) and, once linked, `apple`.
+    public var providers: [String] = ["email"]
+
+    /// The stored form of ``providers``.
+    var providersText: String { providers.joined(separator: ",") }
+
+    /// ``providers`` from its stored form.
+    static func providers(fromText text: String) -> [String] {
+        text.split(separator: ",").map(String.init)
+    }
+
+    /// Whether ``email`` stands in for an address the user never gave (Sign in with Apple without the email scope):
+    /// such an address is unique and ends in `.invalid`, a name no mail can reach (RFC 2606), which sign-up refuses.
+    public var hasPlaceholderEmail: Bool { email.hasSuffix(".invalid") }
+
+    /// A unique stand-in address for a user who signs in through `provider` without giving one.
+    static func placeholderEmail(provider: String, userID: UUID) -> String {
+        "\(provider)-\(userID.uuidString.lowercased())@users.invalid"
+    }
 
     /// The metadata text after GoTrue's merge of `patch`: its top-level keys replace the stored ones whole, and a
     /// `null` removes its key. Done here rather than in SQL so both engines keep every value as it was sent
@@ -82,8 +108,9 @@ public enum RefreshDecision: Sendable {
 
 /// Accounts, sessions and refresh tokens.
 public protocol AuthStorage: Sendable {
-    /// Creates a user and their personal space; throws ``AuthStorageError/emailTaken`` when the email exists.
-    func createUser(_ user: UserRecord) async throws
+    /// Creates a user and their personal space, with `identity` linked when given, in one transaction; throws
+    /// ``AuthStorageError/emailTaken`` when the email exists.
+    func createUser(_ user: UserRecord, identity: IdentityRecord?) async throws
     /// The user with this (lowercased) email.
     func user(email: String) async throws -> UserRecord?
     /// The user with this id.
@@ -112,6 +139,13 @@ public protocol AuthStorage: Sendable {
     func deleteSession(id: UUID) async throws
     /// Deletes every session of a user, except `keeping` when given.
     func deleteSessions(userID: UUID, keeping: UUID?) async throws
+}
+
+extension AuthStorage {
+    /// Creates a user with no linked identity.
+    public func createUser(_ user: UserRecord) async throws {
+        try await createUser(user, identity: nil)
+    }
 }
 
 /// Storage-level failures the auth service turns into API errors.

@@ -528,5 +528,79 @@ extension Migration {
             sqlite: ["ALTER TABLE ferry_users ADD COLUMN banned_until TEXT"],
             postgres: ["ALTER TABLE ferry_users ADD COLUMN banned_until timestamptz"]
         ),
+        Migration(
+            version: 15,
+            name: "users: confirmed addresses, Apple identities, mailed codes",
+            // Sign-up with mail set up confirms the address later; Sign in with Apple links an Apple subject to a user;
+            // mailed one-time codes (sign-up, sign-in, recovery, address change) are kept hashed, one per user and purpose.
+            sqlite: [
+                "ALTER TABLE ferry_users ADD COLUMN email_confirmed_at TEXT",
+                "UPDATE ferry_users SET email_confirmed_at = created_at",
+                "ALTER TABLE ferry_users ADD COLUMN providers TEXT NOT NULL DEFAULT 'email'",
+                // Whether the address was proven (a mailed code came back, Apple vouched, an admin said so), not merely
+                // taken at sign-up: a password set on an unproven address may be a squatter's.
+                "ALTER TABLE ferry_users ADD COLUMN email_proven INTEGER NOT NULL DEFAULT 0",
+                """
+                CREATE TABLE ferry_identities (
+                  provider TEXT NOT NULL,
+                  subject TEXT NOT NULL,
+                  user_id TEXT NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  email TEXT,
+                  data TEXT NOT NULL DEFAULT '{}',
+                  created_at TEXT NOT NULL,
+                  updated_at TEXT NOT NULL,
+                  PRIMARY KEY (provider, subject)
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_identities_user ON ferry_identities (user_id)",
+                """
+                CREATE TABLE ferry_email_codes (
+                  user_id TEXT NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  purpose TEXT NOT NULL,
+                  email TEXT NOT NULL,
+                  code_hash TEXT NOT NULL,
+                  link_hash TEXT NOT NULL UNIQUE,
+                  created_at TEXT NOT NULL,
+                  expires_at TEXT NOT NULL,
+                  attempts INTEGER NOT NULL DEFAULT 0,
+                  PRIMARY KEY (user_id, purpose)
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_email_codes_email ON ferry_email_codes (email, purpose)",
+            ],
+            postgres: [
+                "ALTER TABLE ferry_users ADD COLUMN email_confirmed_at timestamptz",
+                "UPDATE ferry_users SET email_confirmed_at = created_at",
+                "ALTER TABLE ferry_users ADD COLUMN providers text NOT NULL DEFAULT 'email'",
+                "ALTER TABLE ferry_users ADD COLUMN email_proven boolean NOT NULL DEFAULT false",
+                """
+                CREATE TABLE ferry_identities (
+                  provider text NOT NULL,
+                  subject text NOT NULL,
+                  user_id uuid NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  email text,
+                  data jsonb NOT NULL DEFAULT '{}',
+                  created_at timestamptz NOT NULL,
+                  updated_at timestamptz NOT NULL,
+                  PRIMARY KEY (provider, subject)
+                )
+                """,
+                "CREATE INDEX ferry_identities_user ON ferry_identities (user_id)",
+                """
+                CREATE TABLE ferry_email_codes (
+                  user_id uuid NOT NULL REFERENCES ferry_users (id) ON DELETE CASCADE,
+                  purpose text NOT NULL,
+                  email text NOT NULL,
+                  code_hash text NOT NULL,
+                  link_hash text NOT NULL UNIQUE,
+                  created_at timestamptz NOT NULL,
+                  expires_at timestamptz NOT NULL,
+                  attempts integer NOT NULL DEFAULT 0,
+                  PRIMARY KEY (user_id, purpose)
+                )
+                """,
+                "CREATE INDEX ferry_email_codes_email ON ferry_email_codes (email, purpose)",
+            ]
+        ),
     ]
 }

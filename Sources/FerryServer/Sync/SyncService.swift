@@ -240,6 +240,11 @@ struct SyncService: Sendable {
             if space.isEncrypted { response.keyVersions[space.id] = space.keyVersion }
             if request.exclude.contains(space.id) { continue }
             let cursor = request.cursors[space.id] ?? 0
+            // Ahead of every commit: the database was restored from a backup taken before the client's last pull.
+            if cursor > space.seq {
+                response.resetRequired.append(space.id)
+                continue
+            }
             response.cursors[space.id] = cursor
             // A space whose last commit the cursor has reached has nothing to read (and nothing purged past it,
             // since purges stay below the last commit): most spaces of most pulls, and every space of a no-op pull.

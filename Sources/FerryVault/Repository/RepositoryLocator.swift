@@ -1,4 +1,5 @@
 import Crypto
+import FerrySecurity
 import Foundation
 
 /// Finds a vault's repository, inline or in the profile's git storage.
@@ -113,6 +114,6 @@ public struct RepositoryLocator: Sendable {
     }
 
     private static func pathHash(of vault: URL) -> String {
-        SHA256.hash(data: Data(canonicalPath(vault).utf8)).map { String(format: "%02x", $0) }.joined()
+        ContentHasher.sha256(canonicalPath(vault))
     }
 }

@@ -17,6 +17,13 @@ struct SignInArguments: ParsableArguments {
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: prompt)
         let auth = profile.makeAuthClient()
         let session = try await authenticate(auth, email, password)
+        await Self.finishSignIn(session, profile: profile, auth: auth, options: options, noSync: noSync, human: human)
+    }
+
+    /// What follows any sign-in: the schema cached, the post-login sync unless `noSync`, and who is signed in printed.
+    static func finishSignIn(
+        _ session: AuthSession, profile: ClientProfile, auth: AuthClient, options: ClientOptions, noSync: Bool, human: (AuthSession) -> String
+    ) async {
         await profile.cacheSchemaQuietly(using: auth)
         let postLogin = noSync ? nil : await PostLoginReport.run(profile, auth: auth, options: options)
         Output.emit(json: options.json, human: human(session), [
@@ -33,8 +40,17 @@ struct SignUpCommand: AsyncParsableCommand {
     @OptionGroup var arguments: SignInArguments
 
     func run() async throws {
-        try await arguments.signIn(prompt: "Choose a password: ", { try await $0.signUp(email: $1, password: $2) }) {
-            "Signed up and signed in as \($0.user.email)."
+        do {
+            try await arguments.signIn(prompt: "Choose a password: ", { try await $0.signUp(email: $1, password: $2) }) {
+                "Signed up and signed in as \($0.user.email)."
+            }
+        } catch let error as AuthError where error.code == .emailNotConfirmed {
+            // A server with mail confirms the address first: the account exists, the session comes with the code.
+            Output.emit(
+                json: arguments.options.json,
+                human: "Signed up. A confirmation code was mailed to \(arguments.email): finish with 'ferry verify \(arguments.email) CODE'.",
+                ["confirmation_sent": true, "email": arguments.email, "profile": arguments.options.profileName]
+            )
         }
     }
 }
@@ -90,8 +106,28 @@ struct WhoAmICommand: AsyncParsableCommand {
 /// `ferry account delete`: the account, for good.
 struct AccountCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "account", abstract: "The signed-in account.", subcommands: [AccountDeleteCommand.self]
+        commandName: "account", abstract: "The signed-in account.", subcommands: [AccountPasswordCommand.self, AccountDeleteCommand.self]
     )
+}
+
+/// `ferry account password [--password-stdin]`: sets a new password (after a reset code, or within 5 minutes of signing in).
+struct AccountPasswordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "password", abstract: "Set a new password for the signed-in account.")
+
+    @OptionGroup var options: ClientOptions
+    @Flag(name: .customLong("password-stdin"), help: "Read the new password from standard input.") var passwordFromStandardInput = false
+
+    func run() async throws {
+        let auth = try ClientProfile(options).makeAuthClient()
+        guard let session = try await auth.session else {
+            throw CommandFailure(message: "Nobody is signed in on this profile: run 'ferry login EMAIL' or 'ferry verify EMAIL CODE' first.", code: .notSignedIn)
+        }
+        let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "New password: ")
+        try await auth.updateUser(password: password)
+        Output.emit(json: options.json, human: "The password of \(session.user.email) is changed; other devices are signed out.", [
+            "changed": true, "email": session.user.email,
+        ])
+    }
 }
 
 /// `ferry account delete [--yes] [--password-stdin]`: deletes the signed-in account on the server (its records,

@@ -19,9 +19,11 @@ struct ServeCommand: AsyncParsableCommand {
             FERRY_PUBLIC_URL, FERRY_MAX_SPACES_PER_ACCOUNT, FERRY_MAX_DEVICES_PER_ACCOUNT, FERRY_MAX_PENDING_INVITATIONS,
             FERRY_MAX_PUSHES_IN_FLIGHT, FERRY_MAX_STREAMS, FERRY_MAX_STREAMS_PER_ACCOUNT, FERRY_MAX_BLOB_MIB,
             FERRY_MAX_SIGNED_URL_SECONDS, FERRY_MAX_OPEN_UPLOADS_PER_ACCOUNT, FERRY_MAX_OPEN_UPLOADS_PER_SPACE, FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT,
-            FERRY_MAX_STORED_MIB_PER_ACCOUNT.
-            A flag wins over the environment. Prefer FERRY_GITHUB_CLIENT_SECRET and FERRY_METRICS_TOKEN to the flags:
-            arguments show in the process list.
+            FERRY_MAX_STORED_MIB_PER_ACCOUNT, FERRY_APPLE_CLIENT_IDS (separated by ','), FERRY_APPLE_KEYS_URL, FERRY_SMTP_URL,
+            FERRY_SMTP_SENDER, FERRY_MAIL_CODE_LIFETIME, FERRY_MAIL_INTERVAL, FERRY_MAIL_TEMPLATES, FERRY_SITE_URL,
+            FERRY_REDIRECT_URLS (separated by ','), FERRY_BACKUP_EVERY, FERRY_BACKUP_KEEP.
+            A flag wins over the environment. Prefer FERRY_GITHUB_CLIENT_SECRET, FERRY_SMTP_URL (which holds the SMTP password)
+            and FERRY_METRICS_TOKEN to the flags: arguments show in the process list.
             """
     )
 
@@ -120,6 +122,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("metrics-token"), help: "The bearer token GET /metrics requires (prefer FERRY_METRICS_TOKEN). [default: loopback only]")
     var metricsToken: String?
+
+    @OptionGroup(title: "Accounts: Sign in with Apple and mail")
+    var accountOptions: AccountOptions
+
+    @OptionGroup(title: "Backups")
+    var backupOptions: BackupOptions
 
     @Flag(name: .customLong("print-keys"), help: "Print the anon key clients send as 'apikey' and the service_role key backends use (a secret), then exit.")
     var printKeys = false
@@ -258,6 +266,8 @@ struct ServeSettings {
             guard token.utf8.count >= 16 else { throw CommandFailure(message: "the metrics token must be at least 16 characters", status: 64) }
             configuration.metricsToken = token
         }
+        try command.accountOptions.apply(to: &configuration, environment: environment)
+        try command.backupOptions.apply(to: &configuration, environment: environment)
         if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw CommandFailure(
@@ -269,7 +279,7 @@ struct ServeSettings {
     }
 
     /// A positive number of seconds from the flag or its variable, or `nil` when neither is set.
-    private static func seconds(_ flag: Int?, _ environment: [String: String], _ variable: String, flag name: String) throws -> Duration? {
+    static func seconds(_ flag: Int?, _ environment: [String: String], _ variable: String, flag name: String) throws -> Duration? {
         guard let value = try flag ?? environment[variable].map({ text in
             guard let number = Int(text) else { throw CommandFailure(message: "\(variable) must be a number of seconds, not '\(text)'", status: 64) }
             return number

@@ -77,4 +77,16 @@ struct CursorTests {
             #expect(fresh[gone] == nil && fresh[kept]?.fields["name"] == .string("kept, renamed"))
         }
     }
+
+    @Test("a cursor ahead of every commit (a database restored from an older backup) gets resetRequired", arguments: TestEngine.available)
+    func cursorAhead(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: try ExampleSchemas.text("ops.yaml"), configure: AuthHarness.fastHashing) { server in
+            var device = try await SyncDevice.signUp(server)
+            _ = try await device.push([device.upsert("clients", UUID(), ["name": "only"])])
+            _ = try await device.pullAll()
+            #expect(try await device.pull(PullRequest(cursors: device.cursors)).resetRequired.isEmpty)
+            let ahead = try await device.pull(PullRequest(cursors: [device.userID: (device.cursors[device.userID] ?? 0) + 5]))
+            #expect(ahead.resetRequired == [device.userID] && ahead.changes.isEmpty)
+        }
+    }
 }

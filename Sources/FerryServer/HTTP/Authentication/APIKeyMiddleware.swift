@@ -19,9 +19,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let presented else {
             throw APIError(.unauthorized, .invalidAPIKey, "No API key found in request: send the server's anon key in the apikey header.")
         }
-        // Both compared, whichever matches: the time does not tell which key was sent.
-        let isAnon = ConstantTime.isEqual(presented, keys.anonKey), isServiceRole = ConstantTime.isEqual(presented, keys.serviceRoleKey)
-        guard isAnon || isServiceRole else {
+        guard keys.role(ofKey: presented) != nil else {
             throw APIError(.unauthorized, .invalidAPIKey, "Invalid API key: use the anon key printed by 'ferry serve --print-keys'.")
         }
     }

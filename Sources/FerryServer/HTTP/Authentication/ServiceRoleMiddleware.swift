@@ -14,7 +14,7 @@ struct ServiceRoleMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let bearer = request.bearerToken else {
             throw APIError(.unauthorized, .noAuthorization, "The admin endpoints need the service_role key as the bearer token (Authorization: Bearer).")
         }
-        guard ConstantTime.isEqual(bearer, keys.serviceRoleKey) else {
+        guard keys.role(ofKey: bearer) == .serviceRole else {
             throw APIError(.forbidden, .notAdmin, "User not allowed: the admin endpoints take the service_role key as the bearer token, from a server only.")
         }
         return try await next(request, context)

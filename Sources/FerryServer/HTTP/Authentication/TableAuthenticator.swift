@@ -20,9 +20,10 @@ struct TableAuthenticator: RouterMiddleware {
         var context = context
         let authorization = request.headers[.authorization]
         let bearer = request.bearerToken
-        if let bearer, ConstantTime.isEqual(bearer, keys.serviceRoleKey) {
+        let role = bearer.flatMap(keys.role(ofKey:))
+        if role == .serviceRole {
             context.tableCaller = .serviceRole
-        } else if bearer == nil || bearer.map({ ConstantTime.isEqual($0, keys.anonKey) }) == true {
+        } else if bearer == nil || role == .anon {
             throw TableError(
                 .unauthenticated, "42501", "permission denied: the anon key alone reads no table",
                 hint: "Sign in and send the access token as Authorization: Bearer, or use the service_role key from a backend."

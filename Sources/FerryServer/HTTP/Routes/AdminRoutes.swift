@@ -24,6 +24,22 @@ struct AdminRoutes {
         }
     }
 
+    /// `POST /admin/generate_link`: what supabase-py's `generate_link` sends (its `options` flattened by the client).
+    struct LinkRequest: Decodable {
+        var type: String
+        var email: String
+        var password: String?
+        var data: JSONValue?
+        var newEmail: String?
+        var redirectTo: String?
+
+        enum CodingKeys: String, CodingKey {
+            case type, email, password, data
+            case newEmail = "new_email"
+            case redirectTo = "redirect_to"
+        }
+    }
+
     /// `GET /admin/users`: GoTrue's list, `{"users": [...], "aud": "authenticated"}`.
     struct UserList: Encodable {
         var users: [AuthUser]
@@ -52,7 +68,25 @@ struct AdminRoutes {
                 throw APIError(.badRequest, .validationFailed, "email is required: Ferry's users sign in with an address.")
             }
             try Self.refusePhone(body)
-            return JSONResponse(try await admin.createUser(email: email, password: body.password, metadata: body.userMetadata, banDuration: body.banDuration))
+            return JSONResponse(try await admin.createUser(
+                email: email, password: body.password, metadata: body.userMetadata, emailConfirm: body.emailConfirm, banDuration: body.banDuration
+            ))
+        }
+        group.post("generate_link") { request, _ in
+            var request = request
+            let body = try await request.decodeJSON(LinkRequest.self)
+            let (user, link, type) = try await admin.generateLink(AdminService.LinkRequest(
+                type: body.type, email: body.email, password: body.password, data: body.data, newEmail: body.newEmail,
+                redirectTo: body.redirectTo ?? request.uri.queryParameters.get("redirect_to")
+            ))
+            // GoTrue's answer: the user's fields with the link's beside them.
+            var members = JSONValue(jsonText: String(decoding: try JSONValueEncoder().encodeText(user), as: UTF8.self))?.objectValue ?? [:]
+            members["action_link"] = .string(link.link)
+            members["email_otp"] = .string(link.code)
+            members["hashed_token"] = .string(link.token)
+            members["redirect_to"] = .string(link.redirectTo)
+            members["verification_type"] = .string(type)
+            return JSONResponse(JSONValue.object(members))
         }
         group.get("users/:id") { _, context in
             JSONResponse(try await admin.user(try Self.id(context)))

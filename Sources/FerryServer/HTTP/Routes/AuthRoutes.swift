@@ -3,10 +3,12 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// `/auth/v1`: Supabase Auth's endpoints for email and password accounts.
+/// `/auth/v1`: Supabase Auth's endpoints: passwords, mailed codes, Sign in with Apple, the user, sign-out.
 struct AuthRoutes {
     let service: AuthService
     let accounts: AccountService
+    let apple: AppleSignInService
+    let emailCodes: EmailCodeService
 
     struct Credentials: Decodable {
         var email: String
@@ -38,14 +40,33 @@ struct AuthRoutes {
         enum CodingKeys: String, CodingKey { case currentPassword = "current_password" }
     }
 
-    /// `anonymous`: sign-up and sign-in, behind the anon key and the attempt limit (a session presented with them only
-    /// spares its own account's lockout); `authenticated`: the rest.
+    /// `POST /token?grant_type=id_token`: what supabase clients' `signInWithIdToken` sends, plus the `data` Ferry keeps.
+    struct IDTokenRequest: Decodable {
+        var provider: String
+        var idToken: String
+        var nonce: String?
+        var data: JSONValue?
+        enum CodingKeys: String, CodingKey {
+            case provider, nonce, data
+            case idToken = "id_token"
+        }
+    }
+
+    /// `anonymous`: sign-up, sign-in and the mail requests, behind the anon key and the attempt limit (a session
+    /// presented with them only spares its own account's lockout); `authenticated`: the rest.
     func register(anonymous: DeadlineGroup<FerryRequestContext>, authenticated: DeadlineGroup<AuthenticatedContext>) {
-        let (service, accounts) = (self.service, self.accounts)
+        let (service, accounts, apple, emailCodes) = (self.service, self.accounts, self.apple, self.emailCodes)
         anonymous.post("signup") { request, _ in
             var request = request
             let body = try await request.decodeJSON(Credentials.self)
-            return JSONResponse(try await service.signUp(email: body.email, password: body.password, data: body.data))
+            switch try await service.signUp(email: body.email, password: body.password, data: body.data) {
+            case .session(let session):
+                return JSONResponse(session)
+            case .unconfirmed(let user):
+                // GoTrue's answer while the address waits for its code: the user alone, no session.
+                try await emailCodes.sendSignUpConfirmation(to: user, redirectTo: request.uri.queryParameters.get("redirect_to"))
+                return JSONResponse(AuthService.wireUser(user))
+            }
         }
         anonymous.post("token") { request, context in
             var request = request
@@ -58,18 +79,27 @@ struct AuthRoutes {
             case "refresh_token":
                 let body = try await request.decodeJSON(RefreshRequest.self)
                 return JSONResponse(try await service.refresh(token: body.refreshToken))
+            case "id_token":
+                let body = try await request.decodeJSON(IDTokenRequest.self)
+                return JSONResponse(try await apple.signIn(provider: body.provider, idToken: body.idToken, nonce: body.nonce, data: body.data))
             case let other:
-                throw APIError(.badRequest, .unsupportedGrantType, "Unsupported grant_type '\(other ?? "")': use password or refresh_token.")
+                throw APIError(.badRequest, .unsupportedGrantType, "Unsupported grant_type '\(other?.prefix(40) ?? "")': use password, refresh_token or id_token.")
             }
         }
+        MailRoutes(emailCodes: emailCodes).register(anonymous: anonymous)
         authenticated.get("user") { _, context in
             JSONResponse(try await service.user(context.caller.account))
         }
         authenticated.put("user") { request, context in
             var request = request
             let body = try await request.decodeJSON(UserUpdate.self)
-            if body.email != nil {
-                throw APIError(.unprocessableContent, .validationFailed, "Changing the email address is not supported yet.")
+            if let email = body.email {
+                guard body.password == nil, body.data == nil else {
+                    throw APIError(.unprocessableContent, .validationFailed, "Change the email address in a request of its own, without password or data.")
+                }
+                return JSONResponse(try await emailCodes.requestEmailChange(
+                    context.caller.account, to: email, currentPassword: body.currentPassword, clientKey: "user|\(context.caller.account.userID)", redirectTo: request.uri.queryParameters.get("redirect_to")
+                ))
             }
             return JSONResponse(try await service.updateUser(
                 context.caller.account, password: body.password, currentPassword: body.currentPassword, data: body.data
@@ -93,11 +123,44 @@ struct AuthRoutes {
 }
 
 extension AuthRoutes {
-    /// Sign-ups and password sign-ins: what the per-client attempt limit counts.
+    /// Apple's notice: `{"payload": "<JWS>"}`.
+    struct AppleNotice: Decodable {
+        var payload: String
+    }
+
+    /// What callers without an API key reach: the mailed link opened in a browser, and Apple's notices (Apple sends no
+    /// key; the notice's signature is its credential).
+    func register(open: DeadlineGroup<FerryRequestContext>) {
+        let apple = self.apple
+        MailRoutes(emailCodes: emailCodes).register(open: open)
+        open.post("apple/notifications") { request, _ in
+            var request = request
+            let body = try await request.decodeJSON(AppleNotice.self)
+            try await apple.receive(noticePayload: body.payload)
+            return HTTPResponse.Status.ok
+        }
+    }
+
+    /// Sign-ups and password sign-ins: what a session presented with them spares from others' lockouts.
     @Sendable static func isPasswordAttempt(_ request: Request) -> Bool {
-        guard request.method == .post else { return false }
-        // The router skips empty segments (`/auth/v1/signup/` is the sign-up route), so compare segments, not text.
-        let last = request.uri.path.split(separator: "/").last
-        return last == "signup" || (last == "token" && request.uri.queryParameters.get("grant_type") == "password")
+        isPost(request, to: "signup") || isPost(request, to: "token", grantType: "password")
+    }
+
+    /// What the per-client attempt limit counts: sign-ups and sign-ins, by password or by an Apple identity token.
+    @Sendable static func isSignInAttempt(_ request: Request) -> Bool {
+        isPasswordAttempt(request) || isPost(request, to: "token", grantType: "id_token")
+    }
+
+    /// Whether the request may name its caller without needing one: a password sign-in (which a session spares from
+    /// others' lockouts) or `/resend` (an address-change code is resent to the caller's pending address).
+    @Sendable static func mayPresentCaller(_ request: Request) -> Bool {
+        isPasswordAttempt(request) || isPost(request, to: "resend")
+    }
+
+    /// Whether `request` is a POST to the route ending in `last` (with `grant_type` when given). The router skips empty
+    /// segments (`/auth/v1/signup/` is the sign-up route), so segments are compared, not text.
+    private static func isPost(_ request: Request, to last: String, grantType: String? = nil) -> Bool {
+        request.method == .post && request.uri.path.split(separator: "/").last.map(String.init) == last
+            && (grantType == nil || request.uri.queryParameters.get("grant_type") == grantType)
     }
 }

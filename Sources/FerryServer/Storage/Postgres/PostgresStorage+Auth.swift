@@ -3,15 +3,19 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage {
-    private static let userColumns = "id, email, password_hash, user_metadata::text, created_at, updated_at, last_sign_in_at, banned_until"
+    static let userColumns = """
+        id, email, password_hash, user_metadata::text, created_at, updated_at, last_sign_in_at, banned_until, email_confirmed_at, providers,
+        email_proven
+        """
 
-    public func createUser(_ user: UserRecord) async throws {
+    public func createUser(_ user: UserRecord, identity: IdentityRecord?) async throws {
         do {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query(
                     """
-                    INSERT INTO ferry_users (id, email, password_hash, user_metadata, created_at, updated_at)
-                    VALUES (\(user.id), \(user.email), \(user.passwordHash), \(user.userMetadata)::jsonb, \(user.createdAt), \(user.updatedAt))
+                    INSERT INTO ferry_users (id, email, password_hash, user_metadata, created_at, updated_at, email_confirmed_at, providers, email_proven)
+                    VALUES (\(user.id), \(user.email), \(user.passwordHash), \(user.userMetadata)::jsonb, \(user.createdAt), \(user.updatedAt),
+                            \(user.emailConfirmedAt), \(user.providersText), \(user.isEmailProven))
                     """,
                     logger: logger
                 )
@@ -26,6 +30,7 @@ extension PostgresStorage {
                     "INSERT INTO ferry_members (space_id, user_id, role, created_at) VALUES (\(user.id), \(user.id), 'owner', \(user.createdAt))",
                     logger: logger
                 )
+                if let identity { try await Self.insert(identity, connection, logger: logger) }
             }
         } catch let error as PostgresTransactionError {
             if let psql = error.closureError as? PSQLError, psql.serverInfo?[.sqlState] == "23505" {
@@ -172,19 +177,20 @@ extension PostgresStorage {
         return nil
     }
 
-    private func firstUser(_ rows: PostgresRowSequence) async throws -> UserRecord? {
+    func firstUser(_ rows: PostgresRowSequence) async throws -> UserRecord? {
         try await users(rows).first
     }
 
     /// The rows of a query selecting ``userColumns``.
     private func users(_ rows: PostgresRowSequence) async throws -> [UserRecord] {
         var users: [UserRecord] = []
-        for try await (id, email, hash, metadata, createdAt, updatedAt, lastSignIn, bannedUntil) in rows.decode(
-            (UUID, String, String, String, Date, Date, Date?, Date?).self
+        for try await (id, email, hash, metadata, createdAt, updatedAt, lastSignIn, bannedUntil, confirmedAt, providers, proven) in rows.decode(
+            (UUID, String, String, String, Date, Date, Date?, Date?, Date?, String, Bool).self
         ) {
             users.append(UserRecord(
                 id: id, email: email, passwordHash: hash, userMetadata: metadata,
-                createdAt: createdAt, updatedAt: updatedAt, lastSignInAt: lastSignIn, bannedUntil: bannedUntil
+                createdAt: createdAt, updatedAt: updatedAt, lastSignInAt: lastSignIn, bannedUntil: bannedUntil,
+                emailConfirmedAt: confirmedAt, isEmailProven: proven, providers: UserRecord.providers(fromText: providers)
             ))
         }
         return users

@@ -3,15 +3,18 @@ import Foundation
 import GRDB
 
 extension SQLiteStorage {
-    public func createUser(_ user: UserRecord) async throws {
+    public func createUser(_ user: UserRecord, identity: IdentityRecord?) async throws {
         do {
             try await pool.write { db in
                 try db.execute(
                     sql: """
-                        INSERT INTO ferry_users (id, email, password_hash, user_metadata, created_at, updated_at)
-                        VALUES (?, ?, ?, ?, ?, ?)
+                        INSERT INTO ferry_users (id, email, password_hash, user_metadata, created_at, updated_at, email_confirmed_at, providers, email_proven)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [user.id.databaseText, user.email, user.passwordHash, user.userMetadata, user.createdAt, user.updatedAt]
+                    arguments: [
+                        user.id.databaseText, user.email, user.passwordHash, user.userMetadata, user.createdAt, user.updatedAt,
+                        user.emailConfirmedAt, user.providersText, user.isEmailProven,
+                    ]
                 )
                 // Every user has a personal space whose id is the user's id.
                 try db.execute(
@@ -22,6 +25,7 @@ extension SQLiteStorage {
                     sql: "INSERT INTO ferry_members (space_id, user_id, role, created_at) VALUES (?, ?, 'owner', ?)",
                     arguments: [user.id.databaseText, user.id.databaseText, user.createdAt]
                 )
+                if let identity { try Self.insert(identity, db) }
             }
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw AuthStorageError.emailTaken
@@ -156,7 +160,7 @@ extension SQLiteStorage {
         }
     }
 
-    private static func user(_ db: Database, id: UUID) throws -> UserRecord? {
+    static func user(_ db: Database, id: UUID) throws -> UserRecord? {
         try Row.fetchOne(db, sql: "SELECT * FROM ferry_users WHERE id = ?", arguments: [id.databaseText]).map(UserRecord.init(row:))
     }
 }
@@ -171,7 +175,8 @@ extension UserRecord {
         self.init(
             id: UUID(uuidString: row["id"])!, email: row["email"], passwordHash: row["password_hash"],
             userMetadata: row["user_metadata"], createdAt: row["created_at"], updatedAt: row["updated_at"],
-            lastSignInAt: row["last_sign_in_at"], bannedUntil: row["banned_until"]
+            lastSignInAt: row["last_sign_in_at"], bannedUntil: row["banned_until"], emailConfirmedAt: row["email_confirmed_at"],
+            isEmailProven: row["email_proven"], providers: UserRecord.providers(fromText: row["providers"])
         )
     }
 }

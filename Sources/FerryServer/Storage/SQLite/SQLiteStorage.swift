@@ -3,11 +3,14 @@ import FerryGRDB
 import FerrySecurity
 import Foundation
 import GRDB
+import Synchronization
 
 /// The embedded engine: one SQLite file in WAL mode, through a GRDB pool (one writer, concurrent readers).
 public final class SQLiteStorage: DatabaseStorage {
     public let dialect = SQLDialect.sqlite
     let pool: DatabasePool
+    /// Held (shared) while the storage is open, so `ferry backup restore` cannot replace the database under it.
+    private let folderLock: Mutex<DataDirectoryLock?>
 
     /// Opens (creating when missing) the database at `path`, creating its folder too. The folder is made (or
     /// tightened to) 0700 and the database, its WAL and its shared-memory file 0600: they hold emails and password
@@ -27,6 +30,7 @@ public final class SQLiteStorage: DatabaseStorage {
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
                 try db.zeroDeletedContentOnlyInWrittenPages()
             }
+            folderLock = Mutex(try? DataDirectoryLock.take(folder.isEmpty ? "." : folder, exclusive: false))
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
             throw ServerStartupError(.dataDirectoryUnusable, "cannot open the SQLite database at \(path): \(Self.reason(error))")
@@ -35,6 +39,7 @@ public final class SQLiteStorage: DatabaseStorage {
 
     public func close() async throws {
         try pool.close()
+        folderLock.withLock { $0 = nil }
     }
 
     public func ping() async throws {

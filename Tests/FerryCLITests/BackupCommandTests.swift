@@ -1,0 +1,61 @@
+import FerryServer
+import FerryTesting
+import Foundation
+import Testing
+
+/// `ferry backup create|verify|restore` as an operator runs them, against a live embedded server.
+@Suite("CLI: backups")
+struct BackupCommandTests {
+    @Test("a backup taken while the server runs restores onto the stopped server; a damaged one and a running server are refused")
+    func backupAndRestore() async throws {
+        try await TestDatabase.with(.sqlite) { database in
+            var configuration = database.endToEndConfiguration(schemaFile: ExampleSchemas.path("tabletnotes.yaml"))
+            configuration.healthTimeout = .seconds(30)
+            var server = try await LiveServer.start(configuration)
+            let port = try #require(server.baseURL.port)
+            let phone = ClientCommandTests.Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/phone")
+            let email = uniqueEmail("backup")
+            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
+            #expect(try await phone.run(["put", "sermons", "title=Before", "date=2026-11-21T10:00:00Z"]).status == 0)
+            #expect(try await phone.run(["sync"]).status == 0)
+
+            let created = try await phone.run(["backup", "create", "--data-dir", database.folder, "--to", database.folder + "/../backups-\(port)", "--json"])
+            #expect(created.status == 0, "\(created.stderr)")
+            let backup = try #require((try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["backup"] as? String)
+            #expect(try await phone.run(["backup", "verify", backup]).status == 0)
+
+            #expect(try await phone.run(["put", "sermons", "title=After", "date=2026-11-22T10:00:00Z"]).status == 0)
+            #expect(try await phone.run(["sync"]).status == 0)
+            let whileRunning = try await phone.run(["backup", "restore", backup, "--data-dir", database.folder, "--yes"])
+            #expect(whileRunning.status != 0 && whileRunning.stderr.contains("server_running"), "\(whileRunning.stderr)")
+
+            // A damaged copy is refused by verify and by restore.
+            let damaged = backup + "-damaged"
+            try FileManager.default.copyItem(atPath: backup, toPath: damaged)
+            let handle = try FileHandle(forWritingTo: URL(filePath: damaged + "/ferry.sqlite"))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data([0]))
+            try handle.close()
+            let check = try await phone.run(["backup", "verify", damaged])
+            #expect(check.status != 0 && check.stderr.contains("backup_damaged"), "\(check.stderr)")
+
+            await server.stop()
+            #expect(try await phone.run(["backup", "restore", damaged, "--data-dir", database.folder, "--yes"]).status != 0)
+            let restored = try await phone.run(["backup", "restore", backup, "--data-dir", database.folder, "--yes"])
+            #expect(restored.status == 0, "\(restored.stderr)")
+            server = try await LiveServer.start(configuration, port: port)
+
+            // The phone synced past the backup: its cursor is ahead of the restored server, which starts the space over.
+            #expect(try await phone.run(["put", "sermons", "title=Offline edit", "date=2026-11-23T10:00:00Z"]).status == 0)
+            let resync = try await phone.run(["sync"])
+            #expect(resync.status == 0, "\(resync.stderr)")
+            #expect(resync.stdout.contains("pulled 1") || resync.stdout.contains("pulled 2"), "the space started over: \(resync.stdout)")
+            let tablet = ClientCommandTests.Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/tablet")
+            #expect(try await tablet.run(["login", email], password: "correct horse 1").status == 0, "the account and its keys came back")
+            let listed = try await tablet.run(["ls", "sermons"])
+            #expect(listed.stdout.contains("Before") && listed.stdout.contains("Offline edit"), "list: \(listed.stdout) \(listed.stderr) resync: \(resync.stdout)")
+            #expect(!listed.stdout.contains("After"), "what came after the backup is gone from the server")
+            await server.stop()
+        }
+    }
+}
