@@ -117,7 +117,6 @@ public final class AppleStandIn: Sendable {
     /// Runs `body` with a stand-in listening on a free loopback port, then stops it.
     public static func with<Result>(_ body: (AppleStandIn) async throws -> Result) async throws -> Result {
         let signer = Signer(key: try _RSA.Signing.PrivateKey(keySize: .bits2048), forger: try _RSA.Signing.PrivateKey(keySize: .bits2048))
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
         let standInBox = Box()
         let router = Router()
         router.get("auth/keys") { _, _ in
@@ -133,30 +132,10 @@ public final class AppleStandIn: Sendable {
             let data = try JSONSerialization.data(withJSONObject: ["token": token])
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
         }
-        var logger = Logger(label: "ferry.testing.apple-stand-in")
-        logger.logLevel = .critical
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger
-        )
-        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
-        var port = 0
-        for await bound in ports {
-            port = bound
-            break
-        }
-        let standIn = AppleStandIn(keysURL: URL(string: "http://127.0.0.1:\(port)/auth/keys")!, signer: signer)
-        standInBox.value = standIn
-        defer { task.cancel() }
-        do {
-            let result = try await body(standIn)
-            task.cancel()
-            _ = await task.result
-            return result
-        } catch {
-            task.cancel()
-            _ = await task.result
-            throw error
+        return try await LoopbackRouter.serve(router, label: "ferry.testing.apple-stand-in") { port in
+            let standIn = AppleStandIn(keysURL: URL(string: "http://127.0.0.1:\(port)/auth/keys")!, signer: signer)
+            standInBox.value = standIn
+            return try await body(standIn)
         }
     }
 

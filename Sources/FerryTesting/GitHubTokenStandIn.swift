@@ -92,32 +92,8 @@ public final class GitHubTokenStandIn: Sendable {
         router.post("login/oauth/redirect") { _, _ in
             Response(status: .temporaryRedirect, headers: [.location: "/login/oauth/access_token"])
         }
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "ferry.testing.github-stand-in")
-        // Cancelling the stand-in's task makes Hummingbird log "Server shutdown error: Already closed"; it is noise.
-        logger.logLevel = .critical
-        let application = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: logger
-        )
-        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
-        var port = 0
-        for await bound in ports {
-            port = bound
-            break
-        }
-        let standIn = GitHubTokenStandIn(tokenURL: URL(string: "http://127.0.0.1:\(port)/login/oauth/access_token")!, shared: shared)
-        do {
-            let result = try await body(standIn)
-            task.cancel()
-            _ = await task.result
-            return result
-        } catch {
-            task.cancel()
-            _ = await task.result
-            throw error
+        return try await LoopbackRouter.serve(router, label: "ferry.testing.github-stand-in") { port in
+            try await body(GitHubTokenStandIn(tokenURL: URL(string: "http://127.0.0.1:\(port)/login/oauth/access_token")!, shared: shared))
         }
     }
 

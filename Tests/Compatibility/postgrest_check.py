@@ -16,6 +16,8 @@ import httpx
 from postgrest import APIError, ReturnMethod, SyncPostgrestClient
 from supabase_auth import SyncGoTrueClient
 
+from checks import check
+
 base, anon, service = sys.argv[1], sys.argv[2], sys.argv[3]
 
 # postgrest's APIError carries the body's code but not the HTTP status, so every client records the last response.
@@ -34,12 +36,6 @@ def unexpected(kind, error, trace):
 
 
 sys.excepthook = unexpected
-
-
-def check(condition, step):
-    print(("ok " if condition else "FAIL ") + step, flush=True)
-    if not condition:
-        sys.exit(1)
 
 
 def rest(token, key=anon):

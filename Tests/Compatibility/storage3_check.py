@@ -18,13 +18,9 @@ from storage3 import SyncStorageClient
 from storage3.exceptions import StorageApiError
 from supabase_auth import SyncGoTrueClient
 
+from checks import check
+
 base, key = sys.argv[1], sys.argv[2]
-
-
-def check(condition, step):
-    print(("ok " if condition else "FAIL ") + step, flush=True)
-    if not condition:
-        sys.exit(1)
 
 
 def account(name):

@@ -15,27 +15,16 @@ import time
 import uuid
 
 import httpx
-from supabase_auth import SyncGoTrueClient
 from supabase_auth.errors import AuthApiError
+
+from checks import check, gotrue as gotrue_client
 
 base, anon_key, service_key, apple_base, maildir = sys.argv[1:6]
 http = httpx.Client(timeout=60)
 
 
 def gotrue(bearer=None):
-    return SyncGoTrueClient(
-        url=f"{base}/auth/v1",
-        headers={"apikey": anon_key, "Authorization": f"Bearer {bearer or anon_key}"},
-        auto_refresh_token=False,
-        persist_session=True,
-        http_client=httpx.Client(timeout=60, follow_redirects=True),
-    )
-
-
-def check(condition, step):
-    print(("ok " if condition else "FAIL ") + step, flush=True)
-    if not condition:
-        sys.exit(1)
+    return gotrue_client(base, anon_key, bearer)
 
 
 def refused(call, step, status=None, code=None):

@@ -6,27 +6,12 @@ first surprise, so the Swift test that runs it can show exactly which step broke
 import sys
 import uuid
 
-import httpx
-from supabase_auth import SyncGoTrueClient
 from supabase_auth.errors import AuthApiError, AuthWeakPasswordError
 
+from checks import check, gotrue as gotrue_client
+
 base, key = sys.argv[1], sys.argv[2]
-client = SyncGoTrueClient(
-    url=f"{base}/auth/v1",
-    headers={"apikey": key, "Authorization": f"Bearer {key}"},
-    auto_refresh_token=False,
-    persist_session=True,
-    # httpx's default 5 s read timeout is shorter than a loaded 2-core CI machine sometimes needs while the
-    # rest of the suite runs beside this script; a real timeout still fails the check, just later.
-    http_client=httpx.Client(timeout=60, follow_redirects=True),
-)
-
-
-def check(condition, step):
-    print(("ok " if condition else "FAIL ") + step, flush=True)
-    if not condition:
-        sys.exit(1)
-
+client = gotrue_client(base, key)
 
 email = f"py-{uuid.uuid4().hex[:8]}@example.com"
 signed_up = client.sign_up({"email": email, "password": "correct horse 1", "options": {"data": {"first_name": "Ada"}}})
@@ -64,13 +49,7 @@ if len(sys.argv) > 3:
     service_key = sys.argv[3]
 
     def gotrue(bearer):
-        return SyncGoTrueClient(
-            url=f"{base}/auth/v1",
-            headers={"apikey": key, "Authorization": f"Bearer {bearer}"},
-            auto_refresh_token=False,
-            persist_session=False,
-            http_client=httpx.Client(timeout=60, follow_redirects=True),
-        )
+        return gotrue_client(base, key, bearer, persist_session=False)
 
     admin = gotrue(service_key).admin
     admin_email = f"py-admin-{uuid.uuid4().hex[:8]}@example.com"

@@ -65,14 +65,10 @@ struct EmailCodeService: Sendable {
         try await mail(.signup, user: user, to: user.email, redirectTo: redirectTo, through: mailer)
     }
 
-    /// `POST /otp`: a sign-in code for a known address; nothing for an unknown one (the same answer either way).
-    func requestSignInCode(email rawEmail: String, clientKey: String, redirectTo: String?) async throws {
-        try await mailIfKnown(.magiclink, rawEmail: rawEmail, clientKey: clientKey, redirectTo: redirectTo) { !isBanned($0) }
-    }
-
-    /// `POST /recover`: a recovery code for a known address; nothing for an unknown one (the same answer either way).
-    func requestRecovery(email rawEmail: String, clientKey: String, redirectTo: String?) async throws {
-        try await mailIfKnown(.recovery, rawEmail: rawEmail, clientKey: clientKey, redirectTo: redirectTo) { !isBanned($0) }
+    /// `POST /otp` (`.magiclink`) and `POST /recover` (`.recovery`): a code for a known address that is not banned;
+    /// nothing for an unknown one (the same answer either way).
+    func requestCode(_ purpose: Purpose, email rawEmail: String, clientKey: String, redirectTo: String?) async throws {
+        try await mailIfKnown(purpose, rawEmail: rawEmail, clientKey: clientKey, redirectTo: redirectTo) { !isBanned($0) }
     }
 
     /// Checks the address and the limits, then answers; the account is looked up and its mail made after the answer, so

@@ -42,21 +42,18 @@ struct MailRoutes {
 
     func register(anonymous: DeadlineGroup<FerryRequestContext>) {
         let emailCodes = self.emailCodes
-        anonymous.post("otp") { request, context in
-            var request = request
-            let body = try await request.decodeJSON(AddressRequest.self)
-            try await emailCodes.requestSignInCode(
-                email: body.email, clientKey: context.rateLimitKey, redirectTo: request.uri.queryParameters.get("redirect_to") ?? body.redirectTo
-            )
-            return Self.accepted
-        }
-        anonymous.post("recover") { request, context in
-            var request = request
-            let body = try await request.decodeJSON(AddressRequest.self)
-            try await emailCodes.requestRecovery(
-                email: body.email, clientKey: context.rateLimitKey, redirectTo: request.uri.queryParameters.get("redirect_to") ?? body.redirectTo
-            )
-            return Self.accepted
+        // A sign-in code and a recovery code: the same request, answered the same way.
+        let mailers: [(path: String, purpose: EmailCodeService.Purpose)] = [("otp", .magiclink), ("recover", .recovery)]
+        for (path, purpose) in mailers {
+            anonymous.post(RouterPath(path)) { request, context in
+                var request = request
+                let body = try await request.decodeJSON(AddressRequest.self)
+                try await emailCodes.requestCode(
+                    purpose, email: body.email, clientKey: context.rateLimitKey,
+                    redirectTo: request.uri.queryParameters.get("redirect_to") ?? body.redirectTo
+                )
+                return Self.accepted
+            }
         }
         anonymous.post("resend") { request, context in
             var request = request
