@@ -62,7 +62,7 @@ struct EmailCodeTests {
 
     @Test("signing up again before the address is confirmed replaces the earlier password; a confirmed address is taken", arguments: TestEngine.available)
     func signUpAgain(_ engine: TestEngine) async throws {
-        try await Self.withMail(engine) { _, auth, sink in
+        try await Self.withMail(engine, configure: { $0.mail.sendInterval = .milliseconds(1) }) { _, auth, sink in
             let email = uniqueEmail("again")
             #expect(try await auth.send("POST", "/auth/v1/signup", json: ["email": email, "password": "squatter horse 1"]).status == 200)
             let again = try await auth.send("POST", "/auth/v1/signup", json: ["email": email, "password": "owner horse 2"])
@@ -75,6 +75,18 @@ struct EmailCodeTests {
             #expect(squatter.status == 400)
             let taken = try await auth.send("POST", "/auth/v1/signup", json: ["email": email, "password": "late horse 3"])
             #expect(taken.status == 422 && taken.errorCode == "user_already_exists")
+        }
+    }
+
+    @Test("signing up again and again mails the address once per interval")
+    func signUpMailLimit() async throws {
+        try await Self.withMail(.sqlite) { _, auth, sink in
+            let email = uniqueEmail("flood")
+            #expect(try await auth.send("POST", "/auth/v1/signup", json: ["email": email, "password": "correct horse 1"]).status == 200)
+            let again = try await auth.send("POST", "/auth/v1/signup", json: ["email": email, "password": "correct horse 2"])
+            #expect(again.status == 429 && again.errorCode == "over_email_send_rate_limit")
+            _ = try await sink.waitForMail(to: email)
+            #expect(sink.messages().filter { $0.to.lowercased() == email }.count == 1)
         }
     }
 

@@ -59,7 +59,13 @@ struct EmailCodeService: Sendable {
 
     // MARK: Requests that mail
 
-    /// Mails the confirmation code of a user who just signed up (not rate limited: the sign-up itself is).
+    /// Counts a sign-up's confirmation mail against the mail limits before the sign-up happens, so signing up again and
+    /// again cannot flood a mailbox (one mail per address per `--mail-interval`, as `/resend` allows).
+    func checkSignUpMailLimits(email rawEmail: String, clientKey: String) async throws {
+        try await checkSendLimits(.signup, email: try AuthService.validEmail(rawEmail), clientKey: clientKey)
+    }
+
+    /// Mails the confirmation code of a user who just signed up (the limits were counted by ``checkSignUpMailLimits``).
     func sendSignUpConfirmation(to user: UserRecord, redirectTo: String?) async throws {
         let mailer = try requireMailer()
         try await mail(.signup, user: user, to: user.email, redirectTo: redirectTo, through: mailer)

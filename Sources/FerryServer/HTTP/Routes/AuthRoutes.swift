@@ -56,9 +56,12 @@ struct AuthRoutes {
     /// presented with them only spares its own account's lockout); `authenticated`: the rest.
     func register(anonymous: DeadlineGroup<FerryRequestContext>, authenticated: DeadlineGroup<AuthenticatedContext>) {
         let (service, accounts, apple, emailCodes) = (self.service, self.accounts, self.apple, self.emailCodes)
-        anonymous.post("signup") { request, _ in
+        anonymous.post("signup") { request, context in
             var request = request
             let body = try await request.decodeJSON(Credentials.self)
+            if service.requiresEmailConfirmation {
+                try await emailCodes.checkSignUpMailLimits(email: body.email, clientKey: context.rateLimitKey)
+            }
             switch try await service.signUp(email: body.email, password: body.password, data: body.data) {
             case .session(let session):
                 return JSONResponse(session)
