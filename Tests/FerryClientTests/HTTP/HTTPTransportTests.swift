@@ -51,10 +51,12 @@ struct HTTPTransportTests {
         listener.close()
         let start = ContinuousClock.now
         let error = await #expect(throws: URLError.self) {
-            try await kind.send(URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!), timeout: .seconds(10))
+            try await kind.send(URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!), timeout: .seconds(120))
         }
         #expect(error?.code == .cannotConnectToHost)
-        #expect(ContinuousClock.now - start < .seconds(5), "a refused connection fails at once, not at the deadline")
+        // Well before the deadline, not "at once": the whole suite on 2 cores has delayed this by 6 s (timing belongs in
+        // benchmarks); the code above already says it was refused, not timed out.
+        #expect(ContinuousClock.now - start < .seconds(60), "a refused connection fails before the deadline")
     }
 
     enum BodyKind: String, CaseIterable, CustomStringConvertible, Sendable {
