@@ -29,9 +29,10 @@ final class Broadcast<Value: Sendable & Equatable>: Sendable {
     /// The last published value, or `nil` before the first one.
     var current: Value? { subscribers.withLock { $0.current } }
 
-    /// A new stream: the current value (when replayed and there is one), then every change.
-    func subscribe() -> AsyncStream<Value> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: buffering)
+    /// A new stream: the current value (when replayed and there is one), then every change; `buffering` overrides what
+    /// this subscriber's stream keeps while it is slow.
+    func subscribe(buffering: AsyncStream<Value>.Continuation.BufferingPolicy? = nil) -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: buffering ?? self.buffering)
         let id = subscribers.withLock { subscribers in
             let id = subscribers.nextID
             subscribers.nextID += 1

@@ -61,6 +61,22 @@ public struct SyncClient: SyncRemote, DeviceRemote {
         return try await send("PUT", path, body: registration, expecting: Device.self, what: "device")
     }
 
+    /// Registers the APNs token the system gave this app on device `id` (the session's own device), so the server can
+    /// wake it with a background notification when another device writes. Call it from
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)` with the token's bytes.
+    public func registerPushToken(_ token: Data, environment: PushEnvironment, device id: UUID) async throws -> Device {
+        let hex = token.map { String(format: "%02x", $0) }.joined()
+        return try await send(
+            "PUT", "sync/v1/devices/\(id.lowercasedText)/push-token", body: PushTokenRequest(token: hex, environment: environment),
+            expecting: Device.self, what: "device"
+        )
+    }
+
+    /// Forgets device `id`'s push token: the server stops waking it (a sign-out, or notifications turned off).
+    public func clearPushToken(device id: UUID) async throws -> Device {
+        try await send("DELETE", "sync/v1/devices/\(id.lowercasedText)/push-token", expecting: Device.self, what: "device")
+    }
+
     public func devices() async throws -> [Device] {
         try await send("GET", "sync/v1/devices", expecting: DeviceList.self, what: "device list").devices
     }

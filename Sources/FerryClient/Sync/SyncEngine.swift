@@ -129,6 +129,9 @@ public actor SyncEngine {
     /// The current status, then every change, for as long as the stream is iterated.
     public nonisolated func statusUpdates() -> AsyncStream<SyncStatus> { broadcast.subscribe() }
 
+    /// Every status from now on, none dropped however slow the reader (``SyncStatusModel``'s, which reads on the main actor).
+    package nonisolated func everyStatusUpdate() -> AsyncStream<SyncStatus> { broadcast.subscribe(buffering: .unbounded) }
+
     /// Runs the engine until the task is cancelled: the periodic trigger, the outbox watch (local writes
     /// trigger a debounced push) and every sync and timer the triggers start.
     ///

@@ -30,3 +30,12 @@ extension ErrorCode {
     /// The proof does not answer a current challenge of this session for this device and key.
     public static let deviceProofInvalid: ErrorCode = "device_proof_invalid"
 }
+
+extension ErrorCode {
+    // Push notifications.
+
+    /// The server has no APNs set up (`--apns-key-file` and the rest), so it sends no notifications.
+    public static let notificationsDisabled: ErrorCode = "notifications_disabled"
+    /// A notification breaks a rule (empty, too large, text in clear for an encrypted space).
+    public static let invalidNotification: ErrorCode = "invalid_notification"
+}

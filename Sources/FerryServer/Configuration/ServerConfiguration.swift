@@ -44,6 +44,8 @@ public struct ServerConfiguration: Sendable {
     public var mail = MailConfiguration()
     /// Sign in with Apple and Apple's notices.
     public var apple = AppleSignInConfiguration()
+    /// Push notifications through APNs: background notifications after commits, and apps' visible ones.
+    public var notifications = NotificationConfiguration()
 
     /// The GitHub OAuth code exchange for vaults (`/oauth/v1/github/token`).
     public var githubOAuth = GitHubOAuthConfiguration()

@@ -79,6 +79,30 @@ struct DeviceService: Sendable {
         return (device.wire(currentDeviceID: id), isNew)
     }
 
+    /// Sets the calling device's push token (`PUT /sync/v1/devices/{id}/push-token`), or clears it with `nil`.
+    func setPushToken(_ caller: SyncCaller, device id: UUID, _ request: PushTokenRequest?) async throws -> Device {
+        guard let device = caller.device, device.id == id else {
+            throw ServiceError(.forbidden, .deviceNotRegistered,
+                "Only the device itself sets its push token: this session is bound to \(caller.device?.id.lowercasedText ?? "no device"), not \(id.lowercasedText)."
+            )
+        }
+        if let request {
+            guard request.token.count.isMultiple(of: 2), (16...512).contains(request.token.count), request.token.allSatisfy(\.isHexDigit) else {
+                throw ServiceError(.unprocessable, .invalidDevice,
+                    "An APNs device token is the hexadecimal text of the bytes the system gave the app (64 characters today), not '\(request.token.prefix(80))'."
+                )
+            }
+        }
+        let token = request.map { $0.token.lowercased() }
+        guard try await storage.setPushToken(deviceID: id, userID: caller.userID, token: token, environment: request?.environment) else {
+            throw ServiceError(.notFound, .deviceNotFound, "No device \(id.lowercasedText) in this account.")
+        }
+        var updated = device
+        updated.pushToken = token
+        updated.pushEnvironment = request?.environment
+        return updated.wire(currentDeviceID: id)
+    }
+
     /// The account's devices, oldest first.
     func list(_ caller: SyncCaller) async throws -> DeviceList {
         DeviceList(devices: try await storage.devices(userID: caller.userID).map { $0.wire(currentDeviceID: caller.device?.id) })
@@ -140,8 +164,12 @@ struct DeviceService: Sendable {
         device.name = registration.name
         device.type = registration.type
         device.hostname = registration.hostname
-        device.pushToken = registration.pushToken
-        device.pushEnvironment = registration.pushEnvironment
+        // A registration without a token (a rename, a sign-in) keeps the one the system gave the app; the token has its
+        // own route to change or clear it.
+        if let token = registration.pushToken {
+            device.pushToken = token
+            device.pushEnvironment = registration.pushEnvironment
+        }
         device.lastSeenAt = max(device.lastSeenAt, now)
         return device
     }

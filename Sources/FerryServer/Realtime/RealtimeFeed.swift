@@ -15,3 +15,17 @@ struct LocalRealtimeFeed: RealtimeFeed {
         for event in events { hub.deliver(event) }
     }
 }
+
+/// A feed that also tells the notification service of this instance's commits, so devices without a stream are woken.
+/// Only the committing instance sees the publish, so each commit is queued once however many instances listen.
+struct NotifyingFeed: RealtimeFeed {
+    let base: any RealtimeFeed
+    let notifications: NotificationService
+
+    func publish(_ events: [RealtimeEvent]) async {
+        for case .committed(let space, let seq, let origin) in events {
+            notifications.committed(space: space, seq: seq, origin: origin)
+        }
+        await base.publish(events)
+    }
+}

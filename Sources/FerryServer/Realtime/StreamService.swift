@@ -23,6 +23,8 @@ struct StreamService: Sendable {
     let storage: any SyncService.Storage
     let hub: RealtimeHub
     let metrics: StreamMetrics
+    /// Told of the device's stream, so a device listening here is not woken by a notification too.
+    var notifications: NotificationService?
     let logger: Logger
 
     private enum End { case clientLeft, tokenExpired, sessionEnded, closed }
@@ -37,9 +39,11 @@ struct StreamService: Sendable {
             return
         }
         metrics.open.increment()
+        if let device = caller.device?.id { notifications?.streamOpened(deviceID: device) }
         defer {
             hub.close(slot.id)
             metrics.open.decrement()
+            if let device = caller.device?.id { notifications?.streamClosed(deviceID: device) }
         }
         let expiresAt = caller.account.claims.exp.value
         try await outbound.writeTextMessage(StreamMessage.ready(expiresAt: expiresAt).jsonText)

@@ -57,6 +57,7 @@ extension FerryServer {
         SyncRoutes(sync: self.sync).register(on: sync, pulling: DeadlineGroup(authenticated(router.group("sync/v1"), pulling)))
         SpaceRoutes(spaces: spaces).register(on: sync)
         DeviceRoutes(devices: devices, secrets: secrets).register(on: sync)
+        NotificationRoutes(notifications: notifications).register(on: sync)
         ProfileRoutes(auth: auth).register(on: sync)
         BlobRoutes(blobs: blobs).register(on: sync, uploads: authenticated(router.group("sync/v1")))
         // PostgREST's tables: errors in PostgREST's shape; the service-role key is a caller too.
@@ -75,7 +76,8 @@ extension FerryServer {
         streaming.credentials = .headersOrQuery
         StreamRoutes(
             service: StreamService(
-                auth: auth, devices: devices, storage: self.sync.storage, hub: hub, metrics: StreamMetrics(registry: registry), logger: logger
+                auth: auth, devices: devices, storage: self.sync.storage, hub: hub, metrics: StreamMetrics(registry: registry),
+                notifications: notifications, logger: logger
             )
         ).register(on: router.group("sync/v1/stream").add(middleware: streaming).add(middleware: StreamAdmission(hub: hub)))
         return router

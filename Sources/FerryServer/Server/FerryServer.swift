@@ -52,6 +52,8 @@ public final class FerryServer: Sendable {
     let blobCollector: BlobCollector
     /// This instance's open streams.
     let hub: RealtimeHub
+    /// APNs notifications, when configured.
+    let notifications: NotificationService?
     let services: [any Service]
     let logger: Logger
     let registry: PrometheusCollectorRegistry
@@ -60,8 +62,8 @@ public final class FerryServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
-        sync: SyncService, tables: TableService, accounts: AccountService, emailCodes: EmailCodeService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, registry: PrometheusCollectorRegistry,
-        appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
+        sync: SyncService, tables: TableService, accounts: AccountService, emailCodes: EmailCodeService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, notifications: NotificationService?,
+        registry: PrometheusCollectorRegistry, appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
         self.blobs = blobs
         self.objects = objects
@@ -75,6 +77,7 @@ public final class FerryServer: Sendable {
         self.apple = AppleSignInService(auth: auth, configuration: configuration.apple)
         self.emailCodes = emailCodes
         self.hub = hub
+        self.notifications = notifications
         self.devices = DeviceService(
             storage: sync.storage, limits: configuration.sync, proofs: DeviceProofVerifier(secret: keys.secret), logger: logger,
             events: sync.events
@@ -122,7 +125,7 @@ public final class FerryServer: Sendable {
             dataDirectory: configuration.dataDirectory, configuredSecret: configuration.auth.jwtSecret, issuer: configuration.auth.issuer
         )
         let hub = RealtimeHub(limits: configuration.realtime)
-        let (storage, records, feed, blobStore, poolServices) = try await openStorage(configuration, hub: hub, logger: logger)
+        let (storage, records, hubFeed, blobStore, poolServices) = try await openStorage(configuration, hub: hub, logger: logger)
         let changes: [SchemaChange]
         do {
             try await storage.migrate(Migration.server)
@@ -140,6 +143,16 @@ public final class FerryServer: Sendable {
         for change in changes {
             logger.info("schema change applied", metadata: ["ferry.schema.change": "\(change.summary)"])
         }
+        let registry = PrometheusCollectorRegistry()
+        let notifications: NotificationService?
+        do {
+            notifications = try configuration.notifications.isEnabled
+                ? NotificationService(storage: records, configuration: configuration.notifications, registry: registry, logger: logger) : nil
+        } catch {
+            try? await storage.close()
+            throw ServerStartupError(.invalidConfiguration, "\(error)")
+        }
+        let feed: any RealtimeFeed = notifications.map { NotifyingFeed(base: hubFeed, notifications: $0) } ?? hubFeed
         var auth = await AuthService(storage: storage, keys: keys, schema: schema, configuration: configuration.auth)
         auth.events = feed
         auth.requiresEmailConfirmation = configuration.mail.isConfigured && configuration.mail.confirmsSignUps
@@ -160,7 +173,6 @@ public final class FerryServer: Sendable {
         if configuration.mail.isConfigured, configuration.publicURL == nil {
             logger.warning("mail is on without --public-url: mailed links name http://\(configuration.host):\(configuration.port), which phones may not reach")
         }
-        let registry = PrometheusCollectorRegistry()
         let blobs = BlobService(
             store: blobStore, spaces: records, limits: configuration.blobs, metrics: BlobMetrics(registry: registry), logger: logger
         )
@@ -181,8 +193,10 @@ public final class FerryServer: Sendable {
             configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync,
             tables: TableService(storage: records, schema: schema, sync: sync),
             accounts: AccountService(storage: records, auth: auth, blobs: blobStore, schema: schema, events: feed), emailCodes: emailCodes,
-            blobs: blobs, objects: objects, blobCollector: blobCollector, hub: hub, registry: registry, appliedSchemaChanges: changes,
-            services: poolServices + [collector, blobCollector] + (mailer.map { [$0] } ?? []) + backupServices(configuration, logger: logger),
+            blobs: blobs, objects: objects, blobCollector: blobCollector, hub: hub, notifications: notifications, registry: registry,
+            appliedSchemaChanges: changes,
+            services: poolServices + [collector, blobCollector] + (mailer.map { [$0] } ?? []) + (notifications.map { [$0] } ?? [])
+                + backupServices(configuration, logger: logger),
             logger: logger
         )
     }
@@ -196,7 +210,7 @@ public final class FerryServer: Sendable {
     /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.
     private static func openStorage(
         _ configuration: ServerConfiguration, hub: RealtimeHub, logger: Logger
-    ) async throws(ServerStartupError) -> (any DatabaseStorage, any SyncService.Storage & TableStorage & AccountStorage & ObjectCatalog, any RealtimeFeed, any BlobStore, [any Service]) {
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, any RecordsStorage, any RealtimeFeed, any BlobStore, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
             let storage = try SQLiteStorage(path: path)
@@ -215,6 +229,9 @@ public final class FerryServer: Sendable {
         }
     }
 }
+
+/// What the services other than accounts read and write: records, spaces, devices, tables, objects and notifications.
+typealias RecordsStorage = SyncService.Storage & TableStorage & AccountStorage & ObjectCatalog & NotificationStorage
 
 extension SchemaChange {
     /// A short description for logs.

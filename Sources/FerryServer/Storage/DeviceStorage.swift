@@ -47,6 +47,8 @@ protocol DeviceStorage: Sendable {
     func registerDevice(
         id: UUID, userID: UUID, sessionID: UUID, decide: @Sendable (DeviceRegistrationContext) throws -> DeviceRecord
     ) async throws -> (device: DeviceRecord, isNew: Bool)
+    /// Sets (or with `nil`, clears) the push token of the account's device; `false` when the account has no such device.
+    func setPushToken(deviceID: UUID, userID: UUID, token: String?, environment: PushEnvironment?) async throws -> Bool
     /// Sets the device's last-seen time to `now` unless it is already later.
     func markSeen(deviceID: UUID, now: Date) async throws
     /// Moves a device of `userID` towards `trust` (see ``DeviceTrust/changed(to:)``) in one transaction. Revoking also

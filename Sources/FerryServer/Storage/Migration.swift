@@ -602,5 +602,45 @@ extension Migration {
                 "CREATE INDEX ferry_email_codes_email ON ferry_email_codes (email, purpose)",
             ]
         ),
+        Migration(
+            version: 16,
+            name: "devices: background notifications",
+            // One waiting APNs notification per device at most, claimed with a lease so that one instance sends it; and
+            // until when a device holds an open stream (renewed while it does), which makes a notification needless.
+            sqlite: [
+                "ALTER TABLE ferry_devices ADD COLUMN streaming_until TEXT",
+                """
+                CREATE TABLE ferry_notification_queue (
+                  device_id TEXT PRIMARY KEY NOT NULL REFERENCES ferry_devices (id) ON DELETE CASCADE,
+                  space_id TEXT NOT NULL,
+                  seq INTEGER NOT NULL,
+                  pending INTEGER NOT NULL,
+                  version INTEGER NOT NULL,
+                  due_at TEXT NOT NULL,
+                  next_allowed_at TEXT,
+                  lease_until TEXT,
+                  attempts INTEGER NOT NULL DEFAULT 0
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_notification_queue_due ON ferry_notification_queue (due_at) WHERE pending = 1",
+            ],
+            postgres: [
+                "ALTER TABLE ferry_devices ADD COLUMN streaming_until timestamptz",
+                """
+                CREATE TABLE ferry_notification_queue (
+                  device_id uuid PRIMARY KEY REFERENCES ferry_devices (id) ON DELETE CASCADE,
+                  space_id uuid NOT NULL,
+                  seq bigint NOT NULL,
+                  pending boolean NOT NULL,
+                  version integer NOT NULL,
+                  due_at timestamptz NOT NULL,
+                  next_allowed_at timestamptz,
+                  lease_until timestamptz,
+                  attempts integer NOT NULL DEFAULT 0
+                )
+                """,
+                "CREATE INDEX ferry_notification_queue_due ON ferry_notification_queue (due_at) WHERE pending",
+            ]
+        ),
     ]
 }

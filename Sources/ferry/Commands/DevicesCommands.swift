@@ -3,11 +3,11 @@ import FerryClient
 import FerryCore
 import Foundation
 
-/// `ferry devices ls|trust|revoke|rename`: this account's devices and their trust (these need the server).
+/// `ferry devices ls|trust|revoke|rename|push-token`: this account's devices and their trust (these need the server).
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "devices", abstract: "List, trust, revoke and rename this account's devices.",
-        subcommands: [List.self, Trust.self, Revoke.self, Rename.self]
+        commandName: "devices", abstract: "List, trust, revoke and rename this account's devices; register this one's push token.",
+        subcommands: [List.self, Trust.self, Revoke.self, Rename.self, PushToken.self]
     )
 
     struct List: AsyncParsableCommand {
@@ -19,7 +19,8 @@ struct DevicesCommand: AsyncParsableCommand {
             let devices = try await SyncClient(auth: try ClientProfile(options).makeAuthClient()).devices()
             let lines = devices.map { device in
                 "\(RecordText.id(device.id))  \(device.trust.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(device.type.rawValue)  "
-                    + "\(device.name)  last seen \(Timestamp.format(device.lastSeenAt))\(device.isCurrent ? "  (this device)" : "")"
+                    + "\(device.name)  last seen \(Timestamp.format(device.lastSeenAt))\(device.pushEnvironment.map { "  push: \($0.rawValue)" } ?? "")"
+                    + (device.isCurrent ? "  (this device)" : "")
             }
             Output.emit(json: options.json, human: lines.isEmpty ? "No devices registered yet: 'ferry login' registers this one." : lines.joined(separator: "\n"), [
                 "devices": devices.map(DevicesCommand.object),
@@ -93,6 +94,60 @@ struct DevicesCommand: AsyncParsableCommand {
             "id": RecordText.id(device.id), "name": device.name, "type": device.type.rawValue, "hostname": device.hostname,
             "trust": device.trust.rawValue, "public_key": device.publicKey, "last_seen_at": Timestamp.format(device.lastSeenAt),
             "created_at": Timestamp.format(device.createdAt), "current": device.isCurrent,
+            "push_token": device.pushToken.map(JSONValue.string) ?? .null, "push_environment": device.pushEnvironment.map { JSONValue.string($0.rawValue) } ?? .null,
         ])
+    }
+}
+
+extension DevicesCommand {
+    /// `ferry devices push-token TOKEN --environment sandbox|production` (or `--clear`): what an app does with the token
+    /// `didRegisterForRemoteNotificationsWithDeviceToken` hands it.
+    struct PushToken: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "push-token", abstract: "Register this device's APNs token (hexadecimal), so the server wakes it after other devices write."
+        )
+
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The token as hexadecimal text (64 characters today).") var token: String?
+        @Option(help: "Which APNs the token is for: sandbox (development builds) or production.") var environment: PushEnvironment = .production
+        @Flag(help: "Forget this device's token instead: the server stops waking it.") var clear = false
+
+        func validate() throws {
+            guard clear == (token == nil) else { throw ValidationError("Give a token, or --clear, not both.") }
+        }
+
+        func run() async throws {
+            let profile = try ClientProfile(options)
+            let store = try profile.openStore()
+            let client = SyncClient(auth: profile.makeAuthClient())
+            let device: Device
+            if let token {
+                guard token.count.isMultiple(of: 2), let bytes = Data(hexadecimal: token) else {
+                    throw CommandFailure(message: "The token is hexadecimal text (0-9, a-f), an even number of characters; '\(token.prefix(80))' is not.", status: 64)
+                }
+                device = try await client.registerPushToken(bytes, environment: environment, device: store.deviceId)
+            } else {
+                device = try await client.clearPushToken(device: store.deviceId)
+            }
+            let human = device.pushToken == nil ? "This device has no push token now." : "This device is woken through APNs \(environment.rawValue)."
+            Output.emit(json: options.json, human: human, ["device": DevicesCommand.object(device)])
+        }
+    }
+}
+
+extension PushEnvironment: ExpressibleByArgument {}
+
+extension Data {
+    /// The bytes of hexadecimal text, or `nil` when it is not.
+    fileprivate init?(hexadecimal text: String) {
+        var bytes: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2, limitedBy: text.endIndex) ?? text.endIndex
+            guard let byte = UInt8(text[index..<next], radix: 16), text.distance(from: index, to: next) == 2 else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        self.init(bytes)
     }
 }

@@ -126,6 +126,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Accounts: Sign in with Apple and mail")
     var accountOptions: AccountOptions
 
+    @OptionGroup(title: "Push notifications (APNs)")
+    var notificationOptions: NotificationOptions
+
     @OptionGroup(title: "Backups")
     var backupOptions: BackupOptions
 
@@ -268,6 +271,7 @@ struct ServeSettings {
         }
         try command.accountOptions.apply(to: &configuration, environment: environment)
         try command.backupOptions.apply(to: &configuration, environment: environment)
+        try command.notificationOptions.apply(to: &configuration, environment: environment)
         if let level = command.logLevel ?? environment["FERRY_LOG_LEVEL"] {
             guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
                 throw CommandFailure(

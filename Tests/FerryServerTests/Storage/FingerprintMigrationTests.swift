@@ -29,7 +29,7 @@ struct FingerprintMigrationTests {
                 "INSERT INTO ferry_device_mutations (user_id, device_id, last_mutation_id, last_batch, updated_at) VALUES ('\(user)', '\(device)', 7, \(blob), \(now))",
             ])
 
-            #expect(try await storage.migrate(Migration.server).map(\.version) == [11, 12, 13, 14, 15])
+            #expect(try await storage.migrate(Migration.server).map(\.version) == Array(11...Migration.server.map(\.version).max()!))
             let moved = engine == .sqlite ? "last_mutation_id || ':' || lower(hex(fingerprints))" : "last_mutation_id::text || ':' || encode(fingerprints, 'hex')"
             #expect(try await database.strings("SELECT \(moved) FROM ferry_device_batches WHERE device_id = '\(device)'") == ["7:\(hex)"])
             #expect(try await database.integer("SELECT COUNT(*) FROM ferry_device_mutations WHERE last_batch IS NOT NULL") == 0)

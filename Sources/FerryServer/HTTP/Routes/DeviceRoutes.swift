@@ -25,6 +25,18 @@ struct DeviceRoutes {
             let body = try await request.decodeJSON(DeviceChallengeRequest.self)
             return JSONResponse(try devices.challenge(context.caller, id: id, body))
         }
+        group.put("devices/:device/push-token") { request, context in
+            var request = request
+            let id = try context.uuidParameter("device", what: "device")
+            let body = try await request.decodeJSON(PushTokenRequest.self) { path in
+                path == "environment" ? Self.unknownValue("pushEnvironment") : nil
+            }
+            return JSONResponse(try await devices.setPushToken(context.caller, device: id, body))
+        }
+        group.delete("devices/:device/push-token") { _, context in
+            let id = try context.uuidParameter("device", what: "device")
+            return JSONResponse(try await devices.setPushToken(context.caller, device: id, nil))
+        }
         group.get("devices") { _, context in
             JSONResponse(try await devices.list(context.caller))
         }

@@ -70,6 +70,18 @@ extension PostgresStorage: DeviceStorage {
         }
     }
 
+    func setPushToken(deviceID: UUID, userID: UUID, token: String?, environment: PushEnvironment?) async throws -> Bool {
+        let rows = try await client.query(
+            """
+            UPDATE ferry_devices SET push_token = \(token), push_environment = \(environment?.rawValue)
+            WHERE id = \(deviceID) AND user_id = \(userID) RETURNING id
+            """,
+            logger: logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
     func markSeen(deviceID: UUID, now: Date) async throws {
         try await client.query(
             "UPDATE ferry_devices SET last_seen_at = \(now) WHERE id = \(deviceID) AND last_seen_at < \(now)", logger: logger

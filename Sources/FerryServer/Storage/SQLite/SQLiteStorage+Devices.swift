@@ -75,6 +75,16 @@ extension SQLiteStorage: DeviceStorage {
         }
     }
 
+    func setPushToken(deviceID: UUID, userID: UUID, token: String?, environment: PushEnvironment?) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE ferry_devices SET push_token = ?, push_environment = ? WHERE id = ? AND user_id = ?",
+                arguments: [token, environment?.rawValue, deviceID.databaseText, userID.databaseText]
+            )
+            return db.changesCount > 0
+        }
+    }
+
     func markSeen(deviceID: UUID, now: Date) async throws {
         try await pool.write { db in
             try db.execute(

@@ -1,0 +1,116 @@
+import AsyncHTTPClient
+import FerryCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// One notification for APNs: its kind, urgency and JSON payload.
+struct APNsNotification: Sendable {
+    /// `apns-push-type`: `background` wakes the app silently, `alert` shows something.
+    var pushType: String
+    /// `apns-priority`: 5 for background notifications (Apple requires it), 10 to deliver an alert at once.
+    var priority: Int
+    /// The JSON body, at most 4 KiB.
+    var payload: Data
+    /// `apns-collapse-id`: a later notification with the same id replaces an undelivered one on the device.
+    var collapseID: String?
+    /// `apns-expiration`: how long APNs keeps trying a device that is offline; `nil` tries once.
+    var expiration: Date?
+}
+
+/// What APNs made of a notification.
+enum APNsDelivery: Sendable, Equatable {
+    /// Accepted (`200`).
+    case delivered
+    /// The token is no longer valid for this app (`410 Unregistered`, `400 BadDeviceToken`/`DeviceTokenNotForTopic`):
+    /// never use it again.
+    case tokenRejected(reason: String)
+    /// APNs or the network failed for now (`429`, `5xx`, an expired provider token, a connection error): try later.
+    case retryLater(reason: String)
+    /// Refused for a reason trying again will not change (a bad topic, an oversized payload): drop it.
+    case refused(reason: String)
+}
+
+/// Sends notifications over HTTP/2, one connection per APNs host kept and reused (AsyncHTTPClient pools them).
+final class APNsClient: Sendable {
+    private let http: HTTPClient
+    private let token: APNsProviderToken
+    private let topic: String
+    private let productionURL: String
+    private let sandboxURL: String
+
+    init(configuration: NotificationConfiguration) throws {
+        guard configuration.isEnabled, let keyFile = configuration.keyFile, let keyID = configuration.keyID,
+              let teamID = configuration.teamID, let topic = configuration.topic
+        else { throw APNsProviderToken.KeyFileError(description: "APNs needs a key file, key id, team id and topic") }
+        token = try APNsProviderToken(keyFile: keyFile, keyID: keyID, teamID: teamID)
+        self.topic = topic
+        productionURL = configuration.productionURL.trimmingSuffix("/")
+        sandboxURL = configuration.sandboxURL.trimmingSuffix("/")
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile = configuration.caFile {
+            guard FileManager.default.isReadableFile(atPath: caFile) else {
+                throw APNsProviderToken.KeyFileError(description: "cannot read the APNs CA file \(caFile)")
+            }
+            tls.additionalTrustRoots = [.file(caFile)]
+        }
+        var settings = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(20)))
+        settings.httpVersion = .automatic
+        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+    }
+
+    /// Sends `notification` to the device with `deviceToken`; never throws (every failure is an ``APNsDelivery``).
+    func send(_ notification: APNsNotification, to deviceToken: String, environment: PushEnvironment) async -> APNsDelivery {
+        let base = environment == .sandbox ? sandboxURL : productionURL
+        var request = HTTPClientRequest(url: base + "/3/device/" + deviceToken)
+        request.method = .POST
+        do {
+            request.headers.add(name: "authorization", value: "bearer " + (try token.current()))
+        } catch {
+            return .retryLater(reason: "provider token not signed")
+        }
+        request.headers.add(name: "apns-push-type", value: notification.pushType)
+        request.headers.add(name: "apns-priority", value: String(notification.priority))
+        request.headers.add(name: "apns-topic", value: topic)
+        request.headers.add(name: "apns-expiration", value: String(Int(notification.expiration?.timeIntervalSince1970 ?? 0)))
+        if let collapseID = notification.collapseID { request.headers.add(name: "apns-collapse-id", value: collapseID) }
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: notification.payload))
+        do {
+            let response = try await http.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 16 * 1024)
+            return delivery(status: Int(response.status.code), reason: Self.reason(in: body))
+        } catch {
+            return .retryLater(reason: "connection: \(type(of: error))")
+        }
+    }
+
+    func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    private func delivery(status: Int, reason: String) -> APNsDelivery {
+        switch (status, reason) {
+        case (200, _): return .delivered
+        case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"): return .tokenRejected(reason: reason)
+        case (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"):
+            token.invalidate()
+            return .retryLater(reason: reason)
+        case (429, _), (500..., _): return .retryLater(reason: reason.isEmpty ? "status \(status)" : reason)
+        default: return .refused(reason: reason.isEmpty ? "status \(status)" : reason)
+        }
+    }
+
+    /// The `reason` of APNs' JSON error body, or `""`.
+    private static func reason(in body: ByteBuffer) -> String {
+        let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))
+        return ((object as? [String: Any])?["reason"] as? String) ?? ""
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}
