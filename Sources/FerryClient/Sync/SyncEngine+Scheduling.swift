@@ -91,19 +91,26 @@ extension SyncEngine {
             status.progress = SyncProgress()
         }
         spawn {
-            await self.passBegins()
-            let result: Result<SyncReport, any Error>
-            do {
-                result = .success(try await configured.run { phase, progress in await self.progressed(phase, progress) })
-            } catch {
-                result = .failure(error)
-            }
+            // Its own task, so that a background deadline can stop this sync alone (``stopPassInFlight()``).
+            let pass = Task { try await configured.run { phase, progress in await self.progressed(phase, progress) } }
+            await self.passBegins(pass)
+            let result = await withTaskCancellationHandler { await pass.result } onCancel: { pass.cancel() }
             await self.passEnded(result)
         }
     }
 
-    func passBegins() {
+    func passBegins(_ pass: Task<SyncReport, any Error>) {
         current?.hasBegun = true
+        passTask = pass
+        if isStoppingPass { pass.cancel() }
+    }
+
+    /// Stops the sync in flight between two of its transactions; what it acknowledged is kept, its triggers wait for
+    /// the next sync.
+    func stopPassInFlight() {
+        guard current != nil else { return }
+        isStoppingPass = true
+        passTask?.cancel()
     }
 
     func progressed(_ phase: SyncStatus.Phase, _ progress: SyncProgress) {
@@ -116,6 +123,11 @@ extension SyncEngine {
     func passEnded(_ result: Result<SyncReport, any Error>) {
         guard let finished = current else { return }
         current = nil
+        passTask = nil
+        // A sync stopped on purpose ends as cancelled whatever its transport made of it: no backoff, no error shown.
+        var result = result
+        if isStoppingPass, case .failure = result { result = .failure(CancellationError()) }
+        isStoppingPass = false
         let pendingCount = (try? store.pendingCount()) ?? status.pendingCount
         switch result {
         case .success(var report):

@@ -97,6 +97,10 @@ public actor SyncEngine {
     var isStreamReady = false
     var streamWake: CheckedContinuation<Void, Never>?
 
+    // Stopping the sync in flight at a background deadline (``backgroundSync(deadline:)``).
+    var passTask: Task<SyncReport, any Error>?
+    var isStoppingPass = false
+
     /// Creates an engine for `store` that talks to the server through `remote` (a ``SyncClient``).
     ///
     /// - Parameters:
@@ -225,17 +229,26 @@ public actor SyncEngine {
     /// Syncs now (or joins the sync about to begin) and returns its report; when a sync is already running,
     /// waits for the follow-up, so the result covers every write made before the call.
     ///
-    /// - Throws: ``SyncError`` when the sync fails; `CancellationError` when the engine stops first.
+    /// Cancelling the calling task stops the waiting (with `CancellationError`), not the sync, which others may share.
+    ///
+    /// - Throws: ``SyncError`` when the sync fails; `CancellationError` when the engine stops first or the caller is
+    ///   cancelled.
     @discardableResult
     public func sync() async throws -> SyncReport {
-        try await withCheckedThrowingContinuation { continuation in
-            if current?.hasBegun == false {
-                current?.waiters.append(continuation)
-            } else {
-                if next == nil { next = PassSlot() }
-                next?.waiters.append(continuation)
+        let waiter = SyncWaiter()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard waiter.attach(continuation) else { return }
+                if current?.hasBegun == false {
+                    current?.waiters.append(waiter)
+                } else {
+                    if next == nil { next = PassSlot() }
+                    next?.waiters.append(waiter)
+                }
+                request(.manual, immediately: true)
             }
-            request(.manual, immediately: true)
+        } onCancel: {
+            waiter.resume(throwing: CancellationError())
         }
     }
 }
@@ -249,7 +262,7 @@ extension SyncEngine {
     /// A sync asked for: why, and who waits for its report.
     struct PassSlot {
         var triggers: [SyncTrigger] = []
-        var waiters: [CheckedContinuation<SyncReport, any Error>] = []
+        var waiters: [SyncWaiter] = []
         var hasBegun = false
     }
 }
