@@ -77,6 +77,12 @@ public struct SyncClient: SyncRemote, DeviceRemote {
         try await send("DELETE", "sync/v1/devices/\(id.lowercasedText)/push-token", expecting: Device.self, what: "device")
     }
 
+    /// Sends a visible notification to this account's other devices or a space's members (`POST /sync/v1/notifications`);
+    /// in an end-to-end encrypted space, seal the text with ``AlertSealer`` into ``AlertRequest/sealed``.
+    public func sendAlert(_ request: AlertRequest) async throws -> AlertReply {
+        try await send("POST", "sync/v1/notifications", body: request, expecting: AlertReply.self, what: "notification")
+    }
+
     public func devices() async throws -> [Device] {
         try await send("GET", "sync/v1/devices", expecting: DeviceList.self, what: "device list").devices
     }

@@ -48,6 +48,8 @@ extension EncryptionError {
         public static let sealFailed: Code = "seal_failed"
         /// A collection or field name cannot be part of an encrypted value's context (empty, or contains `/`).
         public static let invalidFieldPath: Code = "invalid_field_path"
+        /// This device holds no key of the space (at that version) yet.
+        public static let spaceKeyMissing: Code = "space_key_missing"
         /// The device key could not be read from or written to its store.
         public static let keyStoreFailed: Code = "key_store_failed"
     }

@@ -86,14 +86,7 @@ struct DeviceService: Sendable {
                 "Only the device itself sets its push token: this session is bound to \(caller.device?.id.lowercasedText ?? "no device"), not \(id.lowercasedText)."
             )
         }
-        if let request {
-            guard request.token.count.isMultiple(of: 2), (16...512).contains(request.token.count), request.token.allSatisfy(\.isHexDigit) else {
-                throw ServiceError(.unprocessable, .invalidDevice,
-                    "An APNs device token is the hexadecimal text of the bytes the system gave the app (64 characters today), not '\(request.token.prefix(80))'."
-                )
-            }
-        }
-        let token = request.map { $0.token.lowercased() }
+        let token = try request.map { try Self.pushToken($0.token) }
         guard try await storage.setPushToken(deviceID: id, userID: caller.userID, token: token, environment: request?.environment) else {
             throw ServiceError(.notFound, .deviceNotFound, "No device \(id.lowercasedText) in this account.")
         }
@@ -150,7 +143,8 @@ struct DeviceService: Sendable {
             }
             return DeviceRecord(
                 id: id, userID: userID, name: registration.name, type: registration.type, hostname: registration.hostname,
-                publicKey: registration.publicKey, pushToken: registration.pushToken, pushEnvironment: registration.pushEnvironment,
+                publicKey: registration.publicKey, pushToken: registration.pushToken,
+                pushEnvironment: registration.pushToken == nil ? nil : registration.pushEnvironment ?? .production,
                 trust: context.hasTrustedDevice ? .pending : .trusted, createdAt: now, lastSeenAt: now
             )
         }
@@ -168,7 +162,7 @@ struct DeviceService: Sendable {
         // own route to change or clear it.
         if let token = registration.pushToken {
             device.pushToken = token
-            device.pushEnvironment = registration.pushEnvironment
+            device.pushEnvironment = registration.pushEnvironment ?? .production
         }
         device.lastSeenAt = max(device.lastSeenAt, now)
         return device
@@ -185,13 +179,21 @@ struct DeviceService: Sendable {
         guard valid.hostname.fits(characters: 0...255), !valid.hostname.containsControlCharacter else {
             throw invalid("A device's hostname has at most 255 characters and no control characters.")
         }
-        if let token = valid.pushToken {
-            guard token.fits(characters: 1...512), !token.containsControlCharacter else {
-                throw invalid("A push token has 1 to 512 characters; leave it out when the device has none.")
-            }
-        }
+        if let token = valid.pushToken { valid.pushToken = try pushToken(token) }
         _ = try publicKey(valid.publicKey)
         return valid
+    }
+
+    /// An APNs device token in the one form stored: lowercase hexadecimal (it goes into APNs' URL path), or 422
+    /// `invalid_device`.
+    static func pushToken(_ text: String) throws -> String {
+        let isHex = text.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) }
+        guard isHex, text.utf8.count.isMultiple(of: 2), (16...512).contains(text.utf8.count) else {
+            throw ServiceError(.unprocessable, .invalidDevice,
+                "A push token is the hexadecimal text of the bytes the system gave the app (64 characters today), not '\(text.prefix(80))'."
+            )
+        }
+        return text.lowercased()
     }
 
     /// The public key, or 422 `invalid_device` saying what is wrong with it.

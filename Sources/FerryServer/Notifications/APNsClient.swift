@@ -93,10 +93,14 @@ final class APNsClient: Sendable {
     private func delivery(status: Int, reason: String) -> APNsDelivery {
         switch (status, reason) {
         case (200, _): return .delivered
-        case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"): return .tokenRejected(reason: reason)
-        case (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"):
+        // `DeviceTokenNotForTopic` is not among them: a wrong --apns-topic would otherwise clear every device's token.
+        case (410, _), (400, "BadDeviceToken"): return .tokenRejected(reason: reason)
+        case (403, "ExpiredProviderToken"):
             token.invalidate()
             return .retryLater(reason: reason)
+        // The key, key id or team id is wrong: signing again would not help (and APNs throttles new tokens), so the
+        // notification waits for the operator to fix the configuration.
+        case (403, "InvalidProviderToken"): return .retryLater(reason: reason)
         case (429, _), (500..., _): return .retryLater(reason: reason.isEmpty ? "status \(status)" : reason)
         default: return .refused(reason: reason.isEmpty ? "status \(status)" : reason)
         }

@@ -137,6 +137,7 @@ final class NotificationService: Service, Sendable {
             if renew { state.lastRenewal = now }
             return (state.commits, renew ? Array(state.streams.keys) : Array(state.opened), Array(state.closed), renew)
         }
+        var queued: Set<CommitKey> = []
         do {
             // Marks first: a stream that opened before a commit was noted keeps its device from being woken by it.
             try await storage.markStreaming(deviceIDs: opened, until: now.addingTimeInterval(Self.streamMarkLifetime))
@@ -145,11 +146,13 @@ final class NotificationService: Service, Sendable {
                 try await storage.queueNotifications(
                     space: key.space, seq: seq, origin: key.origin, dueAt: now.addingTimeInterval(configuration.coalescingDelay.timeInterval), now: now
                 )
+                queued.insert(key)
             }
-        } catch where !Task.isCancelled {
-            logger.warning("notifications not queued", metadata: ["ferry.error": "\(error)", "ferry.renewal": "\(renew)"])
         } catch {
-            return 0
+            // Kept for the next cycle (the database may be back by then), so no commit goes unannounced.
+            renote(commits: commits.filter { !queued.contains($0.key) }, opened: renew ? [] : opened, closed: closed)
+            if Task.isCancelled { return 0 }
+            logger.warning("notifications not queued", metadata: ["ferry.error": "\(error)", "ferry.renewal": "\(renew)"])
         }
         let claimed: [QueuedNotification]
         do {
@@ -164,6 +167,16 @@ final class NotificationService: Service, Sendable {
             }
         }
         return claimed.count
+    }
+
+    /// Puts back what a failed cycle did not write, unless newer notes replaced it meanwhile.
+    private func renote(commits: [CommitKey: Int64], opened: [UUID], closed: [UUID]) {
+        state.withLock { state in
+            for (key, seq) in commits { state.commits[key] = max(state.commits[key] ?? 0, seq) }
+            for device in opened where state.streams[device] != nil && !state.closed.contains(device) { state.opened.insert(device) }
+            for device in closed where state.streams[device] == nil && !state.opened.contains(device) { state.closed.insert(device) }
+            if opened.count + closed.count > 0 { state.lastRenewal = .distantPast }
+        }
     }
 
     private func send(_ notification: QueuedNotification) async {
@@ -196,7 +209,9 @@ final class NotificationService: Service, Sendable {
         case .retryLater(let reason):
             metrics.failed(kind).increment()
             let pause = min(600, 2 * pow(2, Double(min(notification.attempts, 10))))
-            logger.info("notification deferred", metadata: ["ferry.device": "\(device)", "ferry.reason": "\(reason)", "ferry.retry_in": "\(Int(pause))"])
+            // Alerts are not queued: only a background notification is tried again.
+            let retry = kind == "alert" ? "never" : "\(Int(pause))s"
+            logger.info("notification not sent", metadata: ["ferry.device": "\(device)", "ferry.reason": "\(reason)", "ferry.retry_in": "\(retry)"])
             return .retry(at: Date().addingTimeInterval(pause))
         case .refused(let reason):
             metrics.failed(kind).increment()

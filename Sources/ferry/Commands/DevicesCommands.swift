@@ -19,7 +19,7 @@ struct DevicesCommand: AsyncParsableCommand {
             let devices = try await SyncClient(auth: try ClientProfile(options).makeAuthClient()).devices()
             let lines = devices.map { device in
                 "\(RecordText.id(device.id))  \(device.trust.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(device.type.rawValue)  "
-                    + "\(device.name)  last seen \(Timestamp.format(device.lastSeenAt))\(device.pushEnvironment.map { "  push: \($0.rawValue)" } ?? "")"
+                    + "\(device.name)  last seen \(Timestamp.format(device.lastSeenAt))\(device.pushToken == nil ? "" : "  push: \((device.pushEnvironment ?? .production).rawValue)")"
                     + (device.isCurrent ? "  (this device)" : "")
             }
             Output.emit(json: options.json, human: lines.isEmpty ? "No devices registered yet: 'ferry login' registers this one." : lines.joined(separator: "\n"), [
@@ -144,7 +144,8 @@ extension Data {
         var index = text.startIndex
         while index < text.endIndex {
             let next = text.index(index, offsetBy: 2, limitedBy: text.endIndex) ?? text.endIndex
-            guard let byte = UInt8(text[index..<next], radix: 16), text.distance(from: index, to: next) == 2 else { return nil }
+            let pair = text[index..<next]
+            guard pair.count == 2, pair.allSatisfy(\.isHexDigit), pair.allSatisfy(\.isASCII), let byte = UInt8(pair, radix: 16) else { return nil }
             bytes.append(byte)
             index = next
         }

@@ -23,10 +23,10 @@ struct DeviceRegistrationTests {
             let second = try await phone.registered(name: "Ada's phone")
             #expect(second.trust == .pending, "an account with a trusted device approves the next ones")
 
-            let updated = try await laptop.register(name: "Ada's old laptop", pushToken: "token-1")
+            let updated = try await laptop.register(name: "Ada's old laptop", pushToken: "00AA11bb22cc33dd")
             #expect(updated.status == 200)
             let again = try JSONDecoder().decode(Device.self, from: updated.body)
-            #expect(again.trust == .trusted && again.name == "Ada's old laptop" && again.pushToken == "token-1")
+            #expect(again.trust == .trusted && again.name == "Ada's old laptop" && again.pushToken == "00aa11bb22cc33dd" && again.pushEnvironment == .production)
             #expect(abs(again.createdAt.timeIntervalSince(first.createdAt)) < 0.002, "the wire carries milliseconds")
 
             let listed = try await phone.devices()

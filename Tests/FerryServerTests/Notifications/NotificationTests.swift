@@ -136,6 +136,12 @@ struct NotificationTests {
             try await laptop.registered(name: "Renamed")
             mine = try await laptop.devices().first { $0.id == laptop.id }
             #expect(mine?.pushToken == token, "a registration without a token keeps the one the system gave")
+            let taken = try await phone.sync.send("PUT", phone.path + "/push-token", PushTokenRequest(token: token.uppercased(), environment: .production))
+            #expect(taken.status == 200, "\(taken.text)")
+            let listed = try await laptop.devices()
+            #expect(listed.first { $0.id == phone.id }?.pushToken == token, "stored lowercase")
+            #expect(listed.first { $0.id == laptop.id }?.pushToken == nil, "a token belongs to one app install: the device that had it loses it")
+            _ = try await laptop.sync.registerPushToken(environment: .sandbox)
             #expect(try await laptop.sync.auth.send("DELETE", path, token: laptop.sync.session.accessToken).status == 200)
             mine = try await laptop.devices().first { $0.id == laptop.id }
             #expect(mine?.pushToken == nil && mine?.pushEnvironment == nil)

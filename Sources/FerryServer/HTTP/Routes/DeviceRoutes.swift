@@ -29,7 +29,7 @@ struct DeviceRoutes {
             var request = request
             let id = try context.uuidParameter("device", what: "device")
             let body = try await request.decodeJSON(PushTokenRequest.self) { path in
-                path == "environment" ? Self.unknownValue("pushEnvironment") : nil
+                path == "environment" ? Self.unknownValue(path) : nil
             }
             return JSONResponse(try await devices.setPushToken(context.caller, device: id, body))
         }

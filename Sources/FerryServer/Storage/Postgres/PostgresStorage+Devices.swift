@@ -71,15 +71,26 @@ extension PostgresStorage: DeviceStorage {
     }
 
     func setPushToken(deviceID: UUID, userID: UUID, token: String?, environment: PushEnvironment?) async throws -> Bool {
-        let rows = try await client.query(
-            """
-            UPDATE ferry_devices SET push_token = \(token), push_environment = \(environment?.rawValue)
-            WHERE id = \(deviceID) AND user_id = \(userID) RETURNING id
-            """,
-            logger: logger
-        )
-        for try await _ in rows { return true }
-        return false
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE ferry_devices SET push_token = \(token), push_environment = \(environment?.rawValue)
+                WHERE id = \(deviceID) AND user_id = \(userID) RETURNING id
+                """,
+                logger: logger
+            )
+            var found = false
+            for try await _ in rows { found = true }
+            guard found else { return false }
+            if let token {
+                // A token is one app install's: another device row holding it must not be woken on this phone any more.
+                try await connection.query(
+                    "UPDATE ferry_devices SET push_token = NULL, push_environment = NULL WHERE push_token = \(token) AND id <> \(deviceID)",
+                    logger: logger
+                )
+            }
+            return true
+        }
     }
 
     func markSeen(deviceID: UUID, now: Date) async throws {

@@ -35,7 +35,8 @@ extension PostgresStorage: NotificationStorage {
             UPDATE ferry_notification_queue q SET lease_until = \(leaseUntil)
             FROM due JOIN ferry_devices d ON d.id = due.device_id
             WHERE q.device_id = due.device_id
-            RETURNING q.device_id, q.space_id, q.seq, q.version, q.attempts, d.push_token, d.push_environment
+            RETURNING q.device_id, q.space_id, q.seq, q.version, q.attempts,
+                      CASE WHEN d.trust = 'revoked' THEN NULL ELSE d.push_token END AS push_token, d.push_environment
             """,
             logger: logger
         )

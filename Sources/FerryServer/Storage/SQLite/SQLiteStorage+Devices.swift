@@ -81,7 +81,16 @@ extension SQLiteStorage: DeviceStorage {
                 sql: "UPDATE ferry_devices SET push_token = ?, push_environment = ? WHERE id = ? AND user_id = ?",
                 arguments: [token, environment?.rawValue, deviceID.databaseText, userID.databaseText]
             )
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            if let token {
+                // A token is one app install's: another device row holding it (an account signed out on this phone
+                // without clearing it) must not be woken on this phone any more.
+                try db.execute(
+                    sql: "UPDATE ferry_devices SET push_token = NULL, push_environment = NULL WHERE push_token = ? AND id <> ?",
+                    arguments: [token, deviceID.databaseText]
+                )
+            }
+            return true
         }
     }
 

@@ -26,7 +26,8 @@ extension SQLiteStorage: NotificationStorage {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT q.device_id, q.space_id, q.seq, q.version, q.attempts, d.push_token, d.push_environment
+                    SELECT q.device_id, q.space_id, q.seq, q.version, q.attempts,
+                      CASE WHEN d.trust = 'revoked' THEN NULL ELSE d.push_token END AS push_token, d.push_environment
                     FROM ferry_notification_queue q JOIN ferry_devices d ON d.id = q.device_id
                     WHERE q.pending = 1 AND q.due_at <= ? AND (q.lease_until IS NULL OR q.lease_until <= ?)
                     ORDER BY q.due_at LIMIT ?
