@@ -36,6 +36,8 @@ public final class LocalStore: Sendable {
     private let currentSchema: Mutex<Schema>
     /// Each collection's `INSERT OR REPLACE` text: every saved row needs it.
     private let upserts = StatementTextCache()
+    /// Keeps syncs of a store file to one process at a time (``StoreSyncLock``); `nil` for a store in memory.
+    let syncLock: StoreSyncLock?
     /// The clock as the writer connection last left it, with that connection's `data_version` then (``loadClock(_:)``).
     private let writerClock = Mutex<(dataVersion: Int64, clock: HybridClock)?>(nil)
 
@@ -62,8 +64,11 @@ public final class LocalStore: Sendable {
     ///   - now: the wall clock behind record clocks and timestamps (tests freeze it).
     ///   - logger: receives migrations and sync bookkeeping; never field values.
     /// - Throws: ``StoreError`` when the file cannot be opened or the schema change is destructive.
+    ///   - sharedAcrossProcesses: the file lives in an App Group container that the app's extensions (a widget, a share
+    ///     extension) open too: the store then follows ``suspend()``/``resume()``, which the app calls as it goes to the
+    ///     background and comes back, so iOS does not end it for holding a database lock while suspended.
     public convenience init(
-        fileURL: URL, schema: Schema, defaultSpace: UUID? = nil, deviceId: UUID? = nil,
+        fileURL: URL, schema: Schema, defaultSpace: UUID? = nil, deviceId: UUID? = nil, sharedAcrossProcesses: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
     ) throws {
         let pool: DatabasePool
@@ -72,6 +77,7 @@ public final class LocalStore: Sendable {
             try OwnerOnlyPath.file(fileURL.path())
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
+            configuration.observesSuspensionNotifications = sharedAcrossProcesses
             configuration.prepareDatabase { db in try db.zeroDeletedContentOnlyInWrittenPages() }
             pool = try DatabasePool(path: fileURL.path(), configuration: configuration)
         } catch {
@@ -113,6 +119,11 @@ public final class LocalStore: Sendable {
         self.now = now
         self.logger = logger
         self.currentSchema = Mutex(schema)
+        let lock = (writer as? DatabasePool).map { StoreSyncLock(path: $0.path + ".sync-lock") }
+        syncLock = lock
+        // Processes opening the file at once (an app and its extension) set it up one after the other.
+        try lock?.acquireBlocking()
+        defer { lock?.release() }
         let generated = deviceId ?? UUID()
         self.deviceId = try Self.storeFailure("prepare") {
             try StoreMigrations.migrator.migrate(writer)
@@ -129,6 +140,24 @@ public final class LocalStore: Sendable {
             }
         }
         try migrate(to: schema)
+    }
+
+    /// Suspends every store opened with `sharedAcrossProcesses` (GRDB's suspension): call it when the app goes to the
+    /// background, after its last write, so that a suspended app holds no lock on the shared file.
+    public static func suspend() {
+        NotificationCenter.default.post(name: Database.suspendNotification, object: nil)
+    }
+
+    /// Resumes the stores ``suspend()`` suspended: call it when the app comes back to the foreground.
+    public static func resume() {
+        NotificationCenter.default.post(name: Database.resumeNotification, object: nil)
+    }
+
+    /// Tells this process's observers (queries, the sync engine's outbox watch) that another process, an extension,
+    /// may have written the file: GRDB's observation sees only its own process's writes. Call it when the app becomes
+    /// active; the engine then pushes what the extension wrote.
+    public func noticeExternalChanges() async throws {
+        try await writer.write { db in try db.notifyChanges(in: .fullDatabase) }
     }
 
     /// The node name of this device's clocks.

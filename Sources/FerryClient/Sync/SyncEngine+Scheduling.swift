@@ -222,6 +222,18 @@ extension SyncEngine {
         }
     }
 
+    /// Reads the outbox's highest id every `interval`: writes committed by another process show there, not in the
+    /// store's observation.
+    func pollExternalWrites(every interval: Duration) async {
+        while !Task.isCancelled {
+            do { try await sleeper.sleep(for: interval) } catch { return }
+            guard let highest = try? await store.read({ db in
+                try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(mutation_id), 0) FROM ferry_outbox") ?? 0
+            }) else { continue }
+            outboxChanged(highest: highest)
+        }
+    }
+
     /// The shortest time between two counts of the outbox for ``SyncStatus/pendingCount``.
     static let outboxCountInterval = Duration.milliseconds(250)
 

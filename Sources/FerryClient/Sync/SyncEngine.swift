@@ -37,6 +37,9 @@ public actor SyncEngine {
         /// Whether the engine keeps the server's realtime stream open while the app is active (when its remote
         /// offers one, as ``SyncClient`` does), so other devices' commits sync within moments.
         public var realtime = true
+        /// How often to look for local writes made by other processes (an extension, another `ferry` command), which
+        /// the store's observation cannot see; `nil` leaves it to ``LocalStore/noticeExternalChanges()``.
+        public var externalWritesPollInterval: Duration?
         /// Delays between attempts to reopen a stream that failed to open or dropped before it was ready.
         public var realtimeBackoff = BackoffPolicy(initial: .milliseconds(500), maximum: .seconds(60))
         /// When the blobs that pulled records name are downloaded.
@@ -157,6 +160,9 @@ public actor SyncEngine {
                 group.addTask { await self.firePeriodically(every: periodic) }
             }
             group.addTask { await self.watchOutbox() }
+            if let interval = configuration.externalWritesPollInterval {
+                group.addTask { await self.pollExternalWrites(every: interval) }
+            }
             if let realtime {
                 group.addTask { await self.maintainStream(realtime) }
             }

@@ -26,6 +26,9 @@ struct SyncPass: Sendable {
 
     /// Runs the sync, reporting each phase and step to `progress`.
     func run(progress: @Sendable (SyncStatus.Phase, SyncProgress) async -> Void) async throws -> SyncReport {
+        // One process syncs a store file at a time (an app and its extensions share it): the others wait here.
+        try await store.syncLock?.acquire()
+        defer { store.syncLock?.release() }
         var report = SyncReport()
         report.startedAt = store.now()
         let keys = encryption.map { KeyUpkeep(store: store, encryption: $0, logger: logger) }

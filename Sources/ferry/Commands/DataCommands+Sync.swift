@@ -29,6 +29,8 @@ struct SyncCommand: AsyncParsableCommand {
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = watch ? .seconds(60) : nil
         configuration.realtime = watch
+        // Other ferry commands on this profile (ferry put) write the same store: push what they wrote within a second.
+        configuration.externalWritesPollInterval = watch ? .seconds(1) : nil
         guard (1...1000).contains(batchSize) else {
             throw CommandFailure(message: "--batch-size is between 1 and 1000", status: 64)
         }
