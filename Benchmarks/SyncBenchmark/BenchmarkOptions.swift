@@ -17,12 +17,15 @@ struct BenchmarkOptions {
     var megabytes = 256
     /// `--rest`: the table API benchmark (`rows` sermons, five notes each; 2,000 unless `--rows` says).
     var isRest = false
+    /// `--notifications`: do background notifications slow commits (APNs normal, slow, down)?
+    var isNotifications = false
 
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
                ferry-benchmark --realtime [--devices N] [--writes K] [--postgres URL] [--json]
                ferry-benchmark --blobs [--megabytes M] [--postgres URL] [--json]
                ferry-benchmark --rest [--rows N] [--postgres URL] [--json]
+               ferry-benchmark --notifications [--devices N (at most 200)] [--writes K] [--postgres URL] [--json]
         """
 
     static func parse(_ arguments: [String]) -> BenchmarkOptions {
@@ -52,6 +55,10 @@ struct BenchmarkOptions {
             case "--rest":
                 options.isRest = true
                 if !arguments.contains("--rows") { options.rows = 2000 }
+            case "--notifications":
+                options.isNotifications = true
+                if !arguments.contains("--devices") { options.devices = 20 }
+                if !arguments.contains("--writes") { options.writes = 200 }
             case "--megabytes": options.megabytes = number(argument, minimum: 1)
             case "-h", "--help":
                 print(usage)

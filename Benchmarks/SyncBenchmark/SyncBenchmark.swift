@@ -48,6 +48,7 @@ struct SyncBenchmark {
         let areas: [(isAsked: Bool, title: String, run: Benchmark)] = [
             (options.isBlobs, "--blobs: \(options.megabytes) MiB", BlobBenchmark.run),
             (options.isRest, "--rest: \(options.rows) sermons", RestBenchmark.run),
+            (options.isNotifications, "--notifications: \(options.devices) devices", NotificationBenchmark.run),
             (options.isRealtime, "--realtime: \(options.devices) devices", { options, engine in
                 let results = try await RealtimeBenchmark.run(options, engine: engine)
                 return (results.table, results.json)

@@ -54,7 +54,8 @@ extension SyncEngine {
                     break
                 }
             }
-            if result == .stoppedAtDeadline { stopPassInFlight() }
+            // At the deadline, or when the caller gave up (an expiration handler cancelled it), the sync in flight stops.
+            if result == .stoppedAtDeadline || Task.isCancelled { stopPassInFlight() }
             group.cancelAll()
             return result
         }

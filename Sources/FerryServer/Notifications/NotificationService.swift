@@ -161,11 +161,19 @@ final class NotificationService: Service, Sendable {
             if !Task.isCancelled { logger.warning("notifications not claimed", metadata: ["ferry.error": "\(error)"]) }
             return 0
         }
-        await withTaskGroup(of: Void.self) { group in
+        // Sent at once; their outcomes stored together, in one transaction.
+        let outcomes = await withTaskGroup(of: (QueuedNotification, NotificationOutcome).self) { group in
             for notification in claimed {
-                group.addTask { await self.send(notification) }
+                group.addTask { (notification, await self.send(notification)) }
             }
+            return await group.reduce(into: []) { $0.append($1) }
         }
+        do {
+            try await storage.finishNotifications(outcomes)
+        } catch where !Task.isCancelled {
+            // The leases run out and the notifications are claimed again: at worst sent twice, never lost.
+            logger.warning("notification outcomes not stored", metadata: ["ferry.error": "\(error)"])
+        } catch {}
         return claimed.count
     }
 
@@ -179,20 +187,10 @@ final class NotificationService: Service, Sendable {
         }
     }
 
-    private func send(_ notification: QueuedNotification) async {
-        let outcome: NotificationOutcome
-        if let token = notification.deviceToken {
-            let delivery = await apns.send(Self.backgroundNotification(notification), to: token, environment: notification.environment)
-            outcome = self.outcome(of: delivery, for: notification, kind: "background")
-        } else {
-            outcome = .dropped
-        }
-        do {
-            try await storage.finishNotification(notification, outcome: outcome)
-        } catch where !Task.isCancelled {
-            // The lease runs out and the notification is claimed again: at worst sent twice, never lost.
-            logger.warning("notification outcome not stored", metadata: ["ferry.error": "\(error)"])
-        } catch {}
+    private func send(_ notification: QueuedNotification) async -> NotificationOutcome {
+        guard let token = notification.deviceToken else { return .dropped }
+        let delivery = await apns.send(Self.backgroundNotification(notification), to: token, environment: notification.environment)
+        return outcome(of: delivery, for: notification, kind: "background")
     }
 
     /// Maps APNs' answer to the queue's outcome, counting and logging it (never the token).

@@ -45,8 +45,8 @@ protocol NotificationStorage: Sendable {
     func queueNotifications(space: UUID, seq: Int64, origin: UUID?, dueAt: Date, now: Date) async throws
     /// Claims up to `limit` notifications due at `now` until `leaseUntil`: no instance claims them again meanwhile.
     func claimNotifications(now: Date, leaseUntil: Date, limit: Int) async throws -> [QueuedNotification]
-    /// Records how a claimed notification's send ended.
-    func finishNotification(_ notification: QueuedNotification, outcome: NotificationOutcome) async throws
+    /// Records how the sends of claimed notifications ended, in one transaction.
+    func finishNotifications(_ outcomes: [(QueuedNotification, NotificationOutcome)]) async throws
     /// The devices with a push token, not revoked and not `excluding`: of `space`'s members, or of `userID` when
     /// `space` is `nil`; at most `limit`.
     func alertTargets(userID: UUID, space: UUID?, excluding: UUID?, limit: Int) async throws -> [AlertTarget]

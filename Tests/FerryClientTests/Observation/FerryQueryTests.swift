@@ -8,13 +8,7 @@ import Testing
 @Suite("FerryQuery: a live query on the main actor")
 @MainActor
 struct FerryQueryTests {
-    struct Sermon: SyncedRecord, Equatable {
-        static let collection = "sermons"
-        var id: UUID
-        var title: String
-        var date: Date
-        var speaker: String?
-    }
+    typealias Sermon = SyncedRecordTests.Sermon
 
     static let date = Date(timeIntervalSince1970: 1_790_000_000)
 

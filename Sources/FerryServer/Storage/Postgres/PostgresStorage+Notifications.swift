@@ -52,31 +52,41 @@ extension PostgresStorage: NotificationStorage {
         return claimed
     }
 
-    func finishNotification(_ notification: QueuedNotification, outcome: NotificationOutcome) async throws {
+    func finishNotifications(_ outcomes: [(QueuedNotification, NotificationOutcome)]) async throws {
+        guard !outcomes.isEmpty else { return }
+        let logger = self.logger
+        try await client.withTransaction(logger: logger) { connection in
+            for (notification, outcome) in outcomes {
+                try await connection.query(Self.finish(notification, outcome), logger: logger)
+                if case .tokenRejected = outcome {
+                    try await connection.query(
+                        "DELETE FROM ferry_notification_queue WHERE device_id = \(notification.deviceID)", logger: logger
+                    )
+                }
+            }
+        }
+    }
+
+    /// The statement recording one outcome (a rejected token's also needs its queue row deleted).
+    private static func finish(_ notification: QueuedNotification, _ outcome: NotificationOutcome) -> PostgresQuery {
         let device = notification.deviceID
         let version = notification.version
         switch outcome {
         case .sent(let nextAllowed):
-            try await client.query(
-                """
+            return """
                 UPDATE ferry_notification_queue SET lease_until = NULL, attempts = 0, next_allowed_at = \(nextAllowed),
                   due_at = CASE WHEN version = \(version) THEN due_at ELSE \(nextAllowed) END, pending = (version <> \(version))
                 WHERE device_id = \(device)
-                """,
-                logger: logger
-            )
+                """
         case .retry(let date):
-            try await client.query(
-                "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = attempts + 1, due_at = \(date) WHERE device_id = \(device)",
-                logger: logger
-            )
+            return "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = attempts + 1, due_at = \(date) WHERE device_id = \(device)"
         case .dropped:
-            try await client.query(
-                "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = 0, pending = (version <> \(version)) WHERE device_id = \(device)",
-                logger: logger
-            )
+            return "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = 0, pending = (version <> \(version)) WHERE device_id = \(device)"
         case .tokenRejected:
-            try await clearPushToken(deviceID: device, token: notification.deviceToken)
+            return """
+                UPDATE ferry_devices SET push_token = NULL, push_environment = NULL
+                WHERE id = \(device) AND push_token IS NOT DISTINCT FROM \(notification.deviceToken)::text
+                """
         }
     }
 

@@ -51,33 +51,38 @@ extension SQLiteStorage: NotificationStorage {
         }
     }
 
-    func finishNotification(_ notification: QueuedNotification, outcome: NotificationOutcome) async throws {
-        let device = notification.deviceID.databaseText
+    func finishNotifications(_ outcomes: [(QueuedNotification, NotificationOutcome)]) async throws {
+        guard !outcomes.isEmpty else { return }
         try await pool.write { db in
-            switch outcome {
-            case .sent(let nextAllowed):
-                // A commit queued while this one was being sent stays waiting, due once the device may be woken again.
-                try db.execute(
-                    sql: """
-                        UPDATE ferry_notification_queue SET lease_until = NULL, attempts = 0, next_allowed_at = ?,
-                          due_at = CASE WHEN version = ? THEN due_at ELSE ? END, pending = (version <> ?)
-                        WHERE device_id = ?
-                        """,
-                    arguments: [nextAllowed, notification.version, nextAllowed, notification.version, device]
-                )
-            case .retry(let date):
-                try db.execute(
-                    sql: "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = attempts + 1, due_at = ? WHERE device_id = ?",
-                    arguments: [date, device]
-                )
-            case .dropped:
-                try db.execute(
-                    sql: "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = 0, pending = (version <> ?) WHERE device_id = ?",
-                    arguments: [notification.version, device]
-                )
-            case .tokenRejected:
-                try Self.clearPushToken(db, deviceID: notification.deviceID, token: notification.deviceToken)
-            }
+            for (notification, outcome) in outcomes { try Self.finish(db, notification, outcome) }
+        }
+    }
+
+    private static func finish(_ db: Database, _ notification: QueuedNotification, _ outcome: NotificationOutcome) throws {
+        let device = notification.deviceID.databaseText
+        switch outcome {
+        case .sent(let nextAllowed):
+            // A commit queued while this one was being sent stays waiting, due once the device may be woken again.
+            try db.execute(
+                sql: """
+                    UPDATE ferry_notification_queue SET lease_until = NULL, attempts = 0, next_allowed_at = ?,
+                      due_at = CASE WHEN version = ? THEN due_at ELSE ? END, pending = (version <> ?)
+                    WHERE device_id = ?
+                    """,
+                arguments: [nextAllowed, notification.version, nextAllowed, notification.version, device]
+            )
+        case .retry(let date):
+            try db.execute(
+                sql: "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = attempts + 1, due_at = ? WHERE device_id = ?",
+                arguments: [date, device]
+            )
+        case .dropped:
+            try db.execute(
+                sql: "UPDATE ferry_notification_queue SET lease_until = NULL, attempts = 0, pending = (version <> ?) WHERE device_id = ?",
+                arguments: [notification.version, device]
+            )
+        case .tokenRejected:
+            try clearPushToken(db, deviceID: notification.deviceID, token: notification.deviceToken)
         }
     }
 
