@@ -19,6 +19,7 @@ final class NotificationService: Service, Sendable {
     /// How long a claim holds: longer than a send may take (its timeout is 30 s).
     static let claimLease: TimeInterval = 60
     static let claimBatch = 64
+    static let claimInterval: TimeInterval = 0.5
 
     let storage: any NotificationStorage
     /// The caller's spaces, for an alert to a space: membership, role and encryption.
@@ -43,6 +44,8 @@ final class NotificationService: Service, Sendable {
         var opened: Set<UUID> = []
         var closed: Set<UUID> = []
         var lastRenewal = Date.distantPast
+        var lastClaim = Date.distantPast
+        var moreToClaim = false
         var wake: AsyncStream<Void>.Continuation?
     }
 
@@ -154,6 +157,14 @@ final class NotificationService: Service, Sendable {
             if Task.isCancelled { return 0 }
             logger.warning("notifications not queued", metadata: ["ferry.error": "\(error)", "ferry.renewal": "\(renew)"])
         }
+        // Commits wake the loop too, but what they queue is due only after the coalescing delay: claim at most twice a
+        // second (unless the last claim was a full batch), so a busy space costs one query per commit, not two.
+        let claimsNow = state.withLock { state in
+            guard state.moreToClaim || now.timeIntervalSince(state.lastClaim) >= Self.claimInterval else { return false }
+            state.lastClaim = now
+            return true
+        }
+        guard claimsNow else { return 0 }
         let claimed: [QueuedNotification]
         do {
             claimed = try await storage.claimNotifications(now: now, leaseUntil: now.addingTimeInterval(Self.claimLease), limit: Self.claimBatch)
@@ -174,6 +185,7 @@ final class NotificationService: Service, Sendable {
             // The leases run out and the notifications are claimed again: at worst sent twice, never lost.
             logger.warning("notification outcomes not stored", metadata: ["ferry.error": "\(error)"])
         } catch {}
+        state.withLock { $0.moreToClaim = claimed.count == Self.claimBatch }
         return claimed.count
     }
 
