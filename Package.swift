@@ -107,6 +107,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                // The realtime stream's TLS settings follow the transport's (a private CA's trust roots).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The HTTP transport on Linux (HTTPClientTransport): swift-corelibs-foundation's URLSession costs a
                 // sixth of a push's CPU there and has the faults docs/architecture.md lists. Apple platforms keep URLSession.
@@ -238,7 +240,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCLITests",
-            dependencies: ["ferry", "FerryTesting", "FerryServer", "FerryCore"],
+            // FerryClient: the load-balancer test's app, in front of real `ferry serve` processes.
+            dependencies: ["ferry", "FerryTesting", "FerryServer", "FerryCore", "FerryClient"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-packages.sh
-# libgit2-dev builds FerryVault; git and python3 run the vault tests' peer and their git http-backend server.
-ferry_ensure_packages libsqlite3-dev postgresql libgit2-dev git python3 || echo "ferry: continuing without some packages" >&2
+# libgit2-dev builds FerryVault; git and python3 run the vault tests' peer and their git http-backend server; nginx is the
+# load-balancer test's TLS proxy in front of two instances.
+ferry_ensure_packages libsqlite3-dev postgresql libgit2-dev git python3 nginx || echo "ferry: continuing without some packages" >&2
 
 start_postgres() {
     local bin

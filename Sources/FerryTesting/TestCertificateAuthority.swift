@@ -63,3 +63,26 @@ struct TestCertificateAuthority: Sendable {
         )
     }
 }
+
+/// A test CA and a certificate it signed for 127.0.0.1 and localhost, written as PEM files: for a TLS server on loopback
+/// (nginx in front of Ferry in the load-balancer test) and for the clients that must trust it.
+public struct LoopbackCertificates: Sendable {
+    /// The CA's certificate, for clients to trust.
+    public let caFile: String
+    /// The server's certificate.
+    public let certificateFile: String
+    /// The server's private key (0600).
+    public let keyFile: String
+
+    /// Makes a CA and a server certificate and writes them into `folder` (created when missing).
+    public static func write(into folder: String, commonName: String = "Ferry test CA") throws -> LoopbackCertificates {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let authority = try TestCertificateAuthority(commonName: commonName)
+        let server = try authority.issueLoopbackServerCertificate()
+        let files = LoopbackCertificates(caFile: folder + "/ca.pem", certificateFile: folder + "/server.pem", keyFile: folder + "/server-key.pem")
+        try authority.certificatePEM.write(toFile: files.caFile, atomically: true, encoding: .utf8)
+        try server.certificatePEM.write(toFile: files.certificateFile, atomically: true, encoding: .utf8)
+        FileManager.default.createFile(atPath: files.keyFile, contents: Data(server.keyPEM.utf8), attributes: [.posixPermissions: 0o600])
+        return files
+    }
+}

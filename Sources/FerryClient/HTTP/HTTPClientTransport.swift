@@ -9,6 +9,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// Sends requests with AsyncHTTPClient (SwiftNIO): the SDK's transport on Linux, where it is ``DefaultHTTPTransport``.
 ///
@@ -21,10 +22,28 @@ import NIOSSL
 public struct HTTPClientTransport: HTTPTransport {
     /// How long one request may take, from sending to the last byte of the answer.
     public let timeout: Duration
+    /// The TLS settings of its connections (and of the realtime stream's): the system's trust, plus a private CA's when
+    /// one was given.
+    public let tlsConfiguration: TLSConfiguration
+    private let client: HTTPClient
 
     /// Creates a transport whose requests give up after `timeout` (default 30 s, as ``URLSessionTransport``).
-    public init(timeout: Duration = .seconds(30)) {
+    ///
+    /// - Parameter trustRootsFile: a PEM file of certificates to trust beside the system's: a server behind a proxy
+    ///   whose certificate a private CA signed. On Apple platforms the system's trust settings (a profile) do this.
+    public init(timeout: Duration = .seconds(30), trustRootsFile: String? = nil) {
         self.timeout = timeout
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let trustRootsFile { tls.additionalTrustRoots = [.file(trustRootsFile)] }
+        tlsConfiguration = tls
+        client = trustRootsFile.map { file in
+            Self.clients.withLock { clients in
+                if let existing = clients[file] { return existing }
+                let made = Self.makeClient(tls)
+                clients[file] = made
+                return made
+            }
+        } ?? Self.shared
     }
 
     /// Sends `request`, throwing `URLError(.timedOut)` once ``timeout`` has passed without a complete answer.
@@ -52,7 +71,7 @@ public struct HTTPClientTransport: HTTPTransport {
         let backstop = TimeAmount.seconds(min(max(timeout.components.seconds, 0), 86_400) + 1)
         return try await withRequestTimeout(timeout) {
             do {
-                let response = try await Self.client.execute(request, timeout: backstop)
+                let response = try await client.execute(request, timeout: backstop)
                 let body = try await response.body.collect(upTo: .max)
                 var fields: [String: String] = [:]
                 for (name, value) in response.headers {
@@ -89,12 +108,18 @@ public struct HTTPClientTransport: HTTPTransport {
     /// One client for the process, as one `URLSession` per transport was: its connections are kept alive and reused.
     /// A failed connection fails the request at once (the sync engine has its own back-off), instead of being retried
     /// until the deadline.
-    private static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
+    private static let shared = makeClient(nil)
+    /// The clients of transports given trust roots, one per file: AsyncHTTPClient wants each client shut down before
+    /// it goes, so they live as long as the process, as ``shared`` does.
+    private static let clients = Mutex<[String: HTTPClient]>([:])
+
+    /// A client for the process's lifetime (one per set of trust roots; never shut down, like `URLSession.shared`).
+    private static func makeClient(_ tls: TLSConfiguration?) -> HTTPClient {
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(10)
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-    }()
+    }
 
     /// The `URLError` that `error` stands for, as `URLSession` would have reported it; cancellation as it is.
     static func urlError(for error: any Error) -> any Error {

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import HTTPTypes
 import Logging
+import NIOSSL
 import NIOWebSocket
 import WSClient
 
@@ -28,7 +29,9 @@ extension SyncClient: RealtimeRemote {
         )
         let closed: WebSocketCloseFrame?
         do {
-            closed = try await WebSocketClient.connect(url: address, configuration: configuration, logger: Self.streamLogger) { inbound, _, _ in
+            closed = try await WebSocketClient.connect(
+                url: address, configuration: configuration, tlsConfiguration: streamTLS, logger: Self.streamLogger
+            ) { inbound, _, _ in
                 var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
                 while let message = try await messages.next() {
                     guard case .text(let text) = message, let decoded = StreamMessage(jsonText: text) else { continue }
@@ -53,4 +56,13 @@ extension SyncClient: RealtimeRemote {
     }
 
     private static let streamLogger = Logger(label: "ferry.stream")
+
+    /// The stream trusts what the requests trust (a private CA given to the transport).
+    private var streamTLS: TLSConfiguration? {
+        #if canImport(AsyncHTTPClient)
+        (auth.transport as? HTTPClientTransport)?.tlsConfiguration
+        #else
+        nil
+        #endif
+    }
 }
