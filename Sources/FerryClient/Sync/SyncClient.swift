@@ -83,6 +83,12 @@ public struct SyncClient: SyncRemote, DeviceRemote {
         try await send("POST", "sync/v1/notifications", body: request, expecting: AlertReply.self, what: "notification")
     }
 
+    /// Everything the server holds for this account, as a ZIP archive (`GET /sync/v1/export`): the account, the
+    /// profile, the devices, the spaces and their records, and the files the records name.
+    public func exportArchive() async throws -> Data {
+        try await auth.send(ServerRequest("GET", "sync/v1/export")).data
+    }
+
     public func devices() async throws -> [Device] {
         try await send("GET", "sync/v1/devices", expecting: DeviceList.self, what: "device list").devices
     }

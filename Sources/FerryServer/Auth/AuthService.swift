@@ -318,7 +318,12 @@ struct AuthService: Sendable {
     // MARK: Profile
 
     func profile(_ caller: Caller) async throws -> ProfileState {
-        let fields = try await storage.profile(userID: caller.userID, collection: profileCollection)
+        try await profile(userID: caller.userID)
+    }
+
+    /// The profile of `userID` and what it misses (the caller's own, or an export's).
+    func profile(userID: UUID) async throws -> ProfileState {
+        let fields = try await storage.profile(userID: userID, collection: profileCollection)
         let missing = requiredProfileFields.filter { Self.isBlank(fields?[$0] ?? .null) }
         return ProfileState(fields: fields, missing: fields == nil ? requiredProfileFields : missing)
     }

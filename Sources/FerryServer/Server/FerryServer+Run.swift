@@ -48,9 +48,15 @@ extension FerryServer {
             authenticated: DeadlineGroup(authenticated(router.group("auth/v1")))
         )
         authRoutes.register(open: DeadlineGroup(router.group("auth/v1")))
-        AdminRoutes(admin: AdminService(auth: auth, accounts: accounts, emailCodes: emailCodes))
-            .register(on: DeadlineGroup(router.group("auth/v1/admin").add(middleware: ServiceRoleMiddleware(keys: keys))))
+        let admin = router.group("auth/v1/admin").add(middleware: ServiceRoleMiddleware(keys: keys))
+        AdminRoutes(admin: AdminService(auth: auth, accounts: accounts, emailCodes: emailCodes)).register(on: DeadlineGroup(admin))
+        let exports = ExportRoutes(exports: ExportService(
+            auth: auth, tables: tables, devices: self.sync.storage, blobs: blobs.store, schema: schema,
+            folder: configuration.dataDirectory + "/exports"
+        ))
+        exports.register(admin: admin)
         let sync = DeadlineGroup(authenticated(router.group("sync/v1")))
+        exports.register(user: authenticated(router.group("sync/v1")))
         // The pull's authentication also reads the caller's spaces, in the same round trip; no other route needs them.
         var pulling = authenticator
         pulling.readsSpaces = true
