@@ -72,7 +72,8 @@ final class AppModel {
 
     init() {
         let sessions = KeychainSessionStore(service: NotesConfig.keychainService, accessGroup: NotesConfig.keychainAccessGroup)
-        auth = AuthClient(endpoint: ServerEndpoint(baseURL: NotesConfig.serverURL, apiKey: NotesConfig.anonKey), store: sessions)
+        let auth = AuthClient(endpoint: ServerEndpoint(baseURL: NotesConfig.serverURL, apiKey: NotesConfig.anonKey), store: sessions)
+        self.auth = auth
         client = SyncClient(auth: auth)
         router = LaunchRouter(
             probe: PathMonitorProbe(server: HealthProbe(server: NotesConfig.serverURL)), auth: auth,

@@ -1,5 +1,6 @@
 import AuthenticationServices
 import CryptoKit
+import FerryClient
 import FerryCore
 import SwiftUI
 

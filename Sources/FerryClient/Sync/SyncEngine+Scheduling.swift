@@ -73,11 +73,27 @@ extension SyncEngine {
 
     /// Starts `next` as the sync in flight.
     func startPass() {
-        guard current == nil, let slot = next else { return }
+        guard current == nil, !isSuspended, let slot = next else { return }
         next = nil
         timer = nil
         current = slot
         startedSyncCount += 1
+        let configured = makePass()
+        broadcast.update { status in
+            status.phase = .pushing
+            status.progress = SyncProgress()
+        }
+        spawn {
+            // Its own task, so that ``suspend()`` can stop this sync alone (``stopPassInFlight()``).
+            let pass = Task { try await configured.run { phase, progress in await self.progressed(phase, progress) } }
+            await self.passBegins(pass)
+            let result = await withTaskCancellationHandler { await pass.result } onCancel: { pass.cancel() }
+            await self.passEnded(result)
+        }
+    }
+
+    /// One sync as this engine runs it.
+    func makePass() -> SyncPass {
         var pass = SyncPass(
             store: store, remote: remote, pushBatchSize: configuration.pushBatchSize, pullLimit: configuration.pullLimit,
             encryption: encryption, logger: logger
@@ -85,18 +101,7 @@ extension SyncEngine {
         pass.blobDownloads = configuration.blobDownloads
         pass.blobCacheLimit = configuration.blobCacheLimit
         pass.isNetworkExpensive = isNetworkExpensive
-        let configured = pass
-        broadcast.update { status in
-            status.phase = .pushing
-            status.progress = SyncProgress()
-        }
-        spawn {
-            // Its own task, so that a background deadline can stop this sync alone (``stopPassInFlight()``).
-            let pass = Task { try await configured.run { phase, progress in await self.progressed(phase, progress) } }
-            await self.passBegins(pass)
-            let result = await withTaskCancellationHandler { await pass.result } onCancel: { pass.cancel() }
-            await self.passEnded(result)
-        }
+        return pass
     }
 
     func passBegins(_ pass: Task<SyncReport, any Error>) {
@@ -105,8 +110,8 @@ extension SyncEngine {
         if isStoppingPass { pass.cancel() }
     }
 
-    /// Stops the sync in flight between two of its transactions; what it acknowledged is kept, its triggers wait for
-    /// the next sync.
+    /// Stops the sync in flight between two of its transactions (``suspend()``); what it acknowledged is kept, its
+    /// triggers and callers wait for the sync after ``resume()``.
     func stopPassInFlight() {
         guard current != nil else { return }
         isStoppingPass = true
@@ -126,7 +131,8 @@ extension SyncEngine {
         passTask = nil
         // A sync stopped on purpose ends as cancelled whatever its transport made of it: no backoff, no error shown.
         var result = result
-        if isStoppingPass, case .failure = result { result = .failure(CancellationError()) }
+        let wasStopped = isStoppingPass
+        if wasStopped, case .failure = result { result = .failure(CancellationError()) }
         isStoppingPass = false
         let pendingCount = (try? store.pendingCount()) ?? status.pendingCount
         switch result {
@@ -149,6 +155,15 @@ extension SyncEngine {
             for waiter in finished.waiters { waiter.resume(returning: report) }
         case .failure(let error):
             if error is CancellationError {
+                if wasStopped, isRunning {
+                    // Stopped by suspend(): its callers and triggers wait, in front, for the sync after resume().
+                    if next == nil { next = PassSlot() }
+                    next?.waiters.insert(contentsOf: finished.waiters, at: 0)
+                    requeue(finished.triggers)
+                    broadcast.update { $0.progress = nil }
+                    publishIdlePhase()
+                    return
+                }
                 for waiter in finished.waiters { waiter.resume(throwing: error) }
                 requeue(finished.triggers)
                 broadcast.update { $0.progress = nil }

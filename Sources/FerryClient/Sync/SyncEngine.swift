@@ -100,9 +100,10 @@ public actor SyncEngine {
     var isStreamReady = false
     var streamWake: CheckedContinuation<Void, Never>?
 
-    // Stopping the sync in flight at a background deadline (``backgroundSync(deadline:)``).
+    // Stopping the sync in flight when the app is suspended (``suspend()``).
     var passTask: Task<SyncReport, any Error>?
     var isStoppingPass = false
+    var isSuspended = false
 
     /// Creates an engine for `store` that talks to the server through `remote` (a ``SyncClient``).
     ///

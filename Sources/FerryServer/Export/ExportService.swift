@@ -59,13 +59,13 @@ struct ExportService: Sendable {
         var offset = 0, first = true
         try write(Data("[".utf8))
         while true {
-            let query = try TableQuery(parameters: [("select", "id,_space,*"), ("order", "id"), ("offset", "\(offset)")])
+            let query = try TableQuery(parameters: [("select", "*"), ("order", "id"), ("offset", "\(offset)")])
             let page = try await tables.read(.user(userID), table: collection.name, query: query, countsAll: false)
             for row in page.rows.rows {
-                var bytes: [UInt8] = first ? [] : [UInt8(ascii: ",")]
-                first = false
+                var bytes: [UInt8] = []
                 TableRows.write(row, keys: page.rows.plan.keys, into: &bytes)
-                try write(Data(bytes))
+                try write(Data((first ? [] : [UInt8(ascii: ",")]) + bytes))
+                first = false
                 files.formUnion(Self.files(in: bytes, fields: blobFields))
             }
             offset += page.rows.rows.count

@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import Synchronization
 
 /// One notification for APNs: its kind, urgency and JSON payload.
 struct APNsNotification: Sendable {
@@ -34,7 +35,9 @@ enum APNsDelivery: Sendable, Equatable {
 
 /// Sends notifications over HTTP/2, one connection per APNs host kept and reused (AsyncHTTPClient pools them).
 final class APNsClient: Sendable {
-    private let http: HTTPClient
+    private let settings: HTTPClient.Configuration
+    /// Made at the first send: a server that never sends (or never runs) has no client to shut down.
+    private let made = Mutex<(client: HTTPClient?, isShutDown: Bool)>((nil, false))
     private let token: APNsProviderToken
     private let topic: String
     private let productionURL: String
@@ -57,19 +60,27 @@ final class APNsClient: Sendable {
         }
         var settings = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(20)))
         settings.httpVersion = .automatic
-        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+        self.settings = settings
     }
 
     /// Sends `notification` to the device with `deviceToken`; never throws (every failure is an ``APNsDelivery``).
-    func send(_ notification: APNsNotification, to deviceToken: String, environment: PushEnvironment) async -> APNsDelivery {
+    func send(
+        _ notification: APNsNotification, to deviceToken: String, environment: PushEnvironment, timeout: Duration = .seconds(30)
+    ) async -> APNsDelivery {
+        // The token goes into the URL's path: anything but hexadecimal is no APNs token.
+        guard !deviceToken.isEmpty, deviceToken.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) }) else {
+            return .tokenRejected(reason: "BadDeviceToken")
+        }
         let base = environment == .sandbox ? sandboxURL : productionURL
         var request = HTTPClientRequest(url: base + "/3/device/" + deviceToken)
         request.method = .POST
+        let providerToken: String
         do {
-            request.headers.add(name: "authorization", value: "bearer " + (try token.current()))
+            providerToken = try token.current()
         } catch {
             return .retryLater(reason: "provider token not signed")
         }
+        request.headers.add(name: "authorization", value: "bearer " + providerToken)
         request.headers.add(name: "apns-push-type", value: notification.pushType)
         request.headers.add(name: "apns-priority", value: String(notification.priority))
         request.headers.add(name: "apns-topic", value: topic)
@@ -78,25 +89,41 @@ final class APNsClient: Sendable {
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: notification.payload))
         do {
-            let response = try await http.execute(request, timeout: .seconds(30))
+            guard let http = client() else { return .retryLater(reason: "shutting down") }
+            let response = try await http.execute(request, timeout: .seconds(max(1, timeout.components.seconds)))
             let body = try await response.body.collect(upTo: 16 * 1024)
-            return delivery(status: Int(response.status.code), reason: Self.reason(in: body))
+            return delivery(status: Int(response.status.code), reason: Self.reason(in: body), providerToken: providerToken)
         } catch {
             return .retryLater(reason: "connection: \(type(of: error))")
         }
     }
 
     func shutdown() async {
-        try? await http.shutdown()
+        let client = made.withLock { made -> HTTPClient? in
+            made.isShutDown = true
+            return made.client
+        }
+        try? await client?.shutdown()
     }
 
-    private func delivery(status: Int, reason: String) -> APNsDelivery {
+    /// The one client, made on first use; `nil` once shut down.
+    private func client() -> HTTPClient? {
+        made.withLock { made in
+            guard !made.isShutDown else { return nil }
+            if let client = made.client { return client }
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+            made.client = client
+            return client
+        }
+    }
+
+    private func delivery(status: Int, reason: String, providerToken: String) -> APNsDelivery {
         switch (status, reason) {
         case (200, _): return .delivered
         // `DeviceTokenNotForTopic` is not among them: a wrong --apns-topic would otherwise clear every device's token.
         case (410, _), (400, "BadDeviceToken"): return .tokenRejected(reason: reason)
         case (403, "ExpiredProviderToken"):
-            token.invalidate()
+            token.invalidate(providerToken)
             return .retryLater(reason: reason)
         // The key, key id or team id is wrong: signing again would not help (and APNs throttles new tokens), so the
         // notification waits for the operator to fix the configuration.

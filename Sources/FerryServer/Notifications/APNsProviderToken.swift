@@ -44,9 +44,12 @@ final class APNsProviderToken: Sendable {
         }
     }
 
-    /// Forgets the token in force, after APNs called it expired or invalid.
-    func invalidate() {
-        cached.withLock { $0 = nil }
+    /// Forgets `token` after APNs called it expired, unless a newer one replaced it already (a late answer to an
+    /// older request must not throw away a fresh token: APNs throttles new ones).
+    func invalidate(_ token: String) {
+        cached.withLock { cached in
+            if cached?.token == token { cached = nil }
+        }
     }
 
     private func make(issuedAt: Date) throws -> String {

@@ -2,8 +2,12 @@ import FerryCore
 import Foundation
 
 extension NotificationService {
-    /// The most devices one alert goes to.
-    static let maximumAlertTargets = 500
+    /// The most devices one alert goes to (an account's devices, or a space's members' devices).
+    static let maximumAlertTargets = 200
+    /// Sends of one alert in flight at once.
+    static let alertConcurrency = 50
+    /// How long one alert's send may take: the request's other steps and every batch fit in the request deadline.
+    static let alertSendTimeout: Duration = .seconds(3)
     /// APNs' limit on a notification's payload.
     static let maximumPayloadBytes = 4096
 
@@ -26,11 +30,20 @@ extension NotificationService {
             userID: caller.userID, space: request.space, excluding: caller.device?.id, limit: Self.maximumAlertTargets
         )
         let notification = APNsNotification(pushType: "alert", priority: 10, payload: payload, collapseID: nil, expiration: Date().addingTimeInterval(86_400))
-        let deliveries = await withTaskGroup(of: (AlertTarget, APNsDelivery).self) { group in
-            for target in targets {
-                group.addTask { (target, await self.apns.send(notification, to: target.deviceToken, environment: target.environment)) }
+        // At most `alertConcurrency` sends at once, each bounded well inside the request deadline: a slow APNs answers
+        // the caller with failures rather than holding the request past its deadline (which would answer 503 after
+        // some devices were already reached, inviting a retry that shows the alert twice).
+        var deliveries: [(AlertTarget, APNsDelivery)] = []
+        for start in stride(from: 0, to: targets.count, by: Self.alertConcurrency) {
+            let batch = targets[start..<min(start + Self.alertConcurrency, targets.count)]
+            deliveries += await withTaskGroup(of: (AlertTarget, APNsDelivery).self) { group in
+                for target in batch {
+                    group.addTask {
+                        (target, await self.apns.send(notification, to: target.deviceToken, environment: target.environment, timeout: Self.alertSendTimeout))
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
         }
         var reply = AlertReply(sent: 0, failed: 0, tokensCleared: 0)
         for (target, delivery) in deliveries {

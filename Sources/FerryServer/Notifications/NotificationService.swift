@@ -116,9 +116,15 @@ final class NotificationService: Service, Sendable {
                 if await cycle() == Self.claimBatch { continuation.yield() }
             }
         }
-        await withGracefulShutdownHandler {
-            await loop.value
-        } onGracefulShutdown: {
+        // A graceful shutdown, or the cancellation of the service group's task, ends the loop.
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await loop.value
+            } onGracefulShutdown: {
+                continuation.finish()
+                loop.cancel()
+            }
+        } onCancel: {
             continuation.finish()
             loop.cancel()
         }
@@ -180,7 +186,8 @@ final class NotificationService: Service, Sendable {
             return await group.reduce(into: []) { $0.append($1) }
         }
         do {
-            try await storage.finishNotifications(outcomes)
+            // In device order, as queueing locks them: two instances never wait on each other's rows in a cycle.
+            try await storage.finishNotifications(outcomes.sorted { $0.0.deviceID.uuidString < $1.0.deviceID.uuidString })
         } catch where !Task.isCancelled {
             // The leases run out and the notifications are claimed again: at worst sent twice, never lost.
             logger.warning("notification outcomes not stored", metadata: ["ferry.error": "\(error)"])

@@ -143,6 +143,15 @@ public final class FerryServer: Sendable {
         for change in changes {
             logger.info("schema change applied", metadata: ["ferry.schema.change": "\(change.summary)"])
         }
+        // Everything that can refuse the configuration comes before the notification service, whose HTTP client must
+        // be shut down once made.
+        let templates: MailTemplates
+        do {
+            templates = try MailTemplates(directory: configuration.mail.templatesDirectory)
+        } catch {
+            try? await storage.close()
+            throw error
+        }
         let registry = PrometheusCollectorRegistry()
         let notifications: NotificationService?
         do {
@@ -158,13 +167,6 @@ public final class FerryServer: Sendable {
         auth.requiresEmailConfirmation = configuration.mail.isConfigured && configuration.mail.confirmsSignUps
         let mailer = configuration.mail.smtp.map {
             Mailer(transport: SMTPClient(configuration: $0), configuration: configuration.mail, logger: logger)
-        }
-        let templates: MailTemplates
-        do {
-            templates = try MailTemplates(directory: configuration.mail.templatesDirectory)
-        } catch {
-            try? await storage.close()
-            throw error
         }
         let emailCodes = EmailCodeService(
             auth: auth, mailer: mailer, configuration: configuration.mail, templates: templates,

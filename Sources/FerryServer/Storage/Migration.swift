@@ -623,6 +623,13 @@ extension Migration {
                 ) STRICT
                 """,
                 "CREATE INDEX ferry_notification_queue_due ON ferry_notification_queue (due_at) WHERE pending = 1",
+                // A token moves to the device that registers it last: found by an index, not a scan of every device.
+                "CREATE INDEX ferry_devices_push_token ON ferry_devices (push_token) WHERE push_token IS NOT NULL",
+                // Tokens go into APNs' URL path: ones stored before tokens had to be hexadecimal are dropped.
+                """
+                UPDATE ferry_devices SET push_token = NULL, push_environment = NULL
+                WHERE push_token IS NOT NULL AND (push_token GLOB '*[^0-9a-fA-F]*' OR length(push_token) % 2 = 1 OR length(push_token) < 16)
+                """,
             ],
             postgres: [
                 "ALTER TABLE ferry_devices ADD COLUMN streaming_until timestamptz",
@@ -640,6 +647,11 @@ extension Migration {
                 )
                 """,
                 "CREATE INDEX ferry_notification_queue_due ON ferry_notification_queue (due_at) WHERE pending",
+                "CREATE INDEX ferry_devices_push_token ON ferry_devices (push_token) WHERE push_token IS NOT NULL",
+                """
+                UPDATE ferry_devices SET push_token = NULL, push_environment = NULL
+                WHERE push_token !~ '^[0-9a-fA-F]+$' OR length(push_token) % 2 = 1 OR length(push_token) < 16
+                """,
             ]
         ),
     ]

@@ -101,16 +101,18 @@ struct BackgroundSyncEndToEndTests {
             try await writer.client.bindTestDevice(writer.store)
             let writerEngine = SyncEngine(store: writer.store, remote: writer.client, configuration: .manualSync())
             let phone = try await SlowDevice.open(server, email: email)
-            #expect(await phone.engine.handleRemoteNotification(["aps": ["alert": "hi"]]) == nil, "not Ferry's")
+            #expect(RemoteNotification(userInfo: ["aps": ["alert": "hi"]]) == nil, "not Ferry's")
+            #expect(RemoteNotification(userInfo: ["aps": ["alert": "hi"], "ferry": ["space": UUID().uuidString]]) == nil, "an alert: no sync needed")
 
             _ = try writer.store.save(collection: "sermons", fields: Self.sermon("Woken"))
             #expect(await writerEngine.backgroundSync(timeLimit: .seconds(60)) != .stoppedAtDeadline)
             let space = try #require(writer.store.defaultSpace).uuidString.lowercased()
-            let woken = await phone.engine.handleRemoteNotification(["aps": ["content-available": 1], "ferry": ["space": space, "seq": 1]])
-            #expect(woken?.hasNewData == true, "\(String(describing: woken))")
+            let hint = try #require(RemoteNotification(userInfo: ["aps": ["content-available": 1], "ferry": ["space": space, "seq": 1]]))
+            let woken = await phone.engine.handleRemoteNotification(hint)
+            #expect(woken.hasNewData, "\(woken)")
             #expect(try phone.titles() == ["Woken"])
             let requests = phone.proxy.statistics.requests
-            let again = await phone.engine.handleRemoteNotification(["aps": ["content-available": 1], "ferry": ["space": space, "seq": 1]])
+            let again = await phone.engine.handleRemoteNotification(hint)
             #expect(again == .completed(SyncReport()) && phone.proxy.statistics.requests == requests, "already there: no request")
             await phone.proxy.stop()
         }

@@ -34,8 +34,10 @@ struct NotificationEndToEndTests {
                     try await Task.sleep(for: .seconds(1.5))
                     #expect(apns.received().count == 1, "only the pad: \(apns.received().map(\.deviceToken))")
                     #expect(requests.first?.deviceToken == padToken.map { String(format: "%02x", $0) }.joined())
-                    let woken = await pad.engine.handleRemoteNotification(try #require(requests.first?.json))
-                    #expect(woken?.hasNewData == true, "the pad's sync brought the sermon: \(String(describing: woken))")
+                    let userInfo = try #require(requests.first?.json)
+                    let hint = try #require(RemoteNotification(userInfo: userInfo))
+                    let woken = await pad.engine.handleRemoteNotification(hint)
+                    #expect(woken.hasNewData, "the pad's sync brought the sermon: \(woken)")
                 }
             }
         }

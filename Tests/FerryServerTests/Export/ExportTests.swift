@@ -45,7 +45,7 @@ struct ExportTests {
             #expect(Set(sermons.compactMap { $0["title"] as? String }) == ["Ada's advent", "Choir rehearsal", "Grace in the choir"],
                     "her records and her spaces' records; not deleted ones, not another user's personal ones")
             #expect(sermons.allSatisfy { $0["_space"] != nil && $0["id"] != nil })
-            #expect(archive["files/\(ada.userID.lowercasedText)/\(hash)"] == audio, "the file a record names, byte for byte")
+            #expect(archive["files/\(ada.userID.lowercasedText)/\(hash)"] == audio, "the file a record names, byte for byte: \(archive.keys.sorted())")
             let everything = archive.values.map { String(decoding: $0, as: UTF8.self) }.joined()
             #expect(!everything.contains("Stranger's secret") && !everything.contains("Grace alone") && !everything.contains(stranger.session.user.email))
             let devices = try JSONSerialization.jsonObject(with: try #require(archive["devices.json"])) as? [[String: Any]]

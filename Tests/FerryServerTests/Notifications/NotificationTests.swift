@@ -46,6 +46,26 @@ struct NotificationTests {
         }
     }
 
+    @Test("commits within the coalescing delay wake a device once, even when it may be woken every millisecond", arguments: TestEngine.available)
+    func coalescedWithinDelay(_ engine: TestEngine) async throws {
+        try await APNsStandIn.with { apns in
+            let configure = Self.configure(apns, coalescing: .seconds(4))
+            try await RouterServer.with(engine, schema: try Self.schema, configure: { configure(&$0); $0.notifications.minimumInterval = .milliseconds(1) }) { server in
+                var laptop = try await SyncDevice.signUp(server, "coalesced")
+                let phone = try await laptop.sibling()
+                let token = try await phone.registerPushToken()
+                let clock = ContinuousClock(), start = clock.now
+                for index in 0..<10 {
+                    _ = try await laptop.push([laptop.upsert("sermons", ["title": .string("Burst \(index)"), "date": "2026-11-29T10:00:00Z"])])
+                }
+                try #require(clock.now - start < .seconds(3), "the burst took longer than the coalescing delay; nothing to conclude")
+                #expect(await apns.waitForRequests(count: 1).map(\.deviceToken) == [token])
+                try await Task.sleep(for: .seconds(2))
+                #expect(apns.received().count == 1, "ten commits inside the delay make one notification")
+            }
+        }
+    }
+
     @Test("a token APNs answers 410 Unregistered is cleared and never used again", arguments: TestEngine.available)
     func unregisteredTokenCleared(_ engine: TestEngine) async throws {
         try await APNsStandIn.with { apns in
