@@ -48,7 +48,12 @@ struct TokenIssuer: Sendable {
     let issuer: String
 
     init(secret: [UInt8], issuer: String) async {
-        keys = JWTKeyCollection()
+        // Keys sorted: the header's fields live in a dictionary whose order differs from one instance to the next, and
+        // the API keys must come out byte for byte the same from every instance given the same secret.
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        keys = JWTKeyCollection(defaultJWTSerializer: DefaultJWTSerializer(jsonEncoder: encoder))
         await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
         // A separate key for refresh tokens, so the JWT key never signs anything but JWTs.
         refreshKey = SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array("ferry refresh tokens".utf8), using: SymmetricKey(data: secret)))

@@ -30,7 +30,7 @@ struct NotificationEndToEndTests {
                     try await phone.waitUntilStreaming()
                     _ = try mac.store.save(collection: "sermons", fields: ["title": "Advent 2", "date": "2026-12-06T10:00:00Z"])
                     _ = await mac.engine.backgroundSync(timeLimit: .seconds(30))
-                    let requests = await apns.waitForRequests(count: 1)
+                    let requests = await apns.waitForRequests(count: 1, timeout: .seconds(30))
                     try await Task.sleep(for: .seconds(1.5))
                     #expect(apns.received().count == 1, "only the pad: \(apns.received().map(\.deviceToken))")
                     #expect(requests.first?.deviceToken == padToken.map { String(format: "%02x", $0) }.joined())

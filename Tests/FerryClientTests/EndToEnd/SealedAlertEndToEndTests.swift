@@ -33,7 +33,7 @@ struct SealedAlertEndToEndTests {
                 #expect(refused?.code == "encryption_required", "\(String(describing: refused))")
                 let reply = try await mac.client.sendAlert(AlertRequest(space: space, thread: "session-7", sealed: sealed, placeholder: "A session needs you"))
                 #expect(reply.sent == 1)
-                let request = try #require(await apns.waitForRequests(count: 1).first)
+                let request = try #require(await apns.waitForRequests(count: 1, timeout: .seconds(30)).first)
                 #expect(!String(decoding: request.body, as: UTF8.self).contains("Session 7") && !String(decoding: request.body, as: UTF8.self).contains("Claude"))
                 let ferry = try #require(request.json?["ferry"] as? [String: Any])
                 let opened = try AlertSealer(store: phone.store, deviceKeys: phone.keys).open(try #require(ferry["sealed"] as? String), space: space)

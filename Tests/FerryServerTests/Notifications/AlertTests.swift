@@ -72,7 +72,7 @@ struct AlertTests {
                 #expect(clear.status == 422 && clear.errorCode == "encryption_required", "\(clear.text)")
                 let sealed = try await mac.sync.send("POST", "/sync/v1/notifications", AlertRequest(space: space, sealed: "djEuY2lwaGVydGV4dA", placeholder: "New message"))
                 #expect(sealed.status == 200, "\(sealed.text)")
-                let request = try #require(await apns.waitForRequests(count: 1).first)
+                let request = try #require(await apns.waitForRequests(count: 1, timeout: .seconds(30)).first)
                 #expect(request.deviceToken == token)
                 let aps = try #require(request.json?["aps"] as? [String: Any])
                 #expect(aps["mutable-content"] as? Int == 1)
