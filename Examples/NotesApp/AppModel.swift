@@ -46,7 +46,8 @@ enum Screen: Equatable {
 }
 
 /// Signs in, opens the account's store and engine, and follows the app's life: the engine runs while the app is
-/// active; in the background only a push, the refresh task and the seconds after leaving sync (docs/ios.md).
+/// active and is suspended in the background, where only a push, the refresh task and the seconds after leaving sync
+/// (docs/ios.md).
 @MainActor
 @Observable
 final class AppModel {
@@ -198,19 +199,15 @@ final class AppModel {
         await registerPushToken()
     }
 
-    /// Runs the engine until `stopEngine()`. `run()` returns at once while another run is under way (one that a
-    /// background sync started, or one still stopping), so the loop asks again until the task is cancelled.
+    /// Runs the engine until `stopEngine()` (the account closing). It keeps running in the background, suspended
+    /// (`suspendSyncing()`): a background sync never starts or stops it.
     private func startEngine() {
         guard engineRun == nil, let engine = account?.engine else { return }
-        engineRun = Task {
-            while !Task.isCancelled {
-                try? await engine.run()
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
+        engineRun = Task { try? await engine.run() }
     }
 
-    /// Stops the engine; the sync in flight stops between two transactions, keeping what the server acknowledged.
+    /// Stops the engine for good (sign-out); the sync in flight stops between two transactions, keeping what the
+    /// server acknowledged.
     private func stopEngine() async {
         guard let run = engineRun else { return }
         engineRun = nil
@@ -247,7 +244,7 @@ final class AppModel {
 
     private func becameActive() async {
         isActive = true
-        LocalStore.resume()
+        await resumeSyncing(account?.engine)
         guard let account else { return }
         startEngine()
         // What an extension wrote meanwhile: the store's observation sees only this process's own writes.
@@ -259,21 +256,41 @@ final class AppModel {
     private func enteredBackground() async {
         isActive = false
         guard let account else {
-            LocalStore.suspend()
+            await suspendSyncing(nil)
             return
         }
         await account.engine.activityChanged(isActive: false)
         BackgroundRefresh.schedule(identifier: NotesConfig.refreshTaskID, after: 15 * 60)
-        // iOS suspends the app soon: push the last edits within a few seconds (the sync stops at the limit), then stop
-        // the engine, so that no sync holds the store's lock while the app is suspended.
+        // iOS suspends the app soon: wait a few seconds for the engine's next sync to push the last edits, then
+        // suspend the engine, so that no sync holds the store's lock while the app is suspended.
         let backgroundTime = UIApplication.shared.beginBackgroundTask(withName: "Sync notes", expirationHandler: nil)
         let status = account.engine.status
         if status.pendingCount > 0 || status.isSynchronizing {
             _ = await account.engine.backgroundSync(timeLimit: .seconds(10))
         }
-        if !isActive { await stopEngine() }
-        if !isActive { LocalStore.suspend() }
+        if !isActive { await suspendSyncing(account.engine) }
         UIApplication.shared.endBackgroundTask(backgroundTime)
+    }
+
+    /// Before a suspension: the engine's sync in flight stops between two transactions and none starts until
+    /// `resumeSyncing`; once that sync has ended (moments later, releasing the store's `.sync-lock`), the shared store
+    /// refuses writes. iOS ends an app that is suspended holding a lock on a file in an App Group container.
+    private func suspendSyncing(_ engine: SyncEngine?) async {
+        if let engine {
+            await engine.suspend()
+            let asked = ContinuousClock.now
+            while engine.status.isSynchronizing, !Task.isCancelled, ContinuousClock.now - asked < .seconds(2) {
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        LocalStore.suspend()
+    }
+
+    /// After a suspension, or for background work that syncs: the store first, then the engine, whose waiting sync
+    /// starts at once.
+    private func resumeSyncing(_ engine: SyncEngine?) async {
+        LocalStore.resume()
+        await engine?.resume()
     }
 
     // MARK: Push and background refresh
@@ -290,28 +307,27 @@ final class AppModel {
         _ = try? await client.registerPushToken(pushToken, environment: NotesConfig.pushEnvironment, device: account.store.deviceId)
     }
 
-    /// A remote notification: Ferry's background notification runs a sync of at most 25 s, unless this device
-    /// already has the change; anything else is not Ferry's.
-    func handleRemoteNotification(_ userInfo: [AnyHashable: Any]) async -> UIBackgroundFetchResult {
-        guard let engine = account?.engine, let ferry = userInfo["ferry"] as? [String: Any] else { return .noData }
-        // Only Ferry's two hints go to the engine, copied out: `userInfo` may not cross to it in Swift 6.
-        var hint: [String: Any] = [:]
-        if let space = ferry["space"] as? String { hint["space"] = space }
-        if let seq = ferry["seq"] as? Int { hint["seq"] = seq }
-        let wasSuspended = UIApplication.shared.applicationState != .active
-        if wasSuspended { LocalStore.resume() }
-        let result = await engine.handleRemoteNotification(["ferry": hint])
-        if wasSuspended, UIApplication.shared.applicationState != .active { LocalStore.suspend() }
-        return result?.fetchResult ?? .noData
+    /// A Ferry background notification: a sync of at most 25 s, unless this device already has the change. In the
+    /// background the store and the engine are resumed for it (a suspended engine starts no sync) and suspended again
+    /// after, unless the app became active meanwhile.
+    func handleRemoteNotification(_ notification: RemoteNotification) async -> UIBackgroundFetchResult {
+        guard let engine = account?.engine else { return .noData }
+        let inBackground = !isActive
+        if inBackground { await resumeSyncing(engine) }
+        let result = await engine.handleRemoteNotification(notification)
+        if inBackground, !isActive { await suspendSyncing(engine) }
+        return result.fetchResult
     }
 
-    /// The refresh task's work: a sync of at most 25 s, stopped early when the task's expiration handler cancels it.
+    /// The refresh task's work: a sync of at most 25 s, stopped early when the task's expiration handler cancels it,
+    /// with the store and the engine resumed for it as for a notification.
     func backgroundRefresh() async -> Bool {
         guard let engine = account?.engine else { return true }
         BackgroundRefresh.schedule(identifier: NotesConfig.refreshTaskID, after: 15 * 60)
-        LocalStore.resume()
+        let inBackground = !isActive
+        if inBackground { await resumeSyncing(engine) }
         let result = await engine.backgroundSync(timeLimit: .seconds(25))
-        if UIApplication.shared.applicationState != .active { LocalStore.suspend() }
+        if inBackground, !isActive { await suspendSyncing(engine) }
         if case .completed = result { return true }
         return false
     }

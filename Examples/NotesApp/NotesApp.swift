@@ -41,15 +41,19 @@ final class AppDelegate: NSObject, UIApplicationDelegate {
         // No token: the app still syncs while open, and from the refresh task.
     }
 
+    /// Ferry's hint, read into a `Sendable` value here: `userInfo` itself may not cross to the engine in Swift 6. An
+    /// alert (it carries `ferry` but no `seq`) and another sender's notification need no sync.
     func application(
         _ application: UIApplication, didReceiveRemoteNotification userInfo: [AnyHashable: Any]
     ) async -> UIBackgroundFetchResult {
-        await model.handleRemoteNotification(userInfo)
+        guard let notification = RemoteNotification(userInfo: userInfo) else { return .noData }
+        return await model.handleRemoteNotification(notification)
     }
 
     /// Registers the refresh task at every launch, signed in or not (a scheduled task that launches an app which did
     /// not register it is an error). `BackgroundRefresh.register(identifier:engine:)` would need the engine now, which
-    /// exists only while someone is signed in, and does not resume a suspended shared store; the model does both.
+    /// exists only while someone is signed in, and resumes neither a suspended shared store nor the suspended engine
+    /// (whose sync it would wait for until its time is up); the model does all three.
     private func registerRefreshTask() {
         let model = self.model
         BGTaskScheduler.shared.register(forTaskWithIdentifier: NotesConfig.refreshTaskID, using: .main) { @Sendable task in

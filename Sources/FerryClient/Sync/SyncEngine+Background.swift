@@ -48,7 +48,8 @@ extension SyncEngine {
     /// background), this runs one sync itself and stops it at the deadline between two transactions: nothing
     /// half-applied, nothing lost, no mutation pushed twice (the server recognises a resent mutation id).
     public func backgroundSync(deadline: ContinuousClock.Instant) async -> BackgroundSyncResult {
-        let joinsEngine = isRunning
+        // A suspended engine starts no sync: the woken app's sync is then this call's own.
+        let joinsEngine = isRunning && !isSuspended
         let pass = makePass()
         return await withTaskGroup(of: BackgroundSyncResult?.self) { group in
             group.addTask {
@@ -105,6 +106,8 @@ extension SyncEngine {
     public func resume() {
         guard isSuspended else { return }
         isSuspended = false
-        if next != nil, current == nil { startPass() }
+        // The sync that waited starts now, unless the network is down or a backoff runs: then it starts when they end.
+        if isRunning, next != nil, current == nil, isConnected != false, timer?.isBackoff != true { startPass() }
+        publishIdlePhase()
     }
 }

@@ -67,7 +67,7 @@ final class ZipWriter {
         for entry in entries {
             var header = Data()
             header.append(le32: 0x0201_4b50)
-            header.append(le16: 20)  // made by: version 2.0
+            header.append(le16: 0x0314)  // made by: Unix, version 2.0 (so the mode below counts)
             header.append(le16: 20)  // needed: version 2.0
             header.append(le16: 0x0800)  // names are UTF-8
             header.append(le16: 0)  // stored

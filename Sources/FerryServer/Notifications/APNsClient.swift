@@ -24,8 +24,7 @@ struct APNsNotification: Sendable {
 enum APNsDelivery: Sendable, Equatable {
     /// Accepted (`200`).
     case delivered
-    /// The token is no longer valid for this app (`410 Unregistered`, `400 BadDeviceToken`/`DeviceTokenNotForTopic`):
-    /// never use it again.
+    /// The token is no longer valid for this app (`410 Unregistered`, `400 BadDeviceToken`): never use it again.
     case tokenRejected(reason: String)
     /// APNs or the network failed for now (`429`, `5xx`, an expired provider token, a connection error): try later.
     case retryLater(reason: String)
