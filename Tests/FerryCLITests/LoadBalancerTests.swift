@@ -65,6 +65,15 @@ struct LoadBalancerTests {
                 }
                 #expect(try pad.store.pendingCount() == 0)
                 try await eventually("the phone's stream did not move to the surviving instance") { try await survivor.openStreams() == 1 }
+
+                // The CLI through the same proxy: it trusts the private CA only when told to (--ca-file / FERRY_CA_FILE).
+                let home = database.folder + "/cli-home"
+                var environment = ["FERRY_SERVER": app.baseURL.absoluteString, "FERRY_API_KEY": app.anonKey, "FERRY_HOME": home, "FERRY_PASSWORD": "correct horse 1"]
+                let untrusted = try await FerryProcess.run(["login", email], environment: environment)
+                #expect(untrusted.status != 0, "a certificate no trusted CA signed is refused")
+                environment["FERRY_CA_FILE"] = proxy.caFile
+                let trusted = try await FerryProcess.run(["login", email], environment: environment)
+                #expect(trusted.status == 0, "ferry login through nginx with the CA: \(trusted.stderr)")
                 #expect(try phone.store.fetchAll(collection: "sermons").count == 11, "each write once")
             }
         }

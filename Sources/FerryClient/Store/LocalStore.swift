@@ -119,11 +119,13 @@ public final class LocalStore: Sendable {
         self.now = now
         self.logger = logger
         self.currentSchema = Mutex(schema)
-        let lock = (writer as? DatabasePool).map { StoreSyncLock(path: $0.path + ".sync-lock") }
-        syncLock = lock
-        // Processes opening the file at once (an app and its extension) set it up one after the other.
-        try lock?.acquireBlocking()
-        defer { lock?.release() }
+        let pool = writer as? DatabasePool
+        syncLock = pool.map { StoreSyncLock(path: $0.path + ".sync-lock") }
+        // Processes opening the file at once (an app and its extension) set it up one after the other: a lock of its
+        // own, held for the set-up only, so opening a store never waits for another process's sync.
+        let setupLock = pool.map { StoreSyncLock(path: $0.path + ".setup-lock") }
+        try setupLock?.acquireBlocking()
+        defer { setupLock?.release() }
         let generated = deviceId ?? UUID()
         self.deviceId = try Self.storeFailure("prepare") {
             try StoreMigrations.migrator.migrate(writer)

@@ -15,6 +15,9 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "The profile: one device, with its own session, keys and local data (FERRY_PROFILE). [default: default]")
     var profile: String?
 
+    @Option(name: .customLong("ca-file"), help: "A PEM file of certificates to trust beside the system's, for a server behind a private CA (FERRY_CA_FILE).")
+    var caFile: String?
+
     @Flag(help: "Print machine-readable JSON.")
     var json = false
 
@@ -23,6 +26,11 @@ struct ClientOptions: ParsableArguments {
     var homeFolder: URL {
         if let home = home ?? environment["FERRY_HOME"], !home.isEmpty { return URL(filePath: home) }
         return FileManager.default.homeDirectoryForCurrentUser.appending(path: ".ferry")
+    }
+
+    /// The private CA to trust, from the option or the environment.
+    var trustRootsFile: String? {
+        caFile ?? environment["FERRY_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     var profileName: String {

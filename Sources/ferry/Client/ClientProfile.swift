@@ -77,6 +77,15 @@ struct ClientProfile {
     }
 
     func makeAuthClient() -> AuthClient {
-        AuthClient(endpoint: endpoint, store: FileSessionStore(fileURL: folder.appending(path: "session.json")))
+        AuthClient(endpoint: endpoint, store: FileSessionStore(fileURL: folder.appending(path: "session.json")), transport: transport)
+    }
+
+    /// The system's trust, plus `--ca-file`'s on Linux (on macOS the keychain's trust settings do that).
+    private var transport: any HTTPTransport {
+        #if os(Linux)
+        HTTPClientTransport(trustRootsFile: options.trustRootsFile)
+        #else
+        DefaultHTTPTransport()
+        #endif
     }
 }
