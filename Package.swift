@@ -94,8 +94,9 @@ let package = Package(
                 // APNs speaks HTTP/2 only; the client already builds for FerryClient on Linux.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            exclude: ["Console/Assets"],
             swiftSettings: swiftSettings,
-            plugins: ["EmbedOpenAPIPlugin"]
+            plugins: ["EmbedResourcesPlugin"]
         ),
         .target(
             name: "FerryClient",
@@ -182,14 +183,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "EmbedOpenAPI",
-            path: "Plugins/EmbedOpenAPITool",
+            name: "EmbedResources",
+            path: "Plugins/EmbedResourcesTool",
             swiftSettings: swiftSettings
         ),
         .plugin(
-            name: "EmbedOpenAPIPlugin",
+            name: "EmbedResourcesPlugin",
             capability: .buildTool(),
-            dependencies: ["EmbedOpenAPI"]
+            dependencies: ["EmbedResources"]
         ),
         .testTarget(
             name: "FerryCoreTests",

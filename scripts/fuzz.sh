@@ -185,6 +185,25 @@ PY
 [ -n "${COLLECTIONS:-}" ] || { echo "fuzz: signing up or registering the device failed" >&2; exit 1; }
 echo "fuzz: signed up; session bound to device $DEVICE_ID; collections: $COLLECTIONS" >&2
 
+# --- An operator signed in to the console ------------------------------------------------------------------
+
+# `ferry admin add` on the running server's data folder, then a sign-in for the console's cookie and CSRF token.
+CONSOLE_PASSWORD="Console-$(python3 -c 'import uuid; print(uuid.uuid4().hex)')"
+printf '%s\n' "$CONSOLE_PASSWORD" | "$FERRY" admin add fuzz-operator@example.com --password-stdin --data-dir "$WORK/data" >"$WORK/admin.log" 2>&1 \
+    || { cat "$WORK/admin.log" >&2; echo "fuzz: ferry admin add failed" >&2; exit 1; }
+read -r CONSOLE_COOKIE CONSOLE_CSRF < <(BASE_URL=$BASE_URL PASSWORD="$CONSOLE_PASSWORD" python3 - <<'PY'
+import json, os, urllib.request
+
+body = json.dumps({"email": "fuzz-operator@example.com", "password": os.environ["PASSWORD"]}).encode()
+request = urllib.request.Request(os.environ["BASE_URL"] + "/console/api/session", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+with urllib.request.urlopen(request, timeout=30) as response:
+    cookie = response.headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
+    print(cookie, json.load(response)["csrf_token"])
+PY
+)
+[ -n "${CONSOLE_CSRF:-}" ] || { echo "fuzz: signing the operator in to the console failed" >&2; exit 1; }
+
 # --- Schemathesis ------------------------------------------------------------------------------------------
 
 if [ "$SPEC" = served ]; then
@@ -199,14 +218,19 @@ fi
 export FERRY_FUZZ_ANON_KEY=$ANON_KEY FERRY_FUZZ_ACCESS_TOKEN=$ACCESS_TOKEN
 export FERRY_FUZZ_SECOND_ACCESS_TOKEN=$SECOND_ACCESS_TOKEN FERRY_FUZZ_DEVICE_ID=$DEVICE_ID FERRY_FUZZ_USER_ID=$USER_ID
 export FERRY_FUZZ_COLLECTIONS=${COLLECTIONS#-}
+export FERRY_FUZZ_CONSOLE_COOKIE=$CONSOLE_COOKIE FERRY_FUZZ_CONSOLE_CSRF=$CONSOLE_CSRF
 export SCHEMATHESIS_HOOKS=hooks PYTHONPATH="$PWD/scripts/fuzz${PYTHONPATH:+:$PYTHONPATH}"
 
 # Operations left out, because they end the session every request uses:
 #   logout        signs the session out (global by default: every session of the user);
 #   revokeDevice  revoking the session's own device ends the session, and the stateful phase feeds it the
 #                 ids other operations answer with;
-#   deleteAccount deletes the very account (its tests are Tests/FerryServerTests/Auth/AccountDeletionTests.swift).
-EXCLUDED=(--exclude-operation-id logout --exclude-operation-id revokeDevice --exclude-operation-id deleteAccount)
+#   deleteAccount deletes the very account (its tests are Tests/FerryServerTests/Auth/AccountDeletionTests.swift);
+#   the console's sign-out, and its deletion, ban, sign-out and device revocation of users, which the stateful phase
+#   points at the fuzzing user itself (Tests/FerryServerTests/Console/ConsoleRoutesTests.swift tests them).
+EXCLUDED=(--exclude-operation-id logout --exclude-operation-id revokeDevice --exclude-operation-id deleteAccount
+    --exclude-operation-id consoleSignOut --exclude-operation-id consoleDeleteUser --exclude-operation-id consoleBanUser
+    --exclude-operation-id consoleSignOutUser --exclude-operation-id consoleRevokeDevice)
 
 ARGS=(
     --config-file scripts/fuzz/schemathesis.toml

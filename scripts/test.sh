@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ensure-packages.sh
 # libgit2-dev builds FerryVault; git and python3 run the vault tests' peer and their git http-backend server; nginx is the
-# load-balancer test's TLS proxy in front of two instances.
-ferry_ensure_packages libsqlite3-dev postgresql libgit2-dev git python3 nginx || echo "ferry: continuing without some packages" >&2
+# load-balancer test's TLS proxy in front of two instances; chromium and its driver run the console's browser test.
+ferry_ensure_packages libsqlite3-dev postgresql libgit2-dev git python3 nginx chromium chromium-driver \
+    || echo "ferry: continuing without some packages" >&2
 
 start_postgres() {
     local bin
@@ -54,11 +55,13 @@ if [ -z "${FERRY_TEST_POSTGRES_URL:-}" ]; then
     fi
 fi
 
-# supabase-py's auth, storage and PostgREST clients, for the wire-compatibility tests, and aiosmtpd, the SMTP server
-# the mail tests send to (skipped with a printed reason when unavailable).
-python3 -c 'import supabase_auth, storage3, postgrest, aiosmtpd' 2>/dev/null \
-    || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' 'storage3==2.34.1' 'postgrest==2.34.1' 'aiosmtpd==1.4.6' >/dev/null 2>&1 \
-    || echo "ferry: could not install supabase_auth, storage3, postgrest and aiosmtpd from PyPI; the supabase-py and SMTP checks will skip" >&2
+# supabase-py's auth, storage and PostgREST clients, for the wire-compatibility tests, aiosmtpd, the SMTP server the
+# mail tests send to, and selenium, which drives Chromium through the console (skipped with a printed reason when
+# unavailable, except the browser under FERRY_REQUIRE_BROWSER=1).
+python3 -c 'import supabase_auth, storage3, postgrest, aiosmtpd, selenium' 2>/dev/null \
+    || python3 -m pip install --quiet --disable-pip-version-check --timeout 20 --retries 1 'supabase_auth==2.34.1' 'storage3==2.34.1' \
+        'postgrest==2.34.1' 'aiosmtpd==1.4.6' 'selenium==4.51.0' >/dev/null 2>&1 \
+    || echo "ferry: could not install supabase_auth, storage3, postgrest, aiosmtpd and selenium from PyPI; their checks will skip" >&2
 
 # Every run's output is kept; a failing run ends by repeating its failures, so the last lines of a long
 # CI log name what failed and where.

@@ -38,6 +38,20 @@ public final class LiveServer: Sendable {
     /// Starts a server with `configuration` on loopback and waits until it listens: on `port`, or on a free
     /// port when it is 0 (restart a stopped server on its old port to test clients that remember it).
     public static func start(_ configuration: ServerConfiguration, port: Int = 0, logger: Logger = .testing) async throws -> LiveServer {
+        // A port given back (a restart) may be taken meanwhile as the source port of another test's connection, which
+        // lasts a moment: try again for a few seconds rather than fail.
+        var attempts = 0
+        while true {
+            do {
+                return try await startOnce(configuration, port: port, logger: logger)
+            } catch let error as ServerStartupError where error.code == .addressInUse && port != 0 && attempts < 50 {
+                attempts += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    private static func startOnce(_ configuration: ServerConfiguration, port: Int, logger: Logger) async throws -> LiveServer {
         var configuration = configuration
         configuration.host = "127.0.0.1"
         configuration.port = port
@@ -52,7 +66,12 @@ public final class LiveServer: Sendable {
             configuration.port = baseURL.port ?? port
             return LiveServer(server: server, baseURL: baseURL, configuration: configuration, logger: logger, task: task)
         }
-        try await task.value
+        do {
+            try await task.value
+        } catch {
+            try? await server.storage.close()
+            throw error
+        }
         throw TestSupportError("the server stopped before it listened")
     }
 

@@ -15,7 +15,7 @@ struct FerryCommand: AsyncParsableCommand {
             ServeCommand.self, SignUpCommand.self, LoginCommand.self, SendCodeCommand.self, VerifyCommand.self, LogoutCommand.self, WhoAmICommand.self,
             AccountCommand.self, StatusCommand.self, ProfileCommand.self, ResetCommand.self,
             PutCommand.self, GetCommand.self, ListCommand.self, RemoveCommand.self, SyncCommand.self, BlobCommand.self,
-            SpacesCommand.self, DevicesCommand.self, DoctorCommand.self, BackupCommand.self, ExportCommand.self,
+            SpacesCommand.self, DevicesCommand.self, DoctorCommand.self, BackupCommand.self, ExportCommand.self, AdminCommand.self,
             VaultCommand.self,
         ]
     )

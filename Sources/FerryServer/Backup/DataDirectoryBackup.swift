@@ -23,11 +23,20 @@ public enum DataDirectoryBackup {
             throw BackupError(.noEmbeddedDatabase, "\(dataDirectory) has no \(databaseFile): back up a PostgreSQL server with pg_dump (docs/operations.md, \"Backups\")")
         }
         let name = "ferry-backup-" + Self.stamp(now)
-        let folder = URL(filePath: destination).appending(path: name)
+        var folder = URL(filePath: destination).appending(path: name)
         return try Self.io("writing the backup into \(folder.path())") {
             try OwnerOnlyPath.folder(destination)
-            guard !FileManager.default.fileExists(atPath: folder.path()) else {
-                throw BackupError(.backupIOFailed, "\(folder.path()) already exists; wait a second and run the backup again")
+            // Made atomically, so two backups in one second (two operators, a schedule and a console click) each get a
+            // folder of their own: the second is `…-2`.
+            var attempt = 1
+            while true {
+                do {
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+                    break
+                } catch where FileManager.default.fileExists(atPath: folder.path()) && attempt < 100 {
+                    attempt += 1
+                    folder = URL(filePath: destination).appending(path: "\(name)-\(attempt)")
+                }
             }
             try OwnerOnlyPath.folder(folder.path())
             try copyBlobs(from: data, to: folder)

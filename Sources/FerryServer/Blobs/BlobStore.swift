@@ -96,4 +96,6 @@ protocol BlobStore: Sendable {
     func blobs(storedBefore cutoff: Date) async throws -> [BlobKey]
     /// Drops uploads last written before `cutoff`; returns how many went.
     func discardUploads(writtenBefore cutoff: Date) async throws -> Int
+    /// How many blobs are stored and their bytes, for the console.
+    func totals() async throws -> (count: Int, bytes: Int64)
 }

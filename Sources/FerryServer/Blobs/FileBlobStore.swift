@@ -151,6 +151,18 @@ final class FileBlobStore: BlobStore {
         return keys
     }
 
+    func totals() async throws -> (count: Int, bytes: Int64) {
+        let manager = FileManager.default
+        var (count, bytes): (Int, Int64) = (0, 0)
+        for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] where UUID(uuidString: folder) != nil {
+            for name in (try? manager.contentsOfDirectory(atPath: "\(root)/blobs/\(folder)")) ?? [] where BlobReference.isValidHash(name) {
+                count += 1
+                bytes += ((try? manager.attributesOfItem(atPath: "\(root)/blobs/\(folder)/\(name)"))?[.size] as? NSNumber)?.int64Value ?? 0
+            }
+        }
+        return (count, bytes)
+    }
+
     func openUploads(in space: UUID) async throws -> Int {
         let prefix = space.lowercasedText + "-"
         return ((try? FileManager.default.contentsOfDirectory(atPath: root + "/uploads")) ?? [])

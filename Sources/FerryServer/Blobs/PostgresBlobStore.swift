@@ -237,6 +237,12 @@ struct PostgresBlobStore: BlobStore {
         return keys
     }
 
+    func totals() async throws -> (count: Int, bytes: Int64) {
+        let rows = try await client.query("SELECT count(*), coalesce(sum(size), 0)::bigint FROM ferry_blobs", logger: logger)
+        for try await (count, bytes) in rows.decode((Int64, Int64).self) { return (Int(count), bytes) }
+        return (0, 0)
+    }
+
     func discardUploads(writtenBefore cutoff: Date) async throws -> Int {
         let rows = try await client.query(
             """

@@ -49,6 +49,8 @@ public struct ServerConfiguration: Sendable {
 
     /// The GitHub OAuth code exchange for vaults (`/oauth/v1/github/token`).
     public var githubOAuth = GitHubOAuthConfiguration()
+    /// The operator console (`/console`).
+    public var console = ConsoleConfiguration()
 
     /// Creates a configuration with the defaults.
     public init() {}

@@ -120,6 +120,19 @@ struct DeviceService: Sendable {
         return device.wire(currentDeviceID: caller.device?.id)
     }
 
+    /// Revokes any device, for an operator in the console: as the account's own revocation, its sessions end and its
+    /// stream closes.
+    func revokeByOperator(_ id: UUID) async throws -> DeviceRecord {
+        guard let found = try await storage.device(id: id),
+              let device = try await storage.changeTrust(deviceID: id, userID: found.userID, to: .revoked, now: now())
+        else {
+            throw ServiceError(.notFound, .deviceNotFound, "No device has the id \(id.lowercasedText).")
+        }
+        logger.info("device revoked by an operator", metadata: ["ferry.device.id": "\(id.lowercasedText)"])
+        await events.publish([.accountChanged(found.userID)])
+        return device
+    }
+
     private func change(_ caller: SyncCaller, device id: UUID, to trust: DeviceTrust) async throws -> DeviceRecord {
         guard let device = try await storage.changeTrust(deviceID: id, userID: caller.userID, to: trust, now: now()) else {
             throw ServiceError(.notFound, .deviceNotFound, "No device \(id.lowercasedText) in your account.")

@@ -25,6 +25,8 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     var caller: SyncCaller?
     /// The caller of a `/rest/v1` request, set by the ``TableAuthenticator``.
     var tableCaller: TableCaller?
+    /// The operator of a `/console/api` request, set by ``ConsoleSessionMiddleware``.
+    var operatorSession: OperatorService.Session?
     /// The connection, whose writability paces streamed responses (``BlobResponse``).
     let channel: any Channel
     /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.

@@ -27,7 +27,7 @@ extension FerryServer {
             maxAge: .hours(1)
         ))
         router.add(middleware: MetricsMiddleware(registry: registry))
-        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware(tail: errorTail))
         router.add(middleware: RequestDeadlineMiddleware(deadline: configuration.requestDeadline))
         OperationsRoutes(storage: storage, registry: registry, healthTimeout: configuration.healthTimeout, metricsToken: configuration.metricsToken)
             .register(on: router)
@@ -50,10 +50,11 @@ extension FerryServer {
         authRoutes.register(open: DeadlineGroup(router.group("auth/v1")))
         let admin = router.group("auth/v1/admin").add(middleware: ServiceRoleMiddleware(keys: keys))
         AdminRoutes(admin: AdminService(auth: auth, accounts: accounts, emailCodes: emailCodes)).register(on: DeadlineGroup(admin))
-        let exports = ExportRoutes(exports: ExportService(
+        let exportService = ExportService(
             auth: auth, tables: tables, devices: self.sync.storage, blobs: blobs.store, schema: schema,
             folder: configuration.dataDirectory + "/exports"
-        ))
+        )
+        let exports = ExportRoutes(exports: exportService)
         exports.register(admin: admin)
         let sync = DeadlineGroup(authenticated(router.group("sync/v1")))
         exports.register(user: authenticated(router.group("sync/v1")))
@@ -86,7 +87,23 @@ extension FerryServer {
                 notifications: notifications, logger: logger
             )
         ).register(on: router.group("sync/v1/stream").add(middleware: streaming).add(middleware: StreamAdmission(hub: hub)))
+        registerConsole(on: router, exports: exportService)
         return router
+    }
+
+    /// `/console` and its API, over the same services as every other front-end.
+    private func registerConsole(on router: Router<FerryRequestContext>, exports: ExportService) {
+        let operators = OperatorService(storage: storage, hasher: auth.hasher, secret: keys.secret, logger: logger)
+        let admin = AdminService(auth: auth, accounts: accounts, emailCodes: emailCodes)
+        let hub = self.hub
+        let console = ConsoleService(
+            storage: records, auth: auth, admin: admin, devices: devices, operators: operators, schema: schema,
+            blobs: blobs.store, activity: activity, errors: errorTail, configuration: configuration, openStreams: { hub.count }
+        )
+        ConsoleRoutes(
+            console: console, tables: tables, exports: exports,
+            backups: ConsoleBackups(dataDirectory: configuration.dataDirectory, isEmbedded: configuration.resolvedDatabase.engineName == "sqlite")
+        ).register(on: router, operators: operators, secureCookies: configuration.publicURL?.hasPrefix("https://") == true)
     }
 
     /// Serves until the graceful shutdown of the `ServiceGroup` running it (in-flight requests finish), a call to

@@ -54,6 +54,12 @@ public final class FerryServer: Sendable {
     let hub: RealtimeHub
     /// APNs notifications, when configured.
     let notifications: NotificationService?
+    /// Records, spaces, devices and everything else beside accounts (the same database as ``storage``).
+    let records: any RecordsStorage
+    /// The console's charts, sampled from the metrics.
+    let activity: ActivitySampler
+    /// The errors answered lately, for the console's live tail.
+    let errorTail = ErrorTail()
     let services: [any Service]
     let logger: Logger
     let registry: PrometheusCollectorRegistry
@@ -61,10 +67,12 @@ public final class FerryServer: Sendable {
     let runningGroup = Mutex<ServiceGroup?>(nil)
 
     private init(
-        configuration: ServerConfiguration, storage: any DatabaseStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
+        configuration: ServerConfiguration, storage: any DatabaseStorage, records: any RecordsStorage, schema: Schema, keys: ServerKeys, auth: AuthService,
         sync: SyncService, tables: TableService, accounts: AccountService, emailCodes: EmailCodeService, blobs: BlobService, objects: ObjectStorageService, blobCollector: BlobCollector, hub: RealtimeHub, notifications: NotificationService?,
-        registry: PrometheusCollectorRegistry, appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
+        activity: ActivitySampler, registry: PrometheusCollectorRegistry, appliedSchemaChanges: [SchemaChange], services: [any Service], logger: Logger
     ) {
+        self.activity = activity
+        self.records = records
         self.blobs = blobs
         self.objects = objects
         self.blobCollector = blobCollector
@@ -180,6 +188,8 @@ public final class FerryServer: Sendable {
         )
         var sync = SyncService(storage: records, schema: schema, limits: configuration.sync, logger: logger, events: feed)
         sync.blobs = blobs
+        sync.metrics = SyncMetrics(registry: registry)
+        let activity = ActivitySampler(registry: registry, interval: configuration.console.sampleInterval)
         if configuration.sync.maximumPagesReadAhead > 0 {
             sync.readAhead = PullReadAhead(capacity: configuration.sync.maximumPagesReadAhead, metrics: ReadAheadMetrics(registry: registry))
         }
@@ -192,12 +202,12 @@ public final class FerryServer: Sendable {
             logger: logger
         )
         return FerryServer(
-            configuration: configuration, storage: storage, schema: schema, keys: keys, auth: auth, sync: sync,
+            configuration: configuration, storage: storage, records: records, schema: schema, keys: keys, auth: auth, sync: sync,
             tables: TableService(storage: records, schema: schema, sync: sync),
             accounts: AccountService(storage: records, auth: auth, blobs: blobStore, schema: schema, events: feed), emailCodes: emailCodes,
-            blobs: blobs, objects: objects, blobCollector: blobCollector, hub: hub, notifications: notifications, registry: registry,
-            appliedSchemaChanges: changes,
-            services: poolServices + [collector, blobCollector] + (mailer.map { [$0] } ?? []) + (notifications.map { [$0] } ?? [])
+            blobs: blobs, objects: objects, blobCollector: blobCollector, hub: hub, notifications: notifications, activity: activity,
+            registry: registry, appliedSchemaChanges: changes,
+            services: poolServices + [collector, blobCollector, activity] + (mailer.map { [$0] } ?? []) + (notifications.map { [$0] } ?? [])
                 + backupServices(configuration, logger: logger),
             logger: logger
         )
@@ -233,7 +243,7 @@ public final class FerryServer: Sendable {
 }
 
 /// What the services other than accounts read and write: records, spaces, devices, tables, objects and notifications.
-typealias RecordsStorage = SyncService.Storage & TableStorage & AccountStorage & ObjectCatalog & NotificationStorage
+typealias RecordsStorage = SyncService.Storage & TableStorage & AccountStorage & ObjectCatalog & NotificationStorage & ConsoleStorage
 
 extension SchemaChange {
     /// A short description for logs.

@@ -654,5 +654,73 @@ extension Migration {
                 """,
             ]
         ),
+        Migration(
+            version: 17,
+            name: "operators and the console",
+            // Operators are not app users: a table, sessions and a log of their own. A space notes when it last changed,
+            // in the statement that already takes its sequence numbers.
+            sqlite: [
+                """
+                CREATE TABLE ferry_operators (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  email TEXT NOT NULL UNIQUE,
+                  password_hash TEXT NOT NULL,
+                  created_at TEXT NOT NULL,
+                  updated_at TEXT NOT NULL,
+                  last_sign_in_at TEXT
+                ) STRICT
+                """,
+                """
+                CREATE TABLE ferry_operator_sessions (
+                  token_hash TEXT PRIMARY KEY NOT NULL,
+                  operator_id TEXT NOT NULL REFERENCES ferry_operators (id) ON DELETE CASCADE,
+                  created_at TEXT NOT NULL,
+                  last_used_at TEXT NOT NULL
+                ) STRICT
+                """,
+                "CREATE INDEX ferry_operator_sessions_operator ON ferry_operator_sessions (operator_id)",
+                """
+                CREATE TABLE ferry_operator_log (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  at TEXT NOT NULL,
+                  operator TEXT NOT NULL,
+                  action TEXT NOT NULL,
+                  target TEXT NOT NULL
+                ) STRICT
+                """,
+                "ALTER TABLE ferry_spaces ADD COLUMN changed_at TEXT",
+            ],
+            postgres: [
+                """
+                CREATE TABLE ferry_operators (
+                  id uuid PRIMARY KEY,
+                  email text NOT NULL UNIQUE,
+                  password_hash text NOT NULL,
+                  created_at timestamptz NOT NULL,
+                  updated_at timestamptz NOT NULL,
+                  last_sign_in_at timestamptz
+                )
+                """,
+                """
+                CREATE TABLE ferry_operator_sessions (
+                  token_hash text PRIMARY KEY,
+                  operator_id uuid NOT NULL REFERENCES ferry_operators (id) ON DELETE CASCADE,
+                  created_at timestamptz NOT NULL,
+                  last_used_at timestamptz NOT NULL
+                )
+                """,
+                "CREATE INDEX ferry_operator_sessions_operator ON ferry_operator_sessions (operator_id)",
+                """
+                CREATE TABLE ferry_operator_log (
+                  id bigserial PRIMARY KEY,
+                  at timestamptz NOT NULL,
+                  operator text NOT NULL,
+                  action text NOT NULL,
+                  target text NOT NULL
+                )
+                """,
+                "ALTER TABLE ferry_spaces ADD COLUMN changed_at timestamptz",
+            ]
+        ),
     ]
 }

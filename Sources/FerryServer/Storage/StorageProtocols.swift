@@ -26,7 +26,8 @@ public protocol SchemaStorage: Sendable {
 }
 
 /// An open database: one value per engine that serves every storage domain.
-public protocol DatabaseStorage: HealthStorage, MigrationStorage, SchemaStorage, AuthStorage, ProfileStorage, IdentityStorage, EmailCodeStorage {
+public protocol DatabaseStorage: HealthStorage, MigrationStorage, SchemaStorage, AuthStorage, ProfileStorage, IdentityStorage, EmailCodeStorage,
+    OperatorStorage {
     /// Which SQL the engine speaks.
     var dialect: SQLDialect { get }
     /// Releases connections; the storage is unusable afterwards.

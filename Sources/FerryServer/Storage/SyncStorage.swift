@@ -71,6 +71,8 @@ struct PushOutcome: Sendable {
     var response: PushResponse
     /// Each written space's last sequence number after the push.
     var committed: [UUID: Int64]
+    /// Mutations merged with a later change to one of their fields.
+    var conflicts = 0
 
     /// The reply to `batch` once `plan` committed, with `committed` the last sequence number of each space written.
     ///
@@ -87,6 +89,7 @@ struct PushOutcome: Sendable {
         }
         response = PushResponse(results: plan.results, lastMutationId: plan.lastMutationID, cursors: cursors)
         self.committed = committed
+        conflicts = plan.conflicts
     }
 }
 

@@ -25,6 +25,8 @@ struct PushPlan: Sendable {
     /// The spaces where every row this push writes is a record one of its applied mutations names (no cascade
     /// tombstoned a child there): the pushing device holds each of those rows as the push leaves it.
     var spacesWithOnlyOwnWrites: Set<UUID>
+    /// Mutations merged with a later change to one of their fields (the metrics' `merged` outcome).
+    var conflicts = 0
 
     /// Why a push is refused whole, changing nothing.
     enum Refusal: Error, Sendable {
@@ -144,6 +146,7 @@ struct PushPlan: Sendable {
             let indexes = planner.contributors(of: key)
             return Write(key: key, collection: collection, record: record, isNew: loaded[key] == nil, mutationIndexes: indexes)
         }
+        self.conflicts = planner.conflicts
         self.lastMutationID = max(previousMutationID, mutationIDs.last ?? previousMutationID)
         self.fingerprints = appended
         var lowered = Set<UUID>()
@@ -198,6 +201,8 @@ private struct Planner {
     private var moreContributors: [Int: [Int]] = [:]
     /// The rows a delete's cascade changed.
     var cascaded = Set<RecordKey>()
+    /// Mutations merged into a record that had changed a field of theirs later.
+    var conflicts = 0
 
     /// `capacity`: how many rows the plan is likely to change (its mutations).
     init(
@@ -239,6 +244,10 @@ private struct Planner {
             record.state = valid.state
             changed = !valid.state.clocks.isEmpty
         } else {
+            // A conflict: a field this mutation writes was changed later elsewhere, and the merge keeps that change.
+            if let existing, valid.state.clocks.contains(where: { field, clock in existing.state.clocks[field].map { $0 > clock } ?? false }) {
+                conflicts += 1
+            }
             changed = record.state.merge(valid.state)
         }
         guard changed else { return nil }

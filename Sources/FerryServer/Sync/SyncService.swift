@@ -17,6 +17,8 @@ struct SyncService: Sendable {
     var now: @Sendable () -> Date = Date.init
     /// Reads the next page of a paged pull while the client reads this one; `nil` reads each page when asked.
     var readAhead: PullReadAhead?
+    /// Counts each commit's mutations by outcome; `nil` in tests of the service alone.
+    var metrics: SyncMetrics?
 
     /// The largest mutation id: 2^53 - 1, the largest integer a JSON number carries exactly everywhere.
     static let largestMutationID: Int64 = 9_007_199_254_740_991
@@ -127,6 +129,7 @@ struct SyncService: Sendable {
         while true {
             do {
                 let outcome = try await storage.push(batch)
+                metrics?.count(outcome)
                 await events.publish(outcome.committed.map { .committed(space: $0.key, seq: $0.value, origin: batch.deviceID) })
                 return outcome
             } catch PushPlan.Refusal.outOfOrder(let follows, let last) where follows > last && !pauses.isEmpty {

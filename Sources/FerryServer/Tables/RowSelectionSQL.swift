@@ -14,6 +14,8 @@ enum RowSelectionSQL {
     /// The columns a table request may name, with the types their values are bound as.
     static func columnType(_ name: String, in collection: CollectionDefinition) throws(TableError) -> FieldType {
         if name == "id" || name == "_space" { return .uuid }
+        // The sequence number orders the console's lists, newest first.
+        if name == "_seq" { return .integer }
         guard let field = collection.field(named: name) else { throw .unknownColumn(name, of: collection.name) }
         guard !(collection.isEncrypted && collection.isSealed(field)) else {
             throw TableError(

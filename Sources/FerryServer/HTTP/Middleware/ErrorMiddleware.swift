@@ -12,11 +12,16 @@ import Glibc
 /// a stack trace. A database that is down answers 503 (retry); errors the server did not expect become 500,
 /// logged with the request id.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Keeps the errors answered for the console's live tail.
+    var tail: ErrorTail?
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            return try Self.apiError(for: error, request, context).response(from: request, context: context)
+            let apiError = Self.apiError(for: error, request, context)
+            tail?.record(method: request.method.rawValue, path: request.uri.path, apiError)
+            return try apiError.response(from: request, context: context)
         }
     }
 

@@ -182,7 +182,7 @@ extension PostgresStorage {
     }
 
     /// The rows of a query selecting ``userColumns``.
-    private func users(_ rows: PostgresRowSequence) async throws -> [UserRecord] {
+    func users(_ rows: PostgresRowSequence) async throws -> [UserRecord] {
         var users: [UserRecord] = []
         for try await (id, email, hash, metadata, createdAt, updatedAt, lastSignIn, bannedUntil, confirmedAt, providers, proven) in rows.decode(
             (UUID, String, String, String, Date, Date, Date?, Date?, Date?, String, Bool).self

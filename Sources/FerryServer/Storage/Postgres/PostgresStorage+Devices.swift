@@ -3,7 +3,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage: DeviceStorage {
-    private static let deviceColumns =
+    static let deviceColumns =
         "id, user_id, name, type, hostname, public_key, push_token, push_environment, trust, created_at, last_seen_at, revoked_at"
 
     func device(id: UUID) async throws -> DeviceRecord? {
@@ -131,7 +131,7 @@ extension PostgresStorage: DeviceStorage {
         }
     }
 
-    private static func devices(_ rows: PostgresRowSequence) async throws -> [DeviceRecord] {
+    static func devices(_ rows: PostgresRowSequence) async throws -> [DeviceRecord] {
         var devices: [DeviceRecord] = []
         for try await row in rows {
             devices.append(device(try row.decode(DeviceColumns.self)))
@@ -140,9 +140,9 @@ extension PostgresStorage: DeviceStorage {
     }
 
     /// The columns of ``deviceColumns``, in order.
-    private typealias DeviceColumns = (UUID, UUID, String, String, String, String, String?, String?, String, Date, Date, Date?)
+    typealias DeviceColumns = (UUID, UUID, String, String, String, String, String?, String?, String, Date, Date, Date?)
 
-    private static func device(_ columns: DeviceColumns) -> DeviceRecord {
+    static func device(_ columns: DeviceColumns) -> DeviceRecord {
         let (id, userID, name, type, hostname, publicKey, pushToken, pushEnvironment, trust, createdAt, lastSeenAt, revokedAt) = columns
         return DeviceRecord(
             id: id, userID: userID, name: name, type: DeviceKind(rawValue: type) ?? .other, hostname: hostname, publicKey: publicKey,

@@ -3,7 +3,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresStorage: ObjectCatalog {
-    private static let objectColumns = "id, bucket, name, space_id, sha256, size, content_type, cache_control, owner_id, created_at, updated_at"
+    static let objectColumns = "id, bucket, name, space_id, sha256, size, content_type, cache_control, owner_id, created_at, updated_at"
 
     func object(bucket: String, name: String) async throws -> StoredObject? {
         try await Self.objects(try await client.query(
@@ -111,7 +111,7 @@ extension PostgresStorage: ObjectCatalog {
         return keys
     }
 
-    private static func objects(_ rows: PostgresRowSequence) async throws -> [StoredObject] {
+    static func objects(_ rows: PostgresRowSequence) async throws -> [StoredObject] {
         var objects: [StoredObject] = []
         for try await (id, bucket, name, space, hash, size, type, cache, owner, created, updated)
             in rows.decode((UUID, String, String, UUID, String, Int64, String, String, UUID, Date, Date).self) {

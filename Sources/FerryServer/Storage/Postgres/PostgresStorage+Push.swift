@@ -168,7 +168,7 @@ extension PostgresStorage: RecordStorage {
         var firstSeq: [UUID: Int64] = [:]
         var committed: [UUID: Int64] = [:]
         for (space, count) in layout.counts {
-            let rows = try await connection.query("UPDATE ferry_spaces SET seq = seq + \(count) WHERE id = \(space) RETURNING seq", logger: logger)
+            let rows = try await connection.query("UPDATE ferry_spaces SET seq = seq + \(count), changed_at = \(now) WHERE id = \(space) RETURNING seq", logger: logger)
             let last = try await rows.decode(Int64.self).first(where: { _ in true }) ?? 0
             firstSeq[space] = last - count + 1
             committed[space] = last

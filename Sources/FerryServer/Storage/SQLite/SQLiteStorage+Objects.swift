@@ -126,7 +126,7 @@ extension SQLiteStorage: ObjectCatalog {
         }
     }
 
-    private static func object(_ row: Row) -> StoredObject? {
+    static func object(_ row: Row) -> StoredObject? {
         guard let id = UUID(uuidString: row["id"]), let space = UUID(uuidString: row["space_id"]), let owner = UUID(uuidString: row["owner_id"])
         else { return nil }
         return StoredObject(

@@ -34,7 +34,7 @@ extension SQLiteStorage: RecordStorage {
                 plan = try PushPlan(batch, previousMutationID: previous, processed: processed, loaded: loaded, children: children)
                 values = try Self.rowValues(of: plan, updatedAt: updatedAt, sealedSpaces: batch.sealedSpaces)
             }
-            let committed = try Self.write(&plan, values: &values, db)
+            let committed = try Self.write(&plan, values: &values, changedAt: batch.now, db)
             try plan.requireWhole(batch)
             guard batch.deviceID != nil else { return PushOutcome(batch: batch, plan: plan, committed: committed) }
             try db.cachedStatement(sql: """
@@ -83,12 +83,12 @@ extension SQLiteStorage: RecordStorage {
     /// number of its space (one update per space reserves them all). A write that breaks a unique key is rolled back
     /// alone and its mutations are rejected; its number stays unused, which a cursor does not mind. Returns each
     /// space's last sequence number.
-    private static func write(_ plan: inout PushPlan, values: inout [[DatabaseValue]], _ db: Database) throws -> [UUID: Int64] {
+    private static func write(_ plan: inout PushPlan, values: inout [[DatabaseValue]], changedAt now: Date, _ db: Database) throws -> [UUID: Int64] {
         var nextSeq: [UUID: Int64] = [:]
         var committed: [UUID: Int64] = [:]
         for (space, count) in plan.rowsPerSpace {
             let last = try Int64.fetchOne(
-                db, sql: "UPDATE ferry_spaces SET seq = seq + ? WHERE id = ? RETURNING seq", arguments: [count, space.databaseText]
+                db, sql: "UPDATE ferry_spaces SET seq = seq + ?, changed_at = ? WHERE id = ? RETURNING seq", arguments: [count, now, space.databaseText]
             ) ?? 0
             nextSeq[space] = last - count + 1
             committed[space] = last
