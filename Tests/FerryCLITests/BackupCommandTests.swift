@@ -1,6 +1,7 @@
 import FerryServer
 import FerryTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// `ferry backup create|verify|restore` as an operator runs them, against a live embedded server.
@@ -55,6 +56,71 @@ struct BackupCommandTests {
             let listed = try await tablet.run(["ls", "sermons"])
             #expect(listed.stdout.contains("Before") && listed.stdout.contains("Offline edit"), "list: \(listed.stdout) \(listed.stderr) resync: \(resync.stdout)")
             #expect(!listed.stdout.contains("After"), "what came after the backup is gone from the server")
+            await server.stop()
+        }
+    }
+
+    @Test("a backup taken while a device pushes in a loop holds every write acknowledged before it began, and its files byte for byte")
+    func backupUnderLoad() async throws {
+        try await TestDatabase.with(.sqlite) { database in
+            var configuration = database.endToEndConfiguration(schemaFile: ExampleSchemas.path("tabletnotes.yaml"))
+            configuration.healthTimeout = .seconds(30)
+            var server = try await LiveServer.start(configuration)
+            let port = try #require(server.baseURL.port)
+            let phone = ClientCommandTests.Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/phone")
+            let email = uniqueEmail("load")
+            #expect(try await phone.run(["signup", email], password: "correct horse 1").status == 0)
+            let audio = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+            let audioPath = database.folder + "/sermon.m4a"
+            try audio.write(to: URL(filePath: audioPath))
+            let put = try await phone.run(["put", "sermons", "title=With audio", "date=2026-11-21T10:00:00Z", "audio=@\(audioPath)"])
+            let sermon = put.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(put.status == 0, "\(put.stderr)")
+            #expect(try await phone.run(["sync"]).status == 0)
+
+            // The device writes and syncs in a loop; each title is acknowledged once its sync exits 0.
+            let acknowledged = Mutex<[(title: String, at: ContinuousClock.Instant)]>([])
+            let writer = Task {
+                var index = 0
+                while !Task.isCancelled {
+                    index += 1
+                    let title = "Load \(index)"
+                    guard try await phone.run(["put", "sermons", "title=\(title)", "date=2026-11-22T10:00:00Z"]).status == 0 else { continue }
+                    if try await phone.run(["sync"]).status == 0 { acknowledged.withLock { $0.append((title, .now)) } }
+                }
+            }
+            try await eventually("three writes acknowledged") { acknowledged.withLock { $0.count } >= 3 }
+            let backupBegan = ContinuousClock.now
+            let created = try await phone.run(["backup", "create", "--data-dir", database.folder, "--json"])
+            #expect(created.status == 0, "\(created.stderr)")
+            try await eventually("a write acknowledged after the backup began") { acknowledged.withLock { $0.last.map { $0.at > backupBegan } ?? false } }
+            writer.cancel()
+            _ = try? await writer.value
+            let backup = try #require((try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["backup"] as? String)
+            let before = acknowledged.withLock { $0.filter { $0.at < backupBegan }.map(\.title) }
+            #expect(!before.isEmpty)
+
+            await server.stop()
+            let restored = try await phone.run(["backup", "restore", backup, "--data-dir", database.folder, "--yes"])
+            #expect(restored.status == 0, "\(restored.stderr)")
+            server = try await LiveServer.start(configuration, port: port)
+
+            let tablet = ClientCommandTests.Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/tablet")
+            #expect(try await tablet.run(["login", email], password: "correct horse 1").status == 0)
+            let listed = try await tablet.run(["ls", "sermons"])
+            for title in before + ["With audio"] {
+                #expect(listed.stdout.contains(title), "\(title), acknowledged before the backup began, is served: \(listed.stdout)")
+            }
+            let copy = database.folder + "/copy.m4a"
+            let fetched = try await tablet.run(["blob", "get", "sermons", sermon, "audio", "-o", copy])
+            #expect(fetched.status == 0, "\(fetched.stderr)")
+            #expect(FileManager.default.contents(atPath: copy) == audio, "the file came back byte for byte")
+
+            // The phone synced past the backup: it starts its space over and keeps working, nothing of its outbox lost.
+            #expect(try await phone.run(["put", "sermons", "title=After the restore", "date=2026-11-23T10:00:00Z"]).status == 0)
+            #expect(try await phone.run(["sync"]).status == 0)
+            #expect(try await tablet.run(["sync"]).status == 0)
+            #expect(try await tablet.run(["ls", "sermons"]).stdout.contains("After the restore"))
             await server.stop()
         }
     }
