@@ -60,9 +60,12 @@ struct BackupCommandTests {
         }
     }
 
-    @Test("a backup taken while a device pushes in a loop holds every write acknowledged before it began, and its files byte for byte")
-    func backupUnderLoad() async throws {
-        try await TestDatabase.with(.sqlite) { database in
+    @Test(
+        "a backup taken while a device pushes in a loop holds every write acknowledged before it began and its files byte for byte (ferry backup; pg_dump with docs/operations.md's recipe)",
+        arguments: TestEngine.available
+    )
+    func backupUnderLoad(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(engine) { database in
             var configuration = database.endToEndConfiguration(schemaFile: ExampleSchemas.path("tabletnotes.yaml"))
             configuration.healthTimeout = .seconds(30)
             var server = try await LiveServer.start(configuration)
@@ -91,18 +94,15 @@ struct BackupCommandTests {
             }
             try await eventually("three writes acknowledged") { acknowledged.withLock { $0.count } >= 3 }
             let backupBegan = ContinuousClock.now
-            let created = try await phone.run(["backup", "create", "--data-dir", database.folder, "--json"])
-            #expect(created.status == 0, "\(created.stderr)")
+            let backup = try await Self.backUp(database, phone: phone)
             try await eventually("a write acknowledged after the backup began") { acknowledged.withLock { $0.last.map { $0.at > backupBegan } ?? false } }
             writer.cancel()
             _ = try? await writer.value
-            let backup = try #require((try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["backup"] as? String)
             let before = acknowledged.withLock { $0.filter { $0.at < backupBegan }.map(\.title) }
             #expect(!before.isEmpty)
 
             await server.stop()
-            let restored = try await phone.run(["backup", "restore", backup, "--data-dir", database.folder, "--yes"])
-            #expect(restored.status == 0, "\(restored.stderr)")
+            try await Self.restore(backup, database, phone: phone)
             server = try await LiveServer.start(configuration, port: port)
 
             let tablet = ClientCommandTests.Client(server: server.baseURL, apiKey: server.server.keys.anonKey, home: database.folder + "/tablet")
@@ -118,10 +118,70 @@ struct BackupCommandTests {
 
             // The phone synced past the backup: it starts its space over and keeps working, nothing of its outbox lost.
             #expect(try await phone.run(["put", "sermons", "title=After the restore", "date=2026-11-23T10:00:00Z"]).status == 0)
-            #expect(try await phone.run(["sync"]).status == 0)
+            let resync = try await phone.run(["sync"])
+            #expect(resync.status == 0, "\(resync.stderr)")
             #expect(try await tablet.run(["sync"]).status == 0)
             #expect(try await tablet.run(["ls", "sermons"]).stdout.contains("After the restore"))
             await server.stop()
         }
     }
+
+    /// `ferry backup create` on the embedded database; `pg_dump --format=custom` on PostgreSQL. Returns the backup's path.
+    static func backUp(_ database: TestDatabase, phone: ClientCommandTests.Client) async throws -> String {
+        switch database.location {
+        case .sqlite:
+            let created = try await phone.run(["backup", "create", "--data-dir", database.folder, "--json"])
+            #expect(created.status == 0, "\(created.stderr)")
+            return try #require((try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["backup"] as? String)
+        case .postgres(let url):
+            let dump = database.folder + "/ferry.dump"
+            try PostgresTool.run("pg_dump", ["--format=custom", "--file", dump, "--dbname", PostgresTool.uri(url)])
+            return dump
+        }
+    }
+
+    /// `ferry backup restore`; or `pg_restore` and then the renumbering docs/operations.md gives, in one transaction.
+    static func restore(_ backup: String, _ database: TestDatabase, phone: ClientCommandTests.Client) async throws {
+        switch database.location {
+        case .sqlite:
+            let restored = try await phone.run(["backup", "restore", backup, "--data-dir", database.folder, "--yes"])
+            #expect(restored.status == 0, "\(restored.stderr)")
+        case .postgres(let url):
+            let uri = PostgresTool.uri(url)
+            try PostgresTool.run("pg_restore", ["--clean", "--if-exists", "--no-owner", "--dbname", uri, backup])
+            let tables = try PostgresTool.run("psql", ["--no-psqlrc", "--tuples-only", "--no-align", "--dbname", uri, "--command",
+                "SELECT table_name FROM information_schema.columns WHERE column_name = '_seq' AND table_schema = current_schema();"])
+                .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            #expect(tables.contains("sermons"), "\(tables)")
+            let renumber = ["BEGIN;"] + tables.map { "UPDATE \"\($0)\" SET _seq = _seq + 1099511627776;" }
+                + ["UPDATE ferry_spaces SET seq = seq + 1099511627776, purged_seq = purged_seq + 1099511627776;", "COMMIT;"]
+            try PostgresTool.run("psql", ["--no-psqlrc", "--set", "ON_ERROR_STOP=1", "--dbname", uri, "--command", renumber.joined(separator: "\n")])
+        }
+    }
+}
+
+/// PostgreSQL's own programs (the newest installed version's), as an operator runs them.
+enum PostgresTool {
+    static func uri(_ url: PostgresURL) -> String {
+        "postgresql://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"
+    }
+
+    /// Runs `tool` and returns its standard output; a non-zero exit fails with its standard error.
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String]) throws -> String {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let newest = versions.compactMap(Int.init).max().map { "/usr/lib/postgresql/\($0)/bin/\(tool)" }
+        let process = try ChildProcess(newest ?? tool, arguments: arguments, environment: ["PATH": "/usr/bin:/bin"])
+        let output = String(decoding: process.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let errors = String(decoding: process.standardError?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let status = process.waitUntilExit()
+        guard status == 0 else { throw CommandError(message: "\(tool) exited \(status): \(errors)") }
+        return output
+    }
+}
+
+/// A PostgreSQL program that failed, with what it said.
+struct CommandError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }
