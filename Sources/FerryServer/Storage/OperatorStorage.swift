@@ -75,4 +75,9 @@ public protocol OperatorStorage: Sendable {
 public struct OperatorSessionCutoffs: Sendable, Hashable {
     public var idle: Date
     public var absolute: Date
+
+    public init(idle: Date, absolute: Date) {
+        self.idle = idle
+        self.absolute = absolute
+    }
 }

@@ -190,4 +190,38 @@ struct ConsoleRoutesTests {
             #expect(try await ops.get("/console/api/nothing-here").status == 404)
         }
     }
+
+    @Test("a console session ends 30 idle minutes after its last use and 8 hours after sign-in; a new password ends it", arguments: TestEngine.available)
+    func sessionLifetime(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            let storage = server.server.storage
+            let record = try await server.server.operators.add(email: "ops@example.com", password: Self.password)
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            func cutoffs(at time: Date) -> OperatorSessionCutoffs {
+                OperatorSessionCutoffs(idle: time.addingTimeInterval(-30 * 60), absolute: time.addingTimeInterval(-8 * 3600))
+            }
+            try await storage.createOperatorSession(tokenHash: "a", operatorID: record.id, now: start, expiredBefore: cutoffs(at: start))
+            #expect(try await storage.operatorSession(tokenHash: "a", now: start.addingTimeInterval(29 * 60), cutoffs: cutoffs(at: start.addingTimeInterval(29 * 60))) != nil)
+            // Used at 29 minutes: alive until 59.
+            #expect(try await storage.operatorSession(tokenHash: "a", now: start.addingTimeInterval(58 * 60), cutoffs: cutoffs(at: start.addingTimeInterval(58 * 60))) != nil)
+            let idle = start.addingTimeInterval(58 * 60 + 31 * 60)
+            #expect(try await storage.operatorSession(tokenHash: "a", now: idle, cutoffs: cutoffs(at: idle)) == nil, "30 idle minutes end it")
+
+            try await storage.createOperatorSession(tokenHash: "b", operatorID: record.id, now: start, expiredBefore: cutoffs(at: start))
+            var time = start
+            while time < start.addingTimeInterval(8 * 3600 - 20 * 60) {
+                time = time.addingTimeInterval(20 * 60)
+                #expect(try await storage.operatorSession(tokenHash: "b", now: time, cutoffs: cutoffs(at: time)) != nil)
+            }
+            let late = start.addingTimeInterval(8 * 3600 + 60)
+            #expect(try await storage.operatorSession(tokenHash: "b", now: late, cutoffs: cutoffs(at: late)) == nil, "8 hours end it, used or not")
+
+            try await storage.createOperatorSession(tokenHash: "c", operatorID: record.id, now: late, expiredBefore: cutoffs(at: late))
+            try await server.server.operators.setPassword(email: "ops@example.com", password: "another horse battery")
+            #expect(try await storage.operatorSession(tokenHash: "c", now: late, cutoffs: cutoffs(at: late)) == nil, "a new password ends it")
+            try await storage.createOperatorSession(tokenHash: "d", operatorID: record.id, now: late, expiredBefore: cutoffs(at: late))
+            try await server.server.operators.remove(email: "ops@example.com")
+            #expect(try await storage.operatorSession(tokenHash: "d", now: late, cutoffs: cutoffs(at: late)) == nil, "removing the operator ends it")
+        }
+    }
 }
