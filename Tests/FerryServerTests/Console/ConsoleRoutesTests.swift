@@ -58,6 +58,9 @@ struct ConsoleRoutesTests {
             let unknown = try await server.send("POST", "/console/api/session", headers: ["Content-Type": "application/json"],
                 body: Data(#"{"email":"nobody@example.com","password":"whatever it is"}"#.utf8))
             #expect(unknown.status == 401 && unknown.text == wrong.text, "one answer for a wrong e-mail and a wrong password")
+            let form = try await server.send("POST", "/console/api/session", headers: ["Content-Type": "text/plain"],
+                body: Data(#"{"email":"ops@example.com","password":"correct horse battery"}"#.utf8))
+            #expect(form.status == 415 && form.header("Set-Cookie") == nil, "a cross-site form cannot sign a browser in")
             // An app user's session and the API keys mean nothing here.
             let keys = server.server.keys
             for headers in [

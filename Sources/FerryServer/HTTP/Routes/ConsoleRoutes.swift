@@ -28,6 +28,10 @@ struct ConsoleRoutes {
         let api = router.group("console/api").add(middleware: ConsoleHeadersMiddleware())
         // Signing in is the one route without a session.
         DeadlineGroup(api).post("session") { request, context in
+            // JSON only: a cross-site form (which cannot send this type without a preflight) cannot sign a browser in.
+            guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
+                throw APIError(.unsupportedMediaType, .badRequest, "Send the sign-in as JSON (Content-Type: application/json).")
+            }
             var request = request
             let body = try await request.decodeJSON(SignIn.self, limit: 4096)
             let session = try await operators.signIn(email: body.email, password: body.password, client: context.rateLimitKey)
