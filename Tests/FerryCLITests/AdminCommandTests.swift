@@ -19,6 +19,10 @@ struct AdminCommandTests {
             func run(_ arguments: [String], input: String? = nil) async throws -> FerryProcess.Exit {
                 try await FerryProcess.run(["admin"] + arguments + target, input: input)
             }
+            if case .sqlite = database.location {
+                let mistyped = try await run(["ls"])
+                #expect(mistyped.status == 66 && mistyped.stderr.contains("no_embedded_database"), "only add starts a database: \(mistyped.stderr)")
+            }
             let added = try await run(["add", "Ops@Example.com", "--password-stdin", "--json"], input: "correct horse battery\n")
             #expect(added.status == 0, "\(added.stderr)")
             #expect(added.stdout.contains("\"email\":\"ops@example.com\""), "\(added.stdout)")

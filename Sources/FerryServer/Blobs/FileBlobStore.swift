@@ -1,6 +1,7 @@
 import FerryCore
 import FerrySecurity
 import Foundation
+import NIOPosix
 import NIOCore
 import Synchronization
 
@@ -152,6 +153,12 @@ final class FileBlobStore: BlobStore {
     }
 
     func totals() async throws -> (count: Int, bytes: Int64) {
+        // A walk of every blob file: on NIO's thread pool, not a cooperative thread.
+        let root = self.root
+        return try await NIOThreadPool.singleton.runIfActive { Self.totals(root: root) }
+    }
+
+    private static func totals(root: String) -> (count: Int, bytes: Int64) {
         let manager = FileManager.default
         var (count, bytes): (Int, Int64) = (0, 0)
         for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] where UUID(uuidString: folder) != nil {

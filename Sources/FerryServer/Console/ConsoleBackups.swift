@@ -10,8 +10,14 @@ struct ConsoleBackups: Sendable {
 
     private var folders: [String] { [dataDirectory + "/backups", dataDirectory + "/backups/scheduled"] }
 
-    func list() throws -> JSONValue {
+    /// Reads each backup's manifest on NIO's thread pool (a manifest lists every blob file).
+    func list() async throws -> JSONValue {
         guard isEmbedded else { return ConsoleService.list([], total: 0) }
+        let folders = self.folders
+        return try await NIOThreadPool.singleton.runIfActive { Self.list(folders) }
+    }
+
+    private static func list(_ folders: [String]) -> JSONValue {
         var items: [(created: String, item: JSONValue)] = []
         for folder in folders {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("ferry-backup-") {

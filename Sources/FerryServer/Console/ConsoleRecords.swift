@@ -41,7 +41,7 @@ struct ConsoleRecords: Sendable {
         }
         let selection = RowSelection(
             collection: collection, spaces: nil, filter: filters.isEmpty ? nil : .all(filters), order: try Self.order(order, collection),
-            limit: page.limit, offset: page.offset, countsAll: true
+            limit: page.limit, offset: page.offset, countsAll: true, ordersBySyncColumns: true
         )
         let found: SelectedRows
         do {
@@ -92,11 +92,12 @@ struct ConsoleRecords: Sendable {
         }
     }
 
-    /// `field.asc` / `field.desc`, or the newest first.
+    /// `field.asc` / `field.desc`, or the last changed first (`_updated_at`: sequence numbers are per space, so they
+    /// order one space's records only).
     static func order(_ text: String?, _ collection: CollectionDefinition) throws -> [RowOrder] {
-        guard let text, !text.isEmpty else { return [RowOrder(column: "_seq", descending: true)] }
+        guard let text, !text.isEmpty else { return [RowOrder(column: SQLDialect.updatedAtColumn, descending: true)] }
         let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
-        let known = ["id", "_space", "_seq"] + collection.fields.map(\.name)
+        let known = ["id", "_space", "_seq", SQLDialect.updatedAtColumn] + collection.fields.map(\.name)
         guard parts.count == 2, known.contains(parts[0]), ["asc", "desc"].contains(parts[1]) else {
             throw ServiceError(.invalidRequest, .validationFailed, "order is a column and a direction, as title.asc or title.desc.")
         }

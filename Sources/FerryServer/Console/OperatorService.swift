@@ -18,8 +18,10 @@ struct OperatorService: Sendable {
     var absoluteLifetime: TimeInterval = 8 * 60 * 60
     /// Sign-ins per client address (the right one included).
     let attemptsPerClient = RateLimiter(limit: 10, window: .seconds(60))
-    /// Wrong passwords per e-mail.
-    let failuresPerEmail = RateLimiter(limit: 5, window: .seconds(15 * 60))
+    /// Wrong passwords per e-mail and client address: others' guesses never lock the operator out…
+    let failuresPerClient = RateLimiter(limit: 5, window: .seconds(15 * 60))
+    /// …and per e-mail from every address together, against guessing from many addresses.
+    let failuresPerEmail = RateLimiter(limit: 50, window: .seconds(15 * 60))
     var now: @Sendable () -> Date = Date.init
 
     init(storage: any OperatorStorage, hasher: PasswordHasher, secret: [UInt8], logger: Logger) {
@@ -47,7 +49,9 @@ struct OperatorService: Sendable {
     /// after the same hashing work.
     func signIn(email rawEmail: String, password: String, client: String) async throws -> Session {
         let email = rawEmail.trimmingCharacters(in: .whitespaces).lowercased()
+        let clientEmail = "\(email) \(client)"
         var wait = await attemptsPerClient.attempt(client)
+        if wait == nil { wait = await failuresPerClient.wait(clientEmail) }
         if wait == nil { wait = await failuresPerEmail.wait(email) }
         if let wait {
             throw ServiceError(
@@ -57,6 +61,7 @@ struct OperatorService: Sendable {
         }
         let record = email.count <= 254 ? try await storage.operatorRecord(email: email) : nil
         guard try await hasher.verify(password, against: record?.passwordHash), let record else {
+            await failuresPerClient.record(clientEmail)
             await failuresPerEmail.record(email)
             logger.notice("console sign-in refused", metadata: ["ferry.client": "\(client)"])
             throw ServiceError(.unauthenticated, .invalidCredentials, "Wrong e-mail or password.")

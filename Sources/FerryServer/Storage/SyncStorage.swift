@@ -89,7 +89,8 @@ struct PushOutcome: Sendable {
         }
         response = PushResponse(results: plan.results, lastMutationId: plan.lastMutationID, cursors: cursors)
         self.committed = committed
-        conflicts = plan.conflicts
+        // A write that broke a unique key rejected its mutations after the plan counted them.
+        conflicts = plan.conflicts.filter { plan.results.indices.contains($0) && plan.results[$0].status == .applied }.count
     }
 }
 

@@ -25,8 +25,9 @@ struct PushPlan: Sendable {
     /// The spaces where every row this push writes is a record one of its applied mutations names (no cascade
     /// tombstoned a child there): the pushing device holds each of those rows as the push leaves it.
     var spacesWithOnlyOwnWrites: Set<UUID>
-    /// Mutations merged with a later change to one of their fields (the metrics' `merged` outcome).
-    var conflicts = 0
+    /// The mutations (by index) merged with a later change to one of their fields (the metrics' `merged` outcome, for
+    /// those still applied once written).
+    var conflicts: [Int] = []
 
     /// Why a push is refused whole, changing nothing.
     enum Refusal: Error, Sendable {
@@ -201,8 +202,8 @@ private struct Planner {
     private var moreContributors: [Int: [Int]] = [:]
     /// The rows a delete's cascade changed.
     var cascaded = Set<RecordKey>()
-    /// Mutations merged into a record that had changed a field of theirs later.
-    var conflicts = 0
+    /// The mutations (by index) merged into a record that had changed a field of theirs later.
+    var conflicts: [Int] = []
 
     /// `capacity`: how many rows the plan is likely to change (its mutations).
     init(
@@ -246,7 +247,7 @@ private struct Planner {
         } else {
             // A conflict: a field this mutation writes was changed later elsewhere, and the merge keeps that change.
             if let existing, valid.state.clocks.contains(where: { field, clock in existing.state.clocks[field].map { $0 > clock } ?? false }) {
-                conflicts += 1
+                conflicts.append(index)
             }
             changed = record.state.merge(valid.state)
         }

@@ -13,6 +13,10 @@ struct RowSelection: Sendable {
     var offset = 0
     /// Whether to count every record the selection matches, beyond the page.
     var countsAll = false
+    /// Whether `order` may name the sync columns of ``syncOrderColumns`` (the console's lists; never a table request).
+    var ordersBySyncColumns = false
+
+    static let syncOrderColumns: Set<String> = ["_seq", SQLDialect.updatedAtColumn]
 }
 
 /// A condition on a record's columns, as PostgREST's filters spell them.

@@ -14,8 +14,6 @@ enum RowSelectionSQL {
     /// The columns a table request may name, with the types their values are bound as.
     static func columnType(_ name: String, in collection: CollectionDefinition) throws(TableError) -> FieldType {
         if name == "id" || name == "_space" { return .uuid }
-        // The sequence number orders the console's lists, newest first.
-        if name == "_seq" { return .integer }
         guard let field = collection.field(named: name) else { throw .unknownColumn(name, of: collection.name) }
         guard !(collection.isEncrypted && collection.isSealed(field)) else {
             throw TableError(
@@ -43,7 +41,10 @@ enum RowSelectionSQL {
     static func orderBy(_ selection: RowSelection, dialect: SQLDialect) throws(TableError) -> String {
         var terms: [String] = []
         for order in selection.order {
-            _ = try columnType(order.column, in: selection.collection)
+            // The console orders by when a record last changed; a table request names the collection's columns only.
+            if !(selection.ordersBySyncColumns && RowSelection.syncOrderColumns.contains(order.column)) {
+                _ = try columnType(order.column, in: selection.collection)
+            }
             let nullsFirst = order.nullsFirst ?? order.descending
             terms.append("\(dialect.quote(order.column)) \(order.descending ? "DESC" : "ASC") NULLS \(nullsFirst ? "FIRST" : "LAST")")
         }

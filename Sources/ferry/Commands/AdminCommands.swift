@@ -18,11 +18,16 @@ struct ServerDatabaseOptions: ParsableArguments {
     @OptionGroup var folder: DataFolderOption
     @Option(help: "The server's PostgreSQL URL (FERRY_DATABASE), when it does not run on its embedded database.") var database: String?
 
-    func withOperators<Result: Sendable>(_ body: (OperatorAdministration) async throws -> Result) async throws -> Result {
+    /// Opens the server's database; only `add` (`creating`) may start an embedded one that does not exist yet, so a
+    /// mistyped `--data-dir` is an error rather than an empty list.
+    func withOperators<Result: Sendable>(creating: Bool = false, _ body: (OperatorAdministration) async throws -> Result) async throws -> Result {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = folder.resolved
         if let database = database ?? ProcessInfo.processInfo.environment["FERRY_DATABASE"], !database.isEmpty {
             configuration.database = try DatabaseLocation(parsing: database)
+        }
+        if case .sqlite(let path) = configuration.resolvedDatabase, !creating, !FileManager.default.fileExists(atPath: path) {
+            throw CommandFailure(message: "No database at \(path): pass the server's --data-dir (or --database).", status: 66, code: .noEmbeddedDatabase)
         }
         return try await OperatorAdministration.with(configuration.resolvedDatabase, logger: Logger(label: "ferry.admin"), body)
     }
@@ -38,7 +43,7 @@ struct AdminAddCommand: AsyncParsableCommand {
 
     func run() async throws {
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Password for \(email): ")
-        let record = try await options.withOperators { try await $0.add(email: email, password: password) }
+        let record = try await options.withOperators(creating: true) { try await $0.add(email: email, password: password) }
         Output.emit(json: options.folder.json, human: "Added operator \(record.email); they sign in at /console.", [
             "id": record.id.lowercasedText, "email": record.email,
         ])

@@ -722,7 +722,7 @@
         info.parent ? [' · child of ', link(paths.collection(info.parent), info.parent)] : null,
         all.length > shown.length ? ` · ${all.length - shown.length} more shown on each record's page` : null) : null,
       filterForm(q, [{ name: 'search', placeholder: 'Text in any field' }, { name: 'space', placeholder: 'Space ID' }]),
-      grid(columns, items, { order: q.get('order') || '_seq.desc', empty: 'No records match.' }),
+      grid(columns, items, { order: q.get('order') || '_updated_at.desc', empty: 'No records match.' }),
       pager(q, data && data.total != null ? data.total : items.length, items.length),
     ];
   }

@@ -41,9 +41,8 @@ struct ConsoleRoutes {
             ))
             return response
         }
-        let signedIn = DeadlineGroup(
-            api.add(middleware: ConsoleSessionMiddleware(operators: operators)).group(context: ConsoleContext.self)
-        )
+        let session = api.add(middleware: ConsoleSessionMiddleware(operators: operators)).group(context: ConsoleContext.self)
+        let signedIn = DeadlineGroup(session)
         signedIn.get("session") { _, context in JSONResponse(Self.sessionBody(context.session)) }
         signedIn.delete("session") { request, context in
             try await operators.signOut(context.session)
@@ -53,14 +52,19 @@ struct ConsoleRoutes {
         }
         registerReads(on: signedIn)
         registerActions(on: signedIn)
-        // The export streams outside the request deadline, as `/sync/v1/export` does.
-        let exports = self.exports
-        api.add(middleware: ConsoleSessionMiddleware(operators: operators)).group(context: ConsoleContext.self)
-            .get("users/:id/export") { _, context -> Response in
-                let id = try context.uuidParameter("id", what: "user")
-                await operators.log(context.session.operatorRecord.email, "export_user", target: id.lowercasedText)
-                return try ExportRoutes.response(try await exports.archive(userID: id), channel: context.channel)
-            }
+        // Outside the request deadline: the export streams as `/sync/v1/export` does, and a backup takes as long as
+        // copying the database (an operator who saw it time out would start another).
+        let exports = self.exports, backups = self.backups, console = self.console
+        session.get("users/:id/export") { _, context -> Response in
+            let id = try context.uuidParameter("id", what: "user")
+            await operators.log(context.session.operatorRecord.email, "export_user", target: id.lowercasedText)
+            return try ExportRoutes.response(try await exports.archive(userID: id), channel: context.channel)
+        }
+        session.post("backups") { _, context in
+            let item = try await backups.create()
+            await console.operators.log(context.session.operatorRecord.email, "backup", target: item.objectValue?["name"]?.stringValue ?? "")
+            return JSONResponse(item, status: .created)
+        }
     }
 
     private func registerReads(on group: DeadlineGroup<ConsoleContext>) {
@@ -90,12 +94,12 @@ struct ConsoleRoutes {
         }
         group.get("settings") { _, _ in JSONResponse(ConsoleSettings(console.configuration).json) }
         let backups = self.backups
-        group.get("backups") { _, _ in JSONResponse(try backups.list()) }
+        group.get("backups") { _, _ in JSONResponse(try await backups.list()) }
         group.get("log") { request, _ in JSONResponse(try await console.log(try Self.page(request))) }
     }
 
     private func registerActions(on group: DeadlineGroup<ConsoleContext>) {
-        let console = self.console, backups = self.backups
+        let console = self.console
         group.post("users/:id/ban") { request, context in
             var request = request
             let body = try await request.decodeJSON(Ban.self, limit: 1024)
@@ -110,11 +114,6 @@ struct ConsoleRoutes {
         }
         group.post("devices/:id/revoke") { _, context in
             JSONResponse(try await console.revoke(device: try context.uuidParameter("id", what: "device"), by: context.session))
-        }
-        group.post("backups") { _, context in
-            let item = try await backups.create()
-            await console.operators.log(context.session.operatorRecord.email, "backup", target: item.objectValue?["name"]?.stringValue ?? "")
-            return JSONResponse(item, status: .created)
         }
     }
 

@@ -39,7 +39,7 @@ extension PostgresStorage {
         let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = false", "_clocks = \(merged)"]
             + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
         let sql = """
-            WITH space AS (UPDATE ferry_spaces SET seq = seq + 1 WHERE id = $1 RETURNING seq)
+            WITH space AS (UPDATE ferry_spaces SET seq = seq + 1, changed_at = now() WHERE id = $1 RETURNING seq)
             INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at, _clocks)
             SELECT $1, $1, \(placeholders.map { $0 + ", " }.joined())space.seq, now(), \(clocksPlaceholder) FROM space
             ON CONFLICT (id) DO UPDATE SET \(updates)
@@ -50,7 +50,7 @@ extension PostgresStorage {
     public func deleteProfile(userID: UUID, now: Date) async throws {
         try await client.query(
             """
-            WITH space AS (UPDATE ferry_spaces SET seq = seq + 1 WHERE id = \(userID) RETURNING seq)
+            WITH space AS (UPDATE ferry_spaces SET seq = seq + 1, changed_at = \(now) WHERE id = \(userID) RETURNING seq)
             UPDATE profiles SET _deleted = true, _seq = space.seq, _updated_at = \(now) FROM space WHERE profiles.id = \(userID)
             """,
             logger: logger

@@ -30,12 +30,14 @@ extension SQLiteStorage: ConsoleStorage {
         FROM ferry_spaces s
         """
 
+    /// Newest first, by insertion order: `created_at` holds two text formats here (personal spaces GRDB's, shared ones
+    /// ISO 8601), which do not sort together.
     func consoleSpaces(search: String?, offset: Int, limit: Int) async throws -> ConsolePage<ConsoleSpace> {
         let (condition, arguments) = Self.matching(["s.name"], search)
         return try await pool.read { db in
             ConsolePage(
                 items: try Row.fetchAll(
-                    db, sql: "\(Self.spaceSelect) WHERE \(condition) ORDER BY s.created_at DESC, s.id LIMIT ? OFFSET ?",
+                    db, sql: "\(Self.spaceSelect) WHERE \(condition) ORDER BY s.rowid DESC LIMIT ? OFFSET ?",
                     arguments: arguments + [limit, offset]
                 ).compactMap(Self.consoleSpace),
                 total: try Int.fetchOne(db, sql: "SELECT count(*) FROM ferry_spaces s WHERE \(condition)", arguments: arguments) ?? 0

@@ -31,7 +31,7 @@ extension SQLiteStorage {
             + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
         try await pool.write { db in
             let seq = try Int64.fetchOne(
-                db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [userID.databaseText]
+                db, sql: "UPDATE ferry_spaces SET seq = seq + 1, changed_at = ? WHERE id = ? RETURNING seq", arguments: [now, userID.databaseText]
             ) ?? 0
             let arguments = leadingArguments + [seq, Timestamp.format(now), clocks]
             try db.execute(
@@ -48,7 +48,7 @@ extension SQLiteStorage {
     public func deleteProfile(userID: UUID, now: Date) async throws {
         try await pool.write { db in
             let seq = try Int64.fetchOne(
-                db, sql: "UPDATE ferry_spaces SET seq = seq + 1 WHERE id = ? RETURNING seq", arguments: [userID.databaseText]
+                db, sql: "UPDATE ferry_spaces SET seq = seq + 1, changed_at = ? WHERE id = ? RETURNING seq", arguments: [now, userID.databaseText]
             ) ?? 0
             try db.execute(
                 sql: "UPDATE profiles SET _deleted = 1, _seq = ?, _updated_at = ? WHERE id = ?",
