@@ -90,14 +90,20 @@ struct AdminService: Sendable {
         return AuthService.wireUser(user, now: time)
     }
 
-    /// What `POST /admin/generate_link` asks for.
-    struct LinkRequest: Sendable {
+    /// What `POST /admin/generate_link` asks for, as supabase-py's `generate_link` sends it (its `options` flattened).
+    struct LinkRequest: Sendable, Decodable {
         var type: String
         var email: String
         var password: String?
         var data: JSONValue?
         var newEmail: String?
         var redirectTo: String?
+
+        enum CodingKeys: String, CodingKey {
+            case type, email, password, data
+            case newEmail = "new_email"
+            case redirectTo = "redirect_to"
+        }
     }
 
     /// A code and link for a user without mailing them, for a backend that sends its own mail: `signup` (creating the

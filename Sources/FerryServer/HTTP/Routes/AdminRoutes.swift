@@ -24,22 +24,6 @@ struct AdminRoutes {
         }
     }
 
-    /// `POST /admin/generate_link`: what supabase-py's `generate_link` sends (its `options` flattened by the client).
-    struct LinkRequest: Decodable {
-        var type: String
-        var email: String
-        var password: String?
-        var data: JSONValue?
-        var newEmail: String?
-        var redirectTo: String?
-
-        enum CodingKeys: String, CodingKey {
-            case type, email, password, data
-            case newEmail = "new_email"
-            case redirectTo = "redirect_to"
-        }
-    }
-
     /// `GET /admin/users`: GoTrue's list, `{"users": [...], "aud": "authenticated"}`.
     struct UserList: Encodable {
         var users: [AuthUser]
@@ -74,11 +58,9 @@ struct AdminRoutes {
         }
         group.post("generate_link") { request, _ in
             var request = request
-            let body = try await request.decodeJSON(LinkRequest.self)
-            let (user, link, type) = try await admin.generateLink(AdminService.LinkRequest(
-                type: body.type, email: body.email, password: body.password, data: body.data, newEmail: body.newEmail,
-                redirectTo: body.redirectTo ?? request.uri.queryParameters.get("redirect_to")
-            ))
+            var body = try await request.decodeJSON(AdminService.LinkRequest.self)
+            body.redirectTo = body.redirectTo ?? request.uri.queryParameters.get("redirect_to")
+            let (user, link, type) = try await admin.generateLink(body)
             // GoTrue's answer: the user's fields with the link's beside them.
             var members = JSONValue(jsonText: String(decoding: try JSONValueEncoder().encodeText(user), as: UTF8.self))?.objectValue ?? [:]
             members["action_link"] = .string(link.link)
