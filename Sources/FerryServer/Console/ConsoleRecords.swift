@@ -64,13 +64,10 @@ struct ConsoleRecords: Sendable {
         }
         var children: [JSONValue] = []
         for (child, field) in console.schema.childLinks[collection.name] ?? [] {
-            let ids = try await storage.consoleChildren(child, field: field, parent: id, limit: 50)
-            var items: [JSONValue] = []
-            for childID in ids {
-                guard let (_, record) = try await storage.consoleRecord(child, id: childID) else { continue }
+            let items: [JSONValue] = try await storage.consoleChildren(child, field: field, parent: id, limit: 50).map { childID, record in
                 var fields = record.state.fields
                 fields["id"] = .string(childID.lowercasedText)
-                items.append(.object(fields))
+                return .object(fields)
             }
             children.append(["collection": .string(child.name), "field": .string(field), "items": .array(items)])
         }

@@ -47,8 +47,8 @@ protocol ConsoleStorage: Sendable {
     func consoleRecordCounts(_ collection: CollectionDefinition, space: UUID?) async throws -> (live: Int, deleted: Int)
     /// One record, tombstone or not, with its clocks and sequence number.
     func consoleRecord(_ collection: CollectionDefinition, id: UUID) async throws -> (seq: Int64, record: StoredRecord)?
-    /// The live records of `collection` whose `field` links to `parent`, newest first, at most `limit`.
-    func consoleChildren(_ collection: CollectionDefinition, field: String, parent: UUID, limit: Int) async throws -> [UUID]
+    /// The live records of `collection` whose `field` links to `parent`, newest first, at most `limit`, in one query.
+    func consoleChildren(_ collection: CollectionDefinition, field: String, parent: UUID, limit: Int) async throws -> [(id: UUID, record: StoredRecord)]
     func consoleBuckets() async throws -> [ConsoleBucketUsage]
     func consoleObjects(bucket: String, search: String?, offset: Int, limit: Int) async throws -> ConsolePage<StoredObject>
 }

@@ -125,15 +125,14 @@ extension PostgresStorage: ConsoleStorage {
         }
     }
 
-    func consoleChildren(_ collection: CollectionDefinition, field: String, parent: UUID, limit: Int) async throws -> [UUID] {
+    func consoleChildren(_ collection: CollectionDefinition, field: String, parent: UUID, limit: Int) async throws -> [(id: UUID, record: StoredRecord)] {
         var binds = PostgresBindings()
         binds.append(parent)
         binds.append(limit)
-        let sql = """
-            SELECT id FROM \(SQLDialect.postgres.quote(collection.name))
-            WHERE \(SQLDialect.postgres.quote(field)) = $1 AND NOT _deleted ORDER BY _seq DESC LIMIT $2
-            """
-        return try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).decode(UUID.self).reduce(into: []) { $0.append($1) }
+        let condition = "\(SQLDialect.postgres.quote(field)) = $1 AND NOT _deleted ORDER BY _seq DESC LIMIT $2"
+        return try await client.withConnection { connection in
+            try await Self.fetchRecords(connection, collection, where: condition, binds: binds, logger: self.logger).map { ($0.id, $0.record) }
+        }
     }
 
     func consoleBuckets() async throws -> [ConsoleBucketUsage] {

@@ -102,13 +102,10 @@ extension SQLiteStorage: ConsoleStorage {
         }
     }
 
-    func consoleChildren(_ collection: CollectionDefinition, field: String, parent: UUID, limit: Int) async throws -> [UUID] {
-        let table = SQLDialect.sqlite.quote(collection.name), column = SQLDialect.sqlite.quote(field)
+    func consoleChildren(_ collection: CollectionDefinition, field: String, parent: UUID, limit: Int) async throws -> [(id: UUID, record: StoredRecord)] {
+        let condition = "\(SQLDialect.sqlite.quote(field)) = ? AND _deleted = 0 ORDER BY _seq DESC LIMIT ?"
         return try await pool.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT id FROM \(table) WHERE \(column) = ? AND _deleted = 0 ORDER BY _seq DESC LIMIT ?",
-                arguments: [parent.databaseText, limit]
-            ).compactMap(UUID.init(uuidString:))
+            try Self.fetchRecords(db, collection, where: condition, arguments: [parent.databaseText, limit]).map { ($0.id, $0.record) }
         }
     }
 
