@@ -227,4 +227,32 @@ struct ConsoleRoutesTests {
             #expect(try await storage.operatorSession(tokenHash: "d", now: late, cutoffs: cutoffs(at: late)) == nil, "removing the operator ends it")
         }
     }
+
+    @Test("the activity charts count pushes, refused mutations and conflicts the merge resolved, from the metrics", arguments: TestEngine.available)
+    func activity(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: try Self.schema, configure: { configuration in
+            AuthHarness.fastHashing(&configuration)
+            configuration.console.sampleInterval = .milliseconds(200)
+        }) { server in
+            try await server.server.operators.add(email: "ops@example.com", password: Self.password)
+            var phone = try await SyncDevice.signUp(server, "ada")
+            var tablet = try await phone.sibling()
+            let sermon = UUID()
+            _ = try await phone.push([phone.upsert("sermons", sermon, ["title": "Phone's title", "date": "2026-11-29T10:00:00Z"])])
+            // The tablet's edit is older than the phone's: the merge keeps the phone's title (a conflict resolved).
+            let older = try await tablet.push([tablet.upsert("sermons", sermon, ["title": "Tablet's older title"], now: Date().addingTimeInterval(-30))])
+            #expect(older.results.map(\.status) == [.applied])
+            let refused = try await tablet.push([tablet.upsert("sermons", ["no_such_field": "x", "date": "2026-11-29T10:00:00Z"])])
+            #expect(refused.results.map(\.status) == [.rejected])
+            let ops = try await Operator.signIn(server)
+            var totals: [String: Double] = [:]
+            try await eventually("the samples count two pushes of mutations, a conflict and a refusal") {
+                let samples = try await ops.json("/console/api/activity")["samples"] as? [[String: Any]] ?? []
+                totals = ["pushes", "conflicts", "refused"].reduce(into: [:]) { totals, key in
+                    totals[key] = samples.reduce(0) { $0 + ($1[key] as? Double ?? 0) }
+                }
+                return totals["conflicts"] == 1 && totals["refused"] == 1 && (totals["pushes"] ?? 0) >= 3
+            }
+        }
+    }
 }
