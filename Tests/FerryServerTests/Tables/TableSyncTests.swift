@@ -154,6 +154,9 @@ struct TableSyncTests {
                 ("GET", "profiles", nil, 404, "PGRST205"),
                 ("GET", "sermons?select=nope", nil, 400, "42703"),
                 ("GET", "sermons?nope=eq.1", nil, 400, "42703"),
+                // Sync columns are the sync protocol's: a table request names the collection's columns only.
+                ("GET", "sermons?order=_seq.desc", nil, 400, "42703"),
+                ("GET", "sermons?order=_updated_at.desc", nil, 400, "42703"),
                 ("GET", "sermons?title=zz.1", nil, 400, "PGRST100"),
                 ("GET", "sermons?or=(title.eq.1", nil, 400, "PGRST100"),
                 ("GET", "sermons?date=gt.yesterday", nil, 400, "22P02"),
