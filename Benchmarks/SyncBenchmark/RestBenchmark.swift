@@ -36,7 +36,7 @@ enum RestBenchmark {
         """
     static let rowsPerRequest = 1000
     static let notesPerSermon = 5
-    static let readRepetitions = Int(ProcessInfo.processInfo.environment["FERRY_BENCH_READS"] ?? "") ?? 7
+    static let readRepetitions = Int(ProcessInfo.processInfo.environment["FERRY_BENCH_READS"] ?? "") ?? 31
 
     struct Step {
         var wall: Double

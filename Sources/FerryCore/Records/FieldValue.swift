@@ -170,21 +170,24 @@ public enum Timestamp {
     /// (or not at all), so readers pass it on without parsing and writing it again.
     public static func hasCanonicalShape(_ text: String) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in
-            guard bytes.count == 24 else { return false }
-            for (index, byte) in bytes.enumerated() {
-                let expected: UInt8? = switch index {
-                case 4, 7: UInt8(ascii: "-")
-                case 10: UInt8(ascii: "T")
-                case 13, 16: UInt8(ascii: ":")
-                case 19: UInt8(ascii: ".")
-                case 23: UInt8(ascii: "Z")
-                default: nil
-                }
-                if let expected { guard byte == expected else { return false } } else { guard byte &- UInt8(ascii: "0") < 10 else { return false } }
+        return text.withUTF8 { hasCanonicalShape(utf8: $0) }
+    }
+
+    /// Whether the UTF-8 `bytes` have the shape ``format(_:)`` writes (as ``hasCanonicalShape(_:)``).
+    public static func hasCanonicalShape(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count == 24 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            let expected: UInt8? = switch index {
+            case 4, 7: UInt8(ascii: "-")
+            case 10: UInt8(ascii: "T")
+            case 13, 16: UInt8(ascii: ":")
+            case 19: UInt8(ascii: ".")
+            case 23: UInt8(ascii: "Z")
+            default: nil
             }
-            return true
+            if let expected { guard byte == expected else { return false } } else { guard byte &- UInt8(ascii: "0") < 10 else { return false } }
         }
+        return true
     }
 
     public static func format(_ date: Date) -> String {

@@ -80,9 +80,25 @@ extension JSONValue {
             return
         }
         if number == number.rounded(), abs(number) < 9_007_199_254_740_992 {
-            bytes.append(contentsOf: String(Int64(number)).utf8)
+            write(Int64(number), into: &bytes)
         } else {
             bytes.append(contentsOf: number.description.utf8)
+        }
+    }
+
+    /// An integer's decimal digits, written without making a `String` (every number of every row comes here).
+    private static func write(_ integer: Int64, into bytes: inout [UInt8]) {
+        if integer < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = integer.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of any Int64
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[index...])
         }
     }
 

@@ -49,11 +49,12 @@ struct ConsoleRecords: Sendable {
         } catch let error as TableError {
             throw ServiceError(error.kind, .validationFailed, error.message)
         }
-        return ConsoleService.list(found.records.map { record in
-            var fields: [String: JSONValue] = ["id": .string(record.id), "_space": .string(record.space)]
-            for (field, value) in zip(collection.fields, record.values) { fields[field.name] = value }
+        let records = found.records
+        return ConsoleService.list(records.indices.map { record in
+            var fields: [String: JSONValue] = ["id": .string(records.id(record)), "_space": .string(records.space(record))]
+            for (field, value) in zip(collection.fields, records.values(record)) { fields[field.name] = value }
             return .object(fields)
-        }, total: found.total ?? found.records.count)
+        }, total: found.total ?? records.count)
     }
 
     /// One record, deleted or not, with its clocks, sequence number and up to 50 children per child collection.

@@ -61,22 +61,21 @@ struct ExportService: Sendable {
         while true {
             let query = try TableQuery(parameters: [("select", "*"), ("order", "id"), ("offset", "\(offset)")])
             let page = try await tables.read(.user(userID), table: collection.name, query: query, countsAll: false)
-            for row in page.rows.rows {
-                var bytes: [UInt8] = []
-                TableRows.write(row, keys: page.rows.plan.keys, into: &bytes)
-                try write(Data((first ? [] : [UInt8(ascii: ",")]) + bytes))
+            for index in 0..<page.rows.count {
+                let row = page.rows.row(index)
+                try write(Data((first ? [] : [UInt8(ascii: ",")]) + row))
                 first = false
-                files.formUnion(Self.files(in: bytes, fields: blobFields))
+                files.formUnion(Self.files(in: row, fields: blobFields))
             }
-            offset += page.rows.rows.count
-            if page.rows.rows.count < tables.limits.maximumRows { break }
+            offset += page.rows.count
+            if page.rows.count < tables.limits.maximumRows { break }
         }
         try write(Data("]".utf8))
         return files
     }
 
     /// The files a row's blob fields name, read back from the row's JSON.
-    private static func files(in row: [UInt8], fields: [String]) -> Set<BlobKey> {
+    private static func files(in row: ArraySlice<UInt8>, fields: [String]) -> Set<BlobKey> {
         guard !fields.isEmpty, let object = JSONValue(jsonText: String(decoding: row, as: UTF8.self))?.objectValue,
               let space = object["_space"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return [] }
         return Set(fields.compactMap { field in

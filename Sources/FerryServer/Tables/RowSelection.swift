@@ -55,6 +55,16 @@ indirect enum RowFilter: Sendable, Hashable {
         case null, notNull = "not_null", `true`, `false`, unknown
     }
 
+    /// Whether the filter requires a listed id (``ids(_:_:)`` alone or among all of its conditions): the rows are then
+    /// few and found by that list.
+    var listsIDs: Bool {
+        switch self {
+        case .ids: true
+        case .all(let filters): filters.contains(where: \.listsIDs)
+        default: false
+        }
+    }
+
     /// How many conditions and listed values the filter holds: what its SQL grows with.
     var size: Int {
         switch self {
@@ -75,34 +85,96 @@ struct RowOrder: Sendable, Hashable {
     var nullsFirst: Bool?
 }
 
-/// A live record as a table request reads it: its id and its space as the lowercase text both engines give them (a
-/// reply shows them so; parsing them for every row was a tenth of a read), and its fields' values in the collection's
-/// field order (`null` for a field never written). No clocks: a table shows values.
-struct TableRecord: Sendable {
-    var id: String
-    var space: String
-    var values: [JSONValue]
+/// Live records as a table request reads them: each one's id, space and fields already the JSON text a reply shows
+/// (`"…"`, `12`, `null`), back to back in one buffer, so rendering copies each value once and builds no value per
+/// cell; the few readers that need values (a write's targets, the console) parse the cells they read. Ids and spaces
+/// are the lowercase text both engines give. No clocks: a table shows values.
+struct TableRecords: Sendable {
+    /// Cells per record: the id, the space, then the collection's fields in order.
+    let width: Int
+    private(set) var text: [UInt8] = []
+    /// Where each cell ends in `text`; the next starts there.
+    private(set) var ends: [Int] = []
+
+    init(fieldCount: Int) {
+        width = fieldCount + 2
+    }
+
+    var count: Int { ends.count / width }
+    var indices: Range<Int> { 0..<count }
+    var isEmpty: Bool { ends.isEmpty }
+
+    /// Cell `column` of `record`: 0 the id, 1 the space, 2 onwards the fields.
+    func cell(_ record: Int, _ column: Int) -> ArraySlice<UInt8> {
+        let index = record * width + column
+        return text[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
+    }
+
+    /// The JSON text of field `field` of `record`.
+    func field(_ record: Int, _ field: Int) -> ArraySlice<UInt8> {
+        cell(record, 2 + field)
+    }
+
+    func id(_ record: Int) -> String { string(cell(record, 0)) ?? "" }
+    func space(_ record: Int) -> String { string(cell(record, 1)) ?? "" }
 
     /// The id and the space as UUIDs, for a write; `nil` for text that is not one (a row Ferry did not write).
-    var ids: (id: UUID, space: UUID)? {
-        guard let id = UUID(wireText: id), let space = UUID(wireText: space) else { return nil }
+    func ids(_ record: Int) -> (id: UUID, space: UUID)? {
+        guard let id = UUID(wireText: id(record)), let space = UUID(wireText: space(record)) else { return nil }
         return (id, space)
     }
 
-    /// A row read with its `_sealed` column: in an end-to-end encrypted space the fields' ciphertexts are there, and
-    /// they take their fields' places.
-    init(id: String, space: String, values: [JSONValue], sealed: String?, in collection: CollectionDefinition) {
-        (self.id, self.space, self.values) = (id, space, values)
-        guard let sealed, case .object(let members)? = JSONValue(jsonText: sealed) else { return }
-        for (name, value) in members {
-            if let index = collection.fields.firstIndex(where: { $0.name == name }) { self.values[index] = value }
+    /// The id a link field holds, in the lowercase text ids are compared in; `nil` when it holds none.
+    func link(_ record: Int, _ field: Int) -> String? {
+        string(self.field(record, field))
+    }
+
+    /// The fields of `record` as values, in the collection's order.
+    func values(_ record: Int) -> [JSONValue] {
+        (0..<(width - 2)).map { (try? JSONValue(parsing: field(record, $0))) ?? .null }
+    }
+
+    /// The records at `indices`, in that order.
+    func selecting(_ indices: [Int]) -> TableRecords {
+        var selected = TableRecords(fieldCount: width - 2)
+        for record in indices {
+            for column in 0..<width { selected.appendCell { $0.append(contentsOf: cell(record, column)) } }
         }
+        return selected
+    }
+
+    /// Appends one cell, written by `write`: an engine's reader calls this for the id, the space, then
+    /// ``appendFields(of:sealed:_:)``.
+    mutating func appendCell(_ write: (inout [UInt8]) -> Void) {
+        write(&text)
+        ends.append(text.count)
+    }
+
+    /// Appends a record's field cells: each one written by `writeField(index, &json)`, unless the row's `_sealed`
+    /// column holds that field's ciphertext (an end-to-end encrypted space), which then takes its place.
+    mutating func appendFields(of collection: CollectionDefinition, sealed: String?, _ writeField: (Int, inout [UInt8]) -> Void) {
+        var ciphertexts: [String: JSONValue] = [:]
+        if let sealed, case .object(let members)? = JSONValue(jsonText: sealed) { ciphertexts = members }
+        for (index, field) in collection.fields.enumerated() {
+            if let ciphertext = ciphertexts[field.name] {
+                appendCell { ciphertext.write(into: &$0) }
+            } else {
+                appendCell { writeField(index, &$0) }
+            }
+        }
+    }
+
+    /// A JSON string cell's text (most need no unescaping); `nil` for another value.
+    private func string(_ cell: ArraySlice<UInt8>) -> String? {
+        guard cell.first == UInt8(ascii: "\""), cell.count >= 2 else { return nil }
+        guard cell.contains(UInt8(ascii: "\\")) else { return String(decoding: cell.dropFirst().dropLast(), as: UTF8.self) }
+        return (try? JSONValue(parsing: cell))?.stringValue
     }
 }
 
 /// The records a selection found, in order, and the count of all it matches when asked.
 struct SelectedRows: Sendable {
-    var records: [TableRecord]
+    var records: TableRecords
     var total: Int?
 }
 

@@ -29,7 +29,12 @@ enum RowSelectionSQL {
     static func condition(_ selection: RowSelection, _ parameters: inout some SQLParameters) throws(TableError) -> String {
         var terms = [parameters.dialect.liveRowCondition]
         if let spaces = selection.spaces {
-            terms.append(try membership("_space", values: spaces.map { .string($0.lowercasedText) }, type: .uuid, &parameters))
+            // Rows named by a list of ids (an embedded resource's, a write's) are found through that list's index. SQLite
+            // without statistics prefers the space's index (every record of the space, then a sort); `+` keeps it off
+            // that index, as SQLite documents. PostgreSQL keeps statistics and needs no hint.
+            let space = parameters.dialect.quote("_space")
+            let column = parameters.dialect == .sqlite && selection.filter?.listsIDs == true ? "+" + space : space
+            terms.append(try membership(column, values: spaces.map { .string($0.lowercasedText) }, type: .uuid, &parameters))
         }
         if let filter = selection.filter {
             terms.append(try condition(filter, selection.collection, &parameters))
@@ -84,7 +89,7 @@ enum RowSelectionSQL {
             let type = try comparableType(column, collection)
             var values: [JSONValue] = []
             for text in texts { values.append(try value(text, type: type, column: column)) }
-            return try membership(column, values: values, type: type, &parameters)
+            return try membership(parameters.dialect.quote(column), values: values, type: type, &parameters)
         case .compare(let column, let op, let text):
             let type = try comparableType(column, collection)
             let quoted = parameters.dialect.quote(column)
@@ -151,13 +156,14 @@ enum RowSelectionSQL {
         }
     }
 
+    /// `column IN (values)`, `column` as the SQL writes it (quoted).
     private static func membership(
         _ column: String, values: [JSONValue], type: FieldType, _ parameters: inout some SQLParameters
     ) throws(TableError) -> String {
         var placeholders: [String] = []
         for value in values { placeholders.append(try bind(value, type: type, &parameters)) }
         guard !placeholders.isEmpty else { return "1 = 0" }
-        return "\(parameters.dialect.quote(column)) IN (\(placeholders.joined(separator: ", ")))"
+        return "\(column) IN (\(placeholders.joined(separator: ", ")))"
     }
 
     /// A LIKE pattern (`%`, `_`, `\` escaping) as the GLOB pattern that matches the same text, case-sensitively.

@@ -1,52 +1,56 @@
 import FerryCore
 import Foundation
 
-/// One row of a table reply: its values in the order its ``SelectPlan`` names the columns, embedded resources nested.
-struct TableRow: Sendable {
-    var values: [TableValue] = []
-}
-
-/// A column's value: a field's, or an embedded parent (one row or `null`) or children (an array).
-enum TableValue: Sendable {
-    case value(JSONValue)
-    case parent(TableRow?)
-    case children([TableRow])
-}
-
-/// Rows as their JSON array, each object's keys written once per plan (`"title":`) rather than escaped again for
-/// every row.
+/// The rows of a table reply, each already its JSON object (embedded resources inside), in one buffer with a comma
+/// between rows: rendering writes every value once, where it goes, and the whole page is a JSON array by adding its
+/// brackets, so a reply copies it once.
 struct TableRows: Sendable, JSONTextWritable {
-    var rows: [TableRow]
-    var plan: SelectPlan
+    /// The rows' objects, comma-separated.
+    private(set) var text: [UInt8] = []
+    /// Where each row's object starts and ends in `text`.
+    private var starts: [Int] = []
+    private var ends: [Int] = []
 
-    func writeJSON(into bytes: inout [UInt8]) {
-        Self.write(rows, keys: plan.keys, into: &bytes)
+    var count: Int { ends.count }
+    var isEmpty: Bool { ends.isEmpty }
+
+    /// Row `index`'s JSON object.
+    func row(_ index: Int) -> ArraySlice<UInt8> {
+        text[starts[index]..<ends[index]]
     }
 
-    /// One row as a JSON object.
-    static func write(_ row: TableRow, keys: SelectPlan.Keys, into bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "{"))
-        for (index, value) in row.values.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: keys.names[index])
-            switch value {
-            case .value(let value): value.write(into: &bytes)
-            case .parent(let parent?): write(parent, keys: keys.nested[index]!, into: &bytes)
-            case .parent(nil): JSONValue.null.write(into: &bytes)
-            case .children(let children): write(children, keys: keys.nested[index]!, into: &bytes)
-            }
-        }
-        bytes.append(UInt8(ascii: "}"))
+    /// Makes room for about `byteCount` bytes of rows: a page of a thousand rows otherwise grows by doubling.
+    mutating func reserve(_ byteCount: Int) {
+        text.reserveCapacity(byteCount)
     }
 
-    private static func write(_ rows: [TableRow], keys: SelectPlan.Keys, into bytes: inout [UInt8]) {
+    /// Adds one row, written by `write` (a whole JSON object).
+    mutating func append(_ write: (inout [UInt8]) -> Void) {
+        if !ends.isEmpty { text.append(UInt8(ascii: ",")) }
+        starts.append(text.count)
+        write(&text)
+        ends.append(text.count)
+    }
+
+    /// The rows `indices` name (in that order), as a JSON array.
+    func writeArray(_ indices: some Sequence<Int>, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "["))
-        for (index, row) in rows.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(row, keys: keys, into: &bytes)
+        var first = true
+        for index in indices {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: row(index))
+            first = false
         }
         bytes.append(UInt8(ascii: "]"))
     }
+
+    func writeJSON(into bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "["))
+        bytes.append(contentsOf: text)
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    var approximateJSONByteCount: Int { text.count + 2 }
 }
 
 /// A `select` list checked against the schema: each output column and where its value comes from.
@@ -65,15 +69,10 @@ struct SelectPlan: Sendable {
         case parent(CollectionDefinition, link: Int, plan: SelectPlan, path: String)
     }
 
-    /// The output columns' keys as JSON (`"title":`), and the nested plans' keys by column.
-    struct Keys: Sendable {
-        var names: [[UInt8]] = []
-        var nested: [Int: Keys] = [:]
-    }
-
     var collection: CollectionDefinition
     var outputs: [(name: String, source: Source)] = []
-    var keys = Keys()
+    /// The output columns' keys as JSON (`"title":`), written once per plan rather than escaped again for every row.
+    var keys: [[UInt8]] = []
 
     /// Resolves `items` on `collection`: unknown columns are `42703`, unknown or unrelated resources `PGRST200`.
     init(_ items: [SelectItem], collection: CollectionDefinition, schema: Schema, path: String = "") throws(TableError) {
@@ -111,15 +110,11 @@ struct SelectPlan: Sendable {
                 }
             }
         }
-        for (index, output) in outputs.enumerated() {
+        keys = outputs.map { output in
             var key: [UInt8] = []
             JSONValue.write(output.name, into: &key)
             key.append(UInt8(ascii: ":"))
-            keys.names.append(key)
-            switch output.source {
-            case .children(_, _, _, let plan, _), .parent(_, _, let plan, _): keys.nested[index] = plan.keys
-            default: break
-            }
+            return key
         }
     }
 
@@ -152,12 +147,5 @@ struct SelectPlan: Sendable {
             .invalidRequest, "PGRST200", "Could not find a relationship between '\(table)' and '\(other.prefix(64))' in the schema cache",
             hint: "Embedding follows the schema's parent links: a collection's children, or its parent."
         )
-    }
-}
-
-extension TableRecord {
-    /// The id a link field holds, in the lowercase text ids are compared in.
-    func link(_ index: Int) -> String? {
-        values[index].stringValue
     }
 }

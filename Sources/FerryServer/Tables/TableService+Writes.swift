@@ -39,7 +39,8 @@ extension TableService {
                 let filters = conflictKey.map { RowFilter.compare($0, .eq, rows[index].fields[$0]?.stringValue ?? rows[index].fields[$0]?.jsonText ?? "") }
                 guard !conflictKey.contains(where: { (rows[index].fields[$0] ?? .null).isNull }) else { continue }
                 let selection = RowSelection(collection: collection, spaces: [rows[index].space], filter: .all(filters), limit: 1)
-                if let existing = try await storage.select(selection).records.first?.ids { rows[index].id = existing.id }
+                let found = try await storage.select(selection).records
+                if !found.isEmpty, let existing = found.ids(0) { rows[index].id = existing.id }
             }
         }
         var intent = WriteIntent.insert
@@ -50,7 +51,7 @@ extension TableService {
             intent = .insertIgnoringDuplicates
             let ids = rows.map(\.id.lowercasedText)
             let taken = try await storage.select(RowSelection(collection: collection, spaces: scope.readable, filter: .ids("id", ids), limit: ids.count))
-            let takenIDs = Set(taken.records.map(\.id))
+            let takenIDs = Set(taken.records.indices.map(taken.records.id))
             rows.removeAll { takenIDs.contains($0.id.lowercasedText) }
         }
         let clock = HLC.server(now())
@@ -72,7 +73,7 @@ extension TableService {
         var fields = try writtenFields(body, collection: collection, keeping: query.columns)
         let newID = try fields.removeValue(forKey: "id").map { try uuid($0, column: "id") }
         let newSpace = try fields.removeValue(forKey: "_space").map { try uuid($0, column: "_space") }
-        let (targets, scope) = try await targets(caller, collection: collection, query: query)
+        let (_, targets, scope) = try await targets(caller, collection: collection, query: query)
         for target in targets {
             if let newID, newID != target.id {
                 throw TableError(.invalidRequest, "23514", "A record's id never changes: \(collection.name) \(target.id.lowercasedText) keeps its id")
@@ -97,8 +98,8 @@ extension TableService {
     func delete(_ caller: TableCaller, table: String, query: TableQuery) async throws -> Written {
         let collection = try writableCollection(table)
         let plan = try SelectPlan(query.select, collection: collection, schema: schema)
-        let (targets, scope) = try await targets(caller, collection: collection, query: query)
-        let before = TableRows(rows: try await render(targets.map(\.record), plan: plan, query: query, scope: scope), plan: plan)
+        let (records, targets, scope) = try await targets(caller, collection: collection, query: query)
+        let before = try await render(records.selecting(targets.map(\.record)), plan: plan, query: query, scope: scope)
         let clock = HLC.server(now())
         let mutations = targets.enumerated().map { index, target in
             Mutation(
@@ -183,14 +184,15 @@ extension TableService {
     /// row-level security), each in a space where the caller may write.
     /// A row a `PATCH` or `DELETE` changes.
     struct Target {
-        var record: TableRecord
+        /// The record's index among those read.
+        var record: Int
         var id: UUID
         var space: UUID
     }
 
     private func targets(
         _ caller: TableCaller, collection: CollectionDefinition, query: TableQuery
-    ) async throws -> ([Target], Scope) {
+    ) async throws -> (TableRecords, [Target], Scope) {
         var scope = try await scope(of: caller)
         var selection = RowSelection(
             collection: collection, spaces: scope.readable, filter: query.filter, order: query.order, limit: limits.maximumWrittenRows + 1
@@ -198,13 +200,13 @@ extension TableService {
         if let limit = query.limit { selection.limit = min(limit, selection.limit) }
         let records = try await storage.select(selection).records
         guard records.count <= limits.maximumWrittenRows else { throw tooManyRows() }
-        let found = records.compactMap { record in record.ids.map { Target(record: record, id: $0.id, space: $0.space) } }
+        let found = records.indices.compactMap { record in records.ids(record).map { Target(record: record, id: $0.id, space: $0.space) } }
         if let roles = scope.spaces.map({ Dictionary($0.map { ($0.id, $0.role) }, uniquingKeysWith: { first, _ in first }) }),
            let target = found.first(where: { roles[$0.space]?.canWrite != true }) {
             throw TableError.forbidden("Your role in space \(target.space.lowercasedText) is \(roles[target.space]?.rawValue ?? "none"), which cannot write")
         }
         if caller == .serviceRole { scope = try await writeScope(caller, spaces: Set(found.map(\.space))) }
-        return (found, scope)
+        return (records, found, scope)
     }
 
     private func tooManyRows() -> TableError {
@@ -230,12 +232,12 @@ extension TableService {
 
     /// The rows `ids` as `plan` shows them after a write, in the order of `ids` (rows the write left out are absent).
     private func written(ids: [UUID], collection: CollectionDefinition, plan: SelectPlan, query: TableQuery, scope: Scope) async throws -> Written {
-        guard !ids.isEmpty else { return Written(rows: TableRows(rows: [], plan: plan), count: 0) }
+        guard !ids.isEmpty else { return Written(rows: TableRows(), count: 0) }
         let selection = RowSelection(collection: collection, spaces: scope.readable, filter: .ids("id", ids.map(\.lowercasedText)), limit: ids.count)
         let found = try await storage.select(selection).records
-        let byID = Dictionary(found.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let byID = Dictionary(found.indices.map { (found.id($0), $0) }, uniquingKeysWith: { first, _ in first })
         let ordered = ids.compactMap { byID[$0.lowercasedText] }
-        return Written(rows: TableRows(rows: try await render(ordered, plan: plan, query: query, scope: scope), plan: plan), count: ordered.count)
+        return Written(rows: try await render(found.selecting(ordered), plan: plan, query: query, scope: scope), count: ordered.count)
     }
 }
 

@@ -30,9 +30,9 @@ struct TableRoutes {
         }
         let page = try await tables.read(context.caller, table: try Self.table(context), query: query, countsAll: preferences.count != nil)
         var headers = HTTPFields()
-        headers[.contentRange] = Self.contentRange(offset: page.offset, count: page.rows.rows.count, total: page.total)
+        headers[.contentRange] = Self.contentRange(offset: page.offset, count: page.rows.count, total: page.total)
         var status = HTTPResponse.Status.ok
-        if let total = page.total, page.rows.rows.count < total, query.limit != nil || query.offset != nil || request.headers[.range] != nil {
+        if let total = page.total, page.rows.count < total, query.limit != nil || query.offset != nil || request.headers[.range] != nil {
             status = .partialContent
         }
         if let total = page.total, total > 0, page.offset >= total {
@@ -157,26 +157,29 @@ struct TableRoutes {
     /// (supabase's `single()`), which then must be exactly one row.
     private static func reply(_ rows: TableRows, form: ReplyForm, status: HTTPResponse.Status, headers: HTTPFields, withBody: Bool) throws -> Response {
         var headers = headers
-        var bytes: [UInt8] = []
+        var body = ByteBuffer()
+        body.reserveCapacity(rows.approximateJSONByteCount)
         if form == .object {
-            guard rows.rows.count == 1 else {
+            guard rows.count == 1 else {
                 throw TableError(
                     .notAcceptable, "PGRST116", "Cannot coerce the result to a single JSON object",
-                    details: "The result contains \(rows.rows.count) rows"
+                    details: "The result contains \(rows.count) rows"
                 )
             }
             headers[.contentType] = "application/vnd.pgrst.object+json; charset=utf-8"
-            TableRows.write(rows.rows[0], keys: rows.plan.keys, into: &bytes)
+            body.writeBytes(rows.row(0))
         } else {
             headers[.contentType] = "application/json; charset=utf-8"
-            rows.writeJSON(into: &bytes)
+            body.writeStaticString("[")
+            body.writeBytes(rows.text)
+            body.writeStaticString("]")
         }
         let status: HTTPResponse.Status = status == .partialContent || status == .created ? status : .ok
         guard withBody else {
-            headers[.contentLength] = "\(bytes.count)"
+            headers[.contentLength] = "\(body.readableBytes)"
             return Response(status: status, headers: headers)
         }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }
 

@@ -44,15 +44,15 @@ extension PostgresStorage {
         }
     }
 
-    /// The select list ``tableRecord(_:collection:)`` reads: what a table request shows of a row.
+    /// The select list ``appendTableRecord(_:collection:to:)`` reads: what a table request shows of a row.
     static func tableColumns(_ collection: CollectionDefinition) -> String {
         (["id::text", "_space::text", "\(SQLDialect.sealedColumn)::text"] + fieldColumns(collection)).joined(separator: ", ")
     }
 
-    /// One row of ``tableColumns(_:)``.
-    static func tableRecord(_ row: PostgresRow, collection: CollectionDefinition) throws -> TableRecord? {
+    /// Appends one row of ``tableColumns(_:)`` to `records`, its values as the JSON a reply shows.
+    static func appendTableRecord(_ row: PostgresRow, collection: CollectionDefinition, to records: inout TableRecords) throws {
         var cells = row.makeIterator()
-        guard let id = try cells.next()?.decode(String?.self), let space = try cells.next()?.decode(String?.self) else { return nil }
+        guard let id = try cells.next()?.decode(String?.self), let space = try cells.next()?.decode(String?.self) else { return }
         let sealed = try cells.next()?.decode(String?.self)
         var values: [JSONValue] = []
         values.reserveCapacity(collection.fields.count)
@@ -60,7 +60,11 @@ extension PostgresStorage {
             guard let cell = cells.next() else { break }
             values.append(try wireValue(cell, type: collection.storedType(of: field)))
         }
-        return TableRecord(id: id, space: space, values: values, sealed: sealed, in: collection)
+        records.appendCell { JSONValue.write(id, into: &$0) }
+        records.appendCell { JSONValue.write(space, into: &$0) }
+        records.appendFields(of: collection, sealed: sealed) { index, json in
+            (index < values.count ? values[index] : .null).write(into: &json)
+        }
     }
 
     /// One row of ``recordColumns(_:)``.

@@ -13,9 +13,9 @@ extension PostgresStorage: TableStorage {
         let offset = Self.bind(.integer(Int64(selection.offset)), type: .integer, into: &binds)
         let table = SQLDialect.postgres.quote(collection.name)
         let sql = "SELECT \(Self.tableColumns(collection)) FROM \(table) WHERE \(condition) \(order) LIMIT \(limit) OFFSET \(offset)"
-        var found = SelectedRows(records: [])
+        var found = SelectedRows(records: TableRecords(fieldCount: collection.fields.count))
         for try await row in try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
-            if let record = try Self.tableRecord(row, collection: collection) { found.records.append(record) }
+            try Self.appendTableRecord(row, collection: collection, to: &found.records)
         }
         if selection.countsAll {
             let count = "SELECT count(*) FROM \(table) WHERE \(condition)"

@@ -27,20 +27,38 @@ extension SQLiteStorage {
         return (id, row[2], StoredRecord(space: space, state: state, clocksText: clocks.wireText))
     }
 
-    /// The select list ``tableRecord(_:collection:)`` reads: what a table request shows of a row.
+    /// The select list ``appendTableRecord(_:collection:types:to:)`` reads: what a table request shows of a row.
     static func tableColumns(_ collection: CollectionDefinition) -> String {
         (["id", "_space", SQLDialect.sealedColumn] + collection.fields.map(\.name)).map { SQLDialect.sqlite.quote($0) }.joined(separator: ", ")
     }
 
-    /// One row of ``tableColumns(_:)``.
-    static func tableRecord(_ row: Row, collection: CollectionDefinition) -> TableRecord? {
-        guard let id = row[0] as String?, let space = row[1] as String? else { return nil }
-        var values: [JSONValue] = []
-        values.reserveCapacity(collection.fields.count)
-        for (index, field) in collection.fields.enumerated() {
-            values.append(jsonValue(row[3 + index] as DatabaseValue, type: collection.storedType(of: field)))
+    /// Appends one row of ``tableColumns(_:)`` to `records`, each value written from SQLite's bytes into the JSON a
+    /// reply shows, as ``jsonValue(_:type:)`` reads it (a page of a thousand rows built no value per cell).
+    static func appendTableRecord(_ row: RawRow, collection: CollectionDefinition, types: [FieldType], to records: inout TableRecords) {
+        guard row.kind(0) == .text, row.kind(1) == .text else { return }
+        records.appendCell { json in row.withText(0) { JSONValue.write(utf8: $0, into: &json) } }
+        records.appendCell { json in row.withText(1) { JSONValue.write(utf8: $0, into: &json) } }
+        let sealed = row.kind(2) == .null ? nil : row.withText(2) { String(decoding: $0, as: UTF8.self) }
+        records.appendFields(of: collection, sealed: sealed) { index, json in
+            writeJSON(row, column: 3 + index, type: types[index], into: &json)
         }
-        return TableRecord(id: id, space: space, values: values, sealed: row[2] as String?, in: collection)
+    }
+
+    /// A column's value as JSON, straight from SQLite for the common kinds; the rest (JSON, blob references, bytes, a
+    /// timestamp of another shape) through ``jsonValue(_:type:)``, the one rule for them.
+    private static func writeJSON(_ row: RawRow, column: Int, type: FieldType, into json: inout [UInt8]) {
+        switch (row.kind(column), type) {
+        case (.null, _): JSONValue.null.write(into: &json)
+        case (.integer, .bool): JSONValue.bool(row.int64(column) != 0).write(into: &json)
+        case (.integer, _): JSONValue.write(Double(row.int64(column)), into: &json)
+        case (.real, _): JSONValue.write(row.double(column), into: &json)
+        case (.text, .text), (.text, .uuid), (.text, .integer), (.text, .real), (.text, .bool):
+            row.withText(column) { JSONValue.write(utf8: $0, into: &json) }
+        case (.text, .timestamp) where row.withText(column, Timestamp.hasCanonicalShape(utf8:)):
+            row.withText(column) { JSONValue.write(utf8: $0, into: &json) }
+        default:
+            jsonValue(row.value(column), type: type).write(into: &json)
+        }
     }
 
     /// Writes `row` (of ``recordColumns(_:)``) into a pull reply with `writer`, straight from its columns, whose stored

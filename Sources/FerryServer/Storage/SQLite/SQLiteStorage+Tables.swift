@@ -5,26 +5,34 @@ import GRDB
 
 extension SQLiteStorage: TableStorage {
     func select(_ selection: RowSelection) async throws -> SelectedRows {
-        var parameters = SQLiteParameters()
-        let condition = try RowSelectionSQL.condition(selection, &parameters)
-        let order = try RowSelectionSQL.orderBy(selection, dialect: .sqlite)
-        let (collection, values) = (selection.collection, parameters.values)
-        let table = SQLDialect.sqlite.quote(collection.name)
+        let (sql, arguments, condition) = try Self.selectStatement(selection)
+        let collection = selection.collection
+        let types = collection.fields.map(collection.storedType(of:))
         // Not cached: each request's filters make a statement of their own, which a cache would only fill up with.
         return try await pool.read { db in
-            let rows = try Row.fetchCursor(
-                db, sql: "SELECT \(Self.tableColumns(collection)) FROM \(table) WHERE \(condition) \(order) LIMIT ? OFFSET ?",
-                arguments: StatementArguments(values + [selection.limit.databaseValue, selection.offset.databaseValue])
-            )
-            var found = SelectedRows(records: [])
-            while let row = try rows.next() {
-                if let record = Self.tableRecord(row, collection: collection) { found.records.append(record) }
+            var found = SelectedRows(records: TableRecords(fieldCount: collection.fields.count))
+            try db.makeStatement(sql: sql).forEachRawRow(arguments: StatementArguments(arguments)) { row in
+                Self.appendTableRecord(row, collection: collection, types: types, to: &found.records)
             }
             if selection.countsAll {
-                found.total = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE \(condition)", arguments: StatementArguments(values))
+                found.total = try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM \(SQLDialect.sqlite.quote(collection.name)) WHERE \(condition)",
+                    arguments: StatementArguments(arguments.dropLast(2))
+                )
             }
             return found
         }
+    }
+
+    /// The statement of a selection's page and its values (its filter's, then the limit and the offset), and its
+    /// `WHERE` condition alone, for a count.
+    static func selectStatement(_ selection: RowSelection) throws(TableError) -> (sql: String, arguments: [DatabaseValue], condition: String) {
+        var parameters = SQLiteParameters()
+        let condition = try RowSelectionSQL.condition(selection, &parameters)
+        let order = try RowSelectionSQL.orderBy(selection, dialect: .sqlite)
+        let table = SQLDialect.sqlite.quote(selection.collection.name)
+        let sql = "SELECT \(tableColumns(selection.collection)) FROM \(table) WHERE \(condition) \(order) LIMIT ? OFFSET ?"
+        return (sql, parameters.values + [selection.limit.databaseValue, selection.offset.databaseValue], condition)
     }
 
     func spaces(ids: [UUID]) async throws -> [SpaceSummary] {
