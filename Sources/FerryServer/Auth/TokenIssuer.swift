@@ -48,13 +48,15 @@ struct TokenIssuer: Sendable {
     let issuer: String
 
     init(secret: [UInt8], issuer: String) async {
-        // Keys sorted: the header's fields live in a dictionary whose order differs from one instance to the next, and
-        // the API keys must come out byte for byte the same from every instance given the same secret.
+        // Keys sorted: the header's fields live in a dictionary whose order differs from one dictionary to the next, and
+        // the API keys must come out byte for byte the same from every instance given the same secret. The signer takes
+        // the serializer itself: `add(hmac:)` does not use the collection's default one.
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.outputFormatting = .sortedKeys
-        keys = JWTKeyCollection(defaultJWTSerializer: DefaultJWTSerializer(jsonEncoder: encoder))
-        await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256)
+        let serializer = DefaultJWTSerializer(jsonEncoder: encoder)
+        keys = JWTKeyCollection(defaultJWTSerializer: serializer)
+        await keys.add(hmac: HMACKey(key: SymmetricKey(data: secret)), digestAlgorithm: .sha256, serializer: serializer)
         // A separate key for refresh tokens, so the JWT key never signs anything but JWTs.
         refreshKey = SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Array("ferry refresh tokens".utf8), using: SymmetricKey(data: secret)))
         self.issuer = issuer
