@@ -9,11 +9,14 @@ import PostgresNIO
 ///
 /// Bytes are kept in parts of ``partSize`` in `ferry_blob_parts`, under a content id: an upload's while it runs, which
 /// its blob takes over when it completes, so every byte is written once. Each part of an upload is written with the
-/// upload's new offset in one transaction, guarded by the old one, so a body that breaks off keeps every whole part and
-/// two instances writing one upload cannot interleave. Reading fetches one part per step.
+/// upload's new offset in one statement, guarded by the old one, so a body that breaks off keeps every whole part and
+/// two instances writing one upload cannot interleave. Parts are hashed as they are stored (``RunningUploadHashes``),
+/// so completing an upload reads its parts back only when another instance wrote some of them. Reading fetches one
+/// part per step.
 struct PostgresBlobStore: BlobStore {
     let client: PostgresClient
     let logger: Logger
+    let hashes = RunningUploadHashes()
     /// The size of a stored part.
     static let partSize = 1 << 20
 
@@ -54,9 +57,22 @@ struct PostgresBlobStore: BlobStore {
         guard progress.received == offset else { throw BlobStoreError.offsetMismatch(current: progress.received) }
         var received = offset
         var part = ByteBufferAllocator().buffer(capacity: Self.partSize)
+        // The hash of the bytes before `offset`, when this instance holds it (or there are none); `content` is learned
+        // from the first part stored.
+        var running: (content: UUID?, hasher: ContentHasher)? = offset == 0 ? (nil, ContentHasher()) : hashes.take(id).flatMap {
+            $0.offset == offset ? ($0.content, $0.hasher) : nil
+        }
         func flush() async throws {
             guard part.readableBytes > 0 else { return }
-            received = try await store(part, of: id, at: received)
+            let content: UUID
+            (received, content) = try await store(part, of: id, at: received)
+            if var hash = running, hash.content == nil || hash.content == content {
+                part.withUnsafeReadableBytes { hash.hasher.update($0) }
+                running = (content, hash.hasher)
+                hashes.put(id, RunningUploadHashes.Entry(content: content, offset: received, hasher: hash.hasher))
+            } else {
+                running = nil
+            }
             part.clear()
         }
         do {
@@ -84,26 +100,23 @@ struct PostgresBlobStore: BlobStore {
         return received
     }
 
-    /// Writes one part and moves the upload's offset past it, only if no other writer moved it meanwhile.
-    private func store(_ part: ByteBuffer, of id: UploadID, at offset: Int64) async throws -> Int64 {
+    /// Writes one part and moves the upload's offset past it, only if no other writer moved it meanwhile; returns the
+    /// new offset and the content the part belongs to.
+    private func store(_ part: ByteBuffer, of id: UploadID, at offset: Int64) async throws -> (Int64, UUID) {
         let end = offset + Int64(part.readableBytes)
-        let logger = self.logger
-        // The refusal leaves the transaction as a value: thrown inside, PostgresNIO would wrap it in a transaction error.
-        let stored: Bool = try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
-                "UPDATE ferry_blob_uploads SET received = \(end), updated_at = now() WHERE id = \(id.text) AND received = \(offset) RETURNING content_id",
-                logger: logger
+        // One statement, so one round trip and atomic without a transaction: the part is inserted only when the
+        // upload's offset moved from `offset` to `end` in it.
+        let rows = try await client.query(
+            """
+            WITH moved AS (
+              UPDATE ferry_blob_uploads SET received = \(end), updated_at = now() WHERE id = \(id.text) AND received = \(offset) RETURNING content_id
             )
-            var content: UUID?
-            for try await id in rows.decode(UUID.self) { content = id }
-            guard let content else { return false }
-            try await connection.query(
-                "INSERT INTO ferry_blob_parts (content_id, part_offset, data) VALUES (\(content), \(offset), \(part))", logger: logger
-            )
-            return true
-        }
-        guard stored else { throw BlobStoreError.busy }
-        return end
+            INSERT INTO ferry_blob_parts (content_id, part_offset, data) SELECT content_id, \(offset), \(part) FROM moved RETURNING content_id
+            """,
+            logger: logger
+        )
+        for try await content in rows.decode(UUID.self) { return (end, content) }
+        throw BlobStoreError.busy
     }
 
     func seal(_ id: UploadID) async throws -> Int64 {
@@ -114,6 +127,7 @@ struct PostgresBlobStore: BlobStore {
 
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
         let logger = self.logger
+        let running = hashes.take(id)
         // One transaction holding the upload's row: an append waits for it, then finds the upload gone (busy).
         let outcome: Result<BlobKey, BlobStoreError> = try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query(
@@ -128,6 +142,9 @@ struct PostgresBlobStore: BlobStore {
             guard let progress, progress.isComplete else { return .failure(.uploadNotFound) }
             var hasher = ContentHasher()
             var position: Int64 = 0
+            if let running, running.content == content, running.offset == progress.length {
+                (hasher, position) = (running.hasher, progress.length)
+            }
             while position < progress.length {
                 let part = try await connection.query(
                     "SELECT data FROM ferry_blob_parts WHERE content_id = \(content) AND part_offset = \(position)", logger: logger
@@ -166,6 +183,7 @@ struct PostgresBlobStore: BlobStore {
     }
 
     func discard(_ id: UploadID) async throws {
+        _ = hashes.take(id)
         try await client.query(
             """
             WITH gone AS (DELETE FROM ferry_blob_uploads WHERE id = \(id.text) RETURNING content_id)
