@@ -90,7 +90,7 @@ extension JSONValue {
     private static func write(_ integer: Int64, into bytes: inout [UInt8]) {
         if integer < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = integer.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of any Int64
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 19 digits of any Int64
         withUnsafeMutableBytes(of: &digits) { buffer in
             var index = buffer.count
             repeat {

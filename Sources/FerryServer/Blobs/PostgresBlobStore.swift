@@ -115,8 +115,11 @@ struct PostgresBlobStore: BlobStore {
             """,
             logger: logger
         )
-        for try await content in rows.decode(UUID.self) { return (end, content) }
-        throw BlobStoreError.busy
+        // Read to the end, so an error as the statement finishes surfaces before the part counts as stored.
+        var stored: UUID?
+        for try await content in rows.decode(UUID.self) { stored = content }
+        guard let stored else { throw BlobStoreError.busy }
+        return (end, stored)
     }
 
     func seal(_ id: UploadID) async throws -> Int64 {

@@ -77,7 +77,7 @@ struct TableService: Sendable {
                 let options = query.embedded[path] ?? TableQuery.EmbeddedOptions()
                 let linkName = collection.fields[link].name
                 // Ordered by the link first: each parent's children then come in the order asked for (or by id), and
-                // the database walks the link's index instead of the whole collection in id order (3× the read).
+                // SQLite walks the link's index instead of every record of the space, then a sort (twice the read).
                 let order = [RowOrder(column: linkName)] + options.order
                 let ids = records.indices.map(records.id)
                 let children = try await embedded(collection, filters: [.ids(linkName, ids)] + options.filters, order: order, scope: scope)

@@ -5,8 +5,8 @@ import GRDB
 import Testing
 
 /// The plans SQLite picks for table reads. A new database has no statistics, and SQLite then prefers an equality on
-/// `_space` to a list of ids: an embedded resource's read walked every record of the space and sorted them, three
-/// times the read through the link's index (`ferry-benchmark --rest`). PostgreSQL keeps statistics of its own.
+/// `_space` to a list of ids: an embedded resource's read walked every record of the space and sorted them, twice
+/// the read through the link's index (`ferry-benchmark --rest`). PostgreSQL keeps statistics of its own.
 @Suite("Tables: SQLite query plans")
 struct SQLiteTablePlanTests {
     static let schema = """
