@@ -341,7 +341,9 @@ struct AuthService: Sendable {
                 throw ServiceError(.unprocessable, .validationFailed, error.description)
             }
         }
-        try await storage.saveProfile(userID: caller.userID, collection: profileCollection, fields: normalized, now: now())
+        let seq = try await storage.saveProfile(userID: caller.userID, collection: profileCollection, fields: normalized, now: now())
+        // A commit in the personal space, as a push's: the account's other devices hear of it (and pulls count it).
+        await events?.publish([.committed(space: caller.userID, seq: seq, origin: caller.deviceID)])
         return try await profile(caller)
     }
 

@@ -22,6 +22,11 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is the embedded SQLite engine.
+    public var isSQLite: Bool {
+        if case .sqlite = self { true } else { false }
+    }
+
     /// A summary for logs and the start-up line; never includes a password.
     public var description: String {
         switch self {

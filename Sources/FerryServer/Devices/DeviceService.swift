@@ -13,19 +13,34 @@ struct DeviceService: Sendable {
     let logger: Logger
     /// Tells open streams when a device is revoked, so its stream closes.
     let events: any RealtimeFeed
+    /// The pulls' session contexts in memory (``SessionContextCache``); `nil` reads each from the database.
+    var contexts: SessionContextCache?
     var now: @Sendable () -> Date = Date.init
 
     /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device and,
-    /// `withSpaces`, its account's spaces: all read in one go (see ``caller(_:)``).
+    /// `withSpaces`, its account's spaces: all read in one go (see ``caller(_:)``), or for a pull from ``contexts``.
     func caller(authorization: String?, auth: AuthService, withSpaces: Bool = false) async throws -> SyncCaller {
-        let (caller, context) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
-            let found = try await storage.sessionContext(id: sessionID, withSpaces: withSpaces)
-            return (found?.session, found)
+        let contexts = withSpaces ? contexts : nil
+        let (caller, found) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
+            if let cached = await contexts?.context(session: sessionID) { return (cached.session, Found(context: cached, fromMemory: true)) }
+            let ticket = contexts?.ticket()
+            let read = try await storage.sessionContext(id: sessionID, withSpaces: withSpaces)
+            if let read, let ticket { contexts?.store(read, ticket: ticket) }
+            return (read?.session, Found(context: read, fromMemory: false))
         }
+        let context = found.context
         var resolved = try await resolve(caller, device: context?.device)
         // The spaces of the token's account: a session is always its own account's, but the claim decides.
-        if context?.session.userID == caller.userID { resolved.spaces = context?.spaces }
+        if context?.session.userID == caller.userID {
+            resolved.spaces = context?.spaces
+            resolved.spacesMayLag = found.fromMemory
+        }
         return resolved
+    }
+
+    private struct Found: Sendable {
+        var context: SessionContext?
+        var fromMemory: Bool
     }
 
     /// The caller with its bound device. A revoked device is refused (403 `device_revoked`); a bound device's
@@ -45,6 +60,7 @@ struct DeviceService: Sendable {
         if time.timeIntervalSince(device.lastSeenAt) >= limits.lastSeenInterval.timeInterval {
             try await storage.markSeen(deviceID: id, now: time)
             device.lastSeenAt = time
+            contexts?.noteSeen(session: caller.sessionID, at: time)
         }
         resolved.device = device
         return resolved
@@ -73,6 +89,8 @@ struct DeviceService: Sendable {
         let (device, isNew) = try await storage.registerDevice(id: id, userID: userID, sessionID: caller.sessionID) { context in
             try Self.decide(context, id: id, userID: userID, registration: valid, limits: limits, now: time)
         }
+        // The session is bound to the device now: contexts cached without it go (on every instance).
+        if caller.device?.id != id { await events.publish([.sessionsChanged(userID)]) }
         if isNew {
             logger.info("device registered", metadata: ["ferry.device.id": "\(id.lowercasedText)", "ferry.device.trust": "\(device.trust.rawValue)"])
         }
@@ -105,6 +123,7 @@ struct DeviceService: Sendable {
     func trust(_ caller: SyncCaller, device id: UUID) async throws -> Device {
         _ = try caller.trustedDevice()
         let device = try await change(caller, device: id, to: .trusted)
+        await events.publish([.sessionsChanged(caller.userID)])
         guard device.trust != .revoked else {
             throw ServiceError(.conflict, .deviceRevoked, "Device \(id.lowercasedText) was revoked, and a revoked device is never trusted again; register the machine under a new device id.")
         }

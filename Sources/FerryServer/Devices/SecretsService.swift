@@ -10,6 +10,8 @@ struct SecretsService: Sendable {
     let storage: any DeviceStorage
     let limits: SyncLimits
     let logger: Logger
+    /// Tells every instance's cached session contexts that a space's key version may have moved.
+    let events: any RealtimeFeed
     var now: @Sendable () -> Date = Date.init
 
     /// The keys sealed to the caller's device, its account's encrypted spaces' key states, and the devices waiting
@@ -31,6 +33,8 @@ struct SecretsService: Sendable {
         }
         let batch = SecretsBatch(userID: caller.userID, deviceID: device.id, entries: request.secrets.map(Self.checkForm), now: now())
         let results = try await storage.storeSecrets(batch)
+        let stored = Set(zip(request.secrets, results).filter { $0.1.status != .rejected }.map(\.0.spaceId))
+        if !stored.isEmpty { await events.publish(stored.sorted { $0.uuidString < $1.uuidString }.map { .keysChanged(space: $0) }) }
         logger.debug("secrets stored", metadata: [
             "ferry.device.id": "\(device.id.lowercasedText)", "ferry.secrets.rows": "\(results.count)",
             "ferry.secrets.rejected": "\(results.filter { $0.status == .rejected }.count)",

@@ -9,6 +9,9 @@ struct SyncCaller: Sendable {
     var device: DeviceRecord?
     /// The account's spaces, read with the session when the route asked for them (the pull's does); `nil` otherwise.
     var spaces: [SpaceSummary]?
+    /// Whether ``spaces`` came from memory (``SessionContextCache``), where a commit or a membership made on another
+    /// instance may not have arrived yet: a pull that finds them behind its cursors reads them again.
+    var spacesMayLag = false
 
     /// The account.
     var userID: UUID { account.userID }

@@ -16,15 +16,20 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
 
     let storage: PostgresStorage
     let hub: RealtimeHub
+    /// Lets a pull answered from memory first hear every event committed before it arrived.
+    let fence: EventFence
     let logger: Logger
 
-    init(storage: PostgresStorage, hub: RealtimeHub, logger: Logger) {
+    init(storage: PostgresStorage, hub: RealtimeHub, fence: EventFence, logger: Logger) {
         self.storage = storage
         self.hub = hub
+        self.fence = fence
         self.logger = logger
     }
 
     func publish(_ events: [RealtimeEvent]) async {
+        // This instance's own cache at once: its next request must not wait for the notification to come back.
+        for event in events { hub.contexts?.apply(event) }
         for payload in Self.payloads(events) {
             do {
                 try await storage.client.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
@@ -49,38 +54,67 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
         return payloads
     }
 
-    /// Listens until the server shuts down, reconnecting after failures.
+    /// Listens until the server shuts down, reconnecting after failures, and sends the fences asked for meanwhile.
     func run() async throws {
         try await cancelWhenGracefulShutdown { [self] in
-            var failures = 0
-            var hasListened = false
-            while !Task.isCancelled {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.sendFences() }
+                await self.listen()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Sends each fence wanted, one at a time: those who ask while one is on its way share the next.
+    private func sendFences() async {
+        for await _ in fence.wanted {
+            while let payload = fence.nextFence() {
                 do {
-                    try await storage.withStandaloneConnection { connection in
-                        try await connection.listen(on: Self.channel) { notifications in
-                            failures = 0
-                            // Whatever was notified while no connection listened is lost: every stream pulls once.
-                            if hasListened { self.hub.deliver(.resync) }
-                            hasListened = true
-                            for try await notification in notifications {
-                                for line in notification.payload.split(separator: "\n") {
-                                    if let event = RealtimeEvent(notifyPayload: line) { self.hub.deliver(event) }
-                                }
+                    try await storage.client.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
+                } catch {
+                    fence.sendFailed()
+                }
+            }
+        }
+    }
+
+    /// Events may be missed from now on: nothing is answered from memory until the listener is back.
+    private func stopListening() {
+        hub.contexts?.setListening(false)
+        fence.setListening(false)
+    }
+
+    private func listen() async {
+        var failures = 0
+        var hasListened = false
+        while !Task.isCancelled {
+            do {
+                try await storage.withStandaloneConnection { connection in
+                    try await connection.listen(on: Self.channel) { notifications in
+                        failures = 0
+                        // Whatever was notified while no connection listened is lost: every stream pulls once.
+                        if hasListened { self.hub.deliver(.resync) }
+                        hasListened = true
+                        // From here every event is heard, so session contexts may be cached; until the connection
+                        // drops (below), when they go again.
+                        self.hub.contexts?.setListening(true)
+                        self.fence.setListening(true)
+                        for try await notification in notifications {
+                            for line in notification.payload.split(separator: "\n") where !self.fence.heard(line) {
+                                if let event = RealtimeEvent(notifyPayload: line) { self.hub.deliver(event) }
                             }
                         }
                     }
-                } catch is CancellationError {
-                    return
-                } catch {
-                    if Task.isCancelled { return }
-                    failures += 1
-                    logger.warning("realtime listener lost its connection; reconnecting", metadata: [
-                        "ferry.error": "\(PostgresStorage.reason(error))", "ferry.realtime.attempt": "\(failures)",
-                    ])
                 }
-                let delay = Duration.milliseconds(min(10_000, 250 << min(failures, 6)))
-                try? await Task.sleep(for: delay)
-            }
+            } catch where !Task.isCancelled && !(error is CancellationError) {
+                failures += 1
+                logger.warning("realtime listener lost its connection; reconnecting", metadata: [
+                    "ferry.error": "\(PostgresStorage.reason(error))", "ferry.realtime.attempt": "\(failures)",
+                ])
+            } catch {}
+            stopListening()
+            if Task.isCancelled { return }
+            try? await Task.sleep(for: .milliseconds(min(10_000, 250 << min(failures, 6))))
         }
     }
 }

@@ -37,10 +37,13 @@ final class RealtimeHub: Sendable {
     }
 
     let limits: RealtimeLimits
+    /// The pulls' session contexts, kept current by the same events.
+    let contexts: SessionContextCache?
     private let state = Mutex(State())
 
-    init(limits: RealtimeLimits) {
+    init(limits: RealtimeLimits, contexts: SessionContextCache? = nil) {
         self.limits = limits
+        self.contexts = contexts
     }
 
     /// The number of open streams.
@@ -96,13 +99,16 @@ final class RealtimeHub: Sendable {
         for id in ids { close(id) }
     }
 
-    /// Posts `event` to the mailboxes of the streams it concerns.
+    /// Posts `event` to the mailboxes of the streams it concerns, after applying it to the cached session contexts.
     func deliver(_ event: RealtimeEvent) {
+        contexts?.apply(event)
         switch event {
         case .committed(let space, let seq, let origin):
             for mailbox in mailboxes(where: { $0.bySpace[space] }, excludingDevice: origin) { mailbox.post(space: space, seq: seq) }
         case .accountChanged(let user):
             for mailbox in mailboxes(where: { $0.byUser[user] }, excludingDevice: nil) { mailbox.postSync(recheck: true) }
+        case .sessionsChanged, .keysChanged:
+            break
         case .resync:
             for mailbox in mailboxes(where: { Set($0.subscribers.keys) }, excludingDevice: nil) { mailbox.postSync(recheck: true) }
         }

@@ -88,9 +88,9 @@ public final class FerryServer: Sendable {
         self.notifications = notifications
         self.devices = DeviceService(
             storage: sync.storage, limits: configuration.sync, proofs: DeviceProofVerifier(secret: keys.secret), logger: logger,
-            events: sync.events
+            events: sync.events, contexts: hub.contexts
         )
-        self.secrets = SecretsService(storage: sync.storage, limits: configuration.sync, logger: logger)
+        self.secrets = SecretsService(storage: sync.storage, limits: configuration.sync, logger: logger, events: sync.events)
         self.spaces = SpaceService(storage: sync.storage, limits: configuration.sync, logger: logger, events: sync.events)
         self.configuration = configuration
         self.storage = storage
@@ -132,8 +132,16 @@ public final class FerryServer: Sendable {
         let keys = try await ServerKeys.loadOrCreate(
             dataDirectory: configuration.dataDirectory, configuredSecret: configuration.auth.jwtSecret, issuer: configuration.auth.issuer
         )
-        let hub = RealtimeHub(limits: configuration.realtime)
-        let (storage, records, hubFeed, blobStore, poolServices) = try await openStorage(configuration, hub: hub, logger: logger)
+        // One SQLite instance hears each event as it is published; PostgreSQL's once its listener connects, and then
+        // with a fence, since other instances may be committing too.
+        let isSQLite = configuration.resolvedDatabase.isSQLite
+        let fence = isSQLite ? nil : EventFence()
+        let contexts = configuration.sync.sessionCacheLifetime > .zero ? SessionContextCache(
+            lifetime: configuration.sync.sessionCacheLifetime, capacity: configuration.sync.sessionCacheCapacity,
+            listening: isSQLite, fence: fence
+        ) : nil
+        let hub = RealtimeHub(limits: configuration.realtime, contexts: contexts)
+        let (storage, records, hubFeed, blobStore, poolServices) = try await openStorage(configuration, hub: hub, fence: fence ?? EventFence(), logger: logger)
         let changes: [SchemaChange]
         do {
             try await storage.migrate(Migration.server)
@@ -221,7 +229,7 @@ public final class FerryServer: Sendable {
 
     /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.
     private static func openStorage(
-        _ configuration: ServerConfiguration, hub: RealtimeHub, logger: Logger
+        _ configuration: ServerConfiguration, hub: RealtimeHub, fence: EventFence, logger: Logger
     ) async throws(ServerStartupError) -> (any DatabaseStorage, any RecordsStorage, any RealtimeFeed, any BlobStore, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
@@ -236,7 +244,7 @@ public final class FerryServer: Sendable {
         case .postgres(let url):
             let storage = PostgresStorage(url: url, logger: logger)
             try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
-            let feed = PostgresRealtimeFeed(storage: storage, hub: hub, logger: logger)
+            let feed = PostgresRealtimeFeed(storage: storage, hub: hub, fence: fence, logger: logger)
             return (storage, storage, feed, PostgresBlobStore(client: storage.client, logger: logger), [storage.client, feed])
         }
     }

@@ -36,6 +36,12 @@ public struct SyncLimits: Sendable, Hashable {
     /// How often a device's `lastSeenAt` is written at most: every request of a bound session would otherwise be a
     /// write, and SQLite has one writer. `GET /sync/v1/devices` is therefore up to this much behind.
     public var lastSeenInterval: Duration = .seconds(10)
+    /// How long a pull's session context (its session, device and spaces) is kept in memory at most, so that a pull
+    /// with nothing new reads no database; events keep it current (docs/sync.md, "No-op pulls"). Zero reads each
+    /// pull's context from the database.
+    public var sessionCacheLifetime: Duration = .seconds(30)
+    /// The most sessions whose context is kept in memory (about 1 KiB each with a few spaces).
+    public var sessionCacheCapacity = 100_000
 
     /// The most spaces one account is in (its personal space included): creating or joining one more is
     /// `409 too_many_spaces`. Every push and pull reads each of them.

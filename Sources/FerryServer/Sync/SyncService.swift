@@ -190,7 +190,7 @@ struct SyncService: Sendable {
         for (space, cursor) in request.cursors where cursor < 0 {
             throw ServiceError(.unprocessable, .validationFailed, "The cursor of space \(space.lowercasedText) is negative.")
         }
-        let spaces = try await spaces(of: caller)
+        let spaces = try await spaces(of: caller, request: request)
         let reply: PullReply
         if let readAhead, let ready = await readAhead.take(readAheadKey(caller, request, spaces: spaces), spaces: spaces) {
             reply = ready
@@ -201,10 +201,17 @@ struct SyncService: Sendable {
         return reply
     }
 
-    /// The caller's spaces, as read with its session when it has them (one round trip fewer). Only for a pull, whose
-    /// body is small: a push reads them after its body arrived.
-    private func spaces(of caller: SyncCaller) async throws -> [SpaceSummary] {
-        if let spaces = caller.spaces { return spaces }
+    /// The caller's spaces, as read with its session when it has them (one round trip fewer, none from memory). Only
+    /// for a pull, whose body is small: a push reads them after its body arrived. Spaces from memory that a cursor is
+    /// ahead of, or that lack a space the request names, may be behind another instance's commit or membership: the
+    /// database decides, so that no device is told to reset or loses a space it just joined.
+    private func spaces(of caller: SyncCaller, request: PullRequest) async throws -> [SpaceSummary] {
+        if let spaces = caller.spaces {
+            guard caller.spacesMayLag else { return spaces }
+            let known = Dictionary(spaces.map { ($0.id, $0.seq) }, uniquingKeysWith: max)
+            let behind = request.cursors.contains { space, cursor in known[space].map { cursor > $0 } ?? true }
+            if !behind { return spaces }
+        }
         return try await storage.spaces(userID: caller.userID)
     }
 

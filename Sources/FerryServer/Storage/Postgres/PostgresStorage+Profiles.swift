@@ -23,7 +23,8 @@ extension PostgresStorage {
         return nil
     }
 
-    public func saveProfile(userID: UUID, collection: CollectionDefinition, fields: [String: JSONValue], now: Date) async throws {
+    @discardableResult
+    public func saveProfile(userID: UUID, collection: CollectionDefinition, fields: [String: JSONValue], now: Date) async throws -> Int64 {
         let names = fields.keys.filter { collection.field(named: $0) != nil }.sorted()
         let quoted = names.map { SQLDialect.postgres.quote($0) }
         var bindings = PostgresBindings()
@@ -43,8 +44,12 @@ extension PostgresStorage {
             INSERT INTO profiles (id, _space, \(quoted.map { $0 + ", " }.joined())_seq, _updated_at, _clocks)
             SELECT $1, $1, \(placeholders.map { $0 + ", " }.joined())space.seq, now(), \(clocksPlaceholder) FROM space
             ON CONFLICT (id) DO UPDATE SET \(updates)
+            RETURNING _seq
             """
-        try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+        for try await seq in try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).decode(Int64.self) {
+            return seq
+        }
+        return 0
     }
 
     public func deleteProfile(userID: UUID, now: Date) async throws {

@@ -17,7 +17,8 @@ extension SQLiteStorage {
         }
     }
 
-    public func saveProfile(userID: UUID, collection: CollectionDefinition, fields: [String: JSONValue], now: Date) async throws {
+    @discardableResult
+    public func saveProfile(userID: UUID, collection: CollectionDefinition, fields: [String: JSONValue], now: Date) async throws -> Int64 {
         let names = fields.keys.filter { collection.field(named: $0) != nil }.sorted()
         let quoted = names.map { SQLDialect.sqlite.quote($0) }
         var fieldArguments: StatementArguments = [userID.databaseText, userID.databaseText]
@@ -29,7 +30,7 @@ extension SQLiteStorage {
         let clocks = ClockMap.text(Dictionary(uniqueKeysWithValues: names.map { ($0, HLC.server(now)) }))
         let updates = (["_seq = excluded._seq", "_updated_at = excluded._updated_at", "_deleted = 0", "_clocks = json_patch(profiles._clocks, excluded._clocks)"]
             + quoted.map { "\($0) = excluded.\($0)" }).joined(separator: ", ")
-        try await pool.write { db in
+        return try await pool.write { db in
             let seq = try Int64.fetchOne(
                 db, sql: "UPDATE ferry_spaces SET seq = seq + 1, changed_at = ? WHERE id = ? RETURNING seq", arguments: [now, userID.databaseText]
             ) ?? 0
@@ -42,6 +43,7 @@ extension SQLiteStorage {
                     """,
                 arguments: arguments
             )
+            return seq
         }
     }
 

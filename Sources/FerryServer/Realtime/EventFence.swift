@@ -1,0 +1,111 @@
+import FerryCore
+import Foundation
+import Synchronization
+
+/// Proves that this instance has heard every event committed before a moment, so that what it holds in memory
+/// (``SessionContextCache``) may answer a request that arrived after another instance's sign-out or revocation.
+///
+/// On PostgreSQL, events travel through `NOTIFY`, which PostgreSQL delivers to each listener in commit order. A fence
+/// is a notification of this instance's own (`f <instance> <n>`) on the same channel: once the listener hears it,
+/// it has applied every event committed before it was sent, so every event committed before the request that waited
+/// for it. Requests that wait while a fence is on its way share the next one, so under load one fence serves many.
+/// One round trip to PostgreSQL that reads no table, instead of a read of the session, device and spaces.
+final class EventFence: Sendable {
+    private struct State {
+        var isListening = false
+        /// The last fence sent (or being sent), and whether another is wanted after it.
+        var sent: UInt64 = 0
+        var wanted = false
+        /// Waiters by the fence number that releases them.
+        var waiters: [UInt64: [Int: CheckedContinuation<Bool, Never>]] = [:]
+        var nextWaiter = 0
+    }
+
+    /// This instance's name in fence notifications.
+    let instance = UUID().lowercasedText
+    private let state = Mutex(State())
+    private let requests: AsyncStream<Void>.Continuation
+    /// Signals that a fence is wanted; the listener's connection sends it (``nextFence()``).
+    let wanted: AsyncStream<Void>
+
+    init() {
+        (wanted, requests) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Waits until this instance has heard every event committed before the call; `false` when it cannot tell (no
+    /// listener, or the wait was cancelled), and the caller reads the database instead.
+    func wait() async -> Bool {
+        let id = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let signal = state.withLock { state -> Bool? in
+                    guard state.isListening, !Task.isCancelled else { return nil }
+                    // A fence already sent may have committed before this request arrived: only the next one proves.
+                    state.waiters[state.sent + 1, default: [:]][id] = continuation
+                    defer { state.wanted = true }
+                    return !state.wanted
+                }
+                switch signal {
+                case nil: continuation.resume(returning: false)
+                case true?: requests.yield()
+                case false?: break
+                }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                for key in state.waiters.keys {
+                    if let found = state.waiters[key]?.removeValue(forKey: id) { return found }
+                }
+                return nil
+            }
+            continuation?.resume(returning: false)
+        }
+    }
+
+    /// The payload of the next fence to send, when one is wanted; called by the listener's connection.
+    func nextFence() -> String? {
+        state.withLock { state -> String? in
+            guard state.wanted else { return nil }
+            state.wanted = false
+            state.sent += 1
+            return "f \(instance) \(state.sent)"
+        }
+    }
+
+    /// Applies a notification line; `true` when it was a fence (of any instance), which carries no event.
+    func heard(_ line: Substring) -> Bool {
+        guard line.hasPrefix("f ") else { return false }
+        let parts = line.split(separator: " ")
+        guard parts.count == 3, parts[1] == instance, let number = UInt64(parts[2]) else { return true }
+        let released = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            let done = state.waiters.keys.filter { $0 <= number }
+            return done.flatMap { state.waiters.removeValue(forKey: $0).map { Array($0.values) } ?? [] }
+        }
+        for continuation in released { continuation.resume(returning: true) }
+        return true
+    }
+
+    /// Whether the listener hears events; when it stops, every waiter is told it cannot tell.
+    func setListening(_ listening: Bool) {
+        releaseAll(listening: listening)
+    }
+
+    /// A fence could not be sent: its waiters are told they cannot tell (they read the database).
+    func sendFailed() {
+        releaseAll(listening: nil)
+    }
+
+    private func releaseAll(listening: Bool?) {
+        let released = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            if let listening { state.isListening = listening }
+            guard listening != true else { return [] }
+            state.wanted = false
+            defer { state.waiters.removeAll() }
+            return state.waiters.values.flatMap(\.values)
+        }
+        for continuation in released { continuation.resume(returning: false) }
+    }
+}
