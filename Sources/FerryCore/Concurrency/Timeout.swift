@@ -42,7 +42,8 @@ public func withDeadline<Result: Sendable>(
 private final class TimeoutRace<Result: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Result, any Error>?
-        var tasks: [Task<Void, Never>] = []
+        var work: Task<Void, Never>?
+        var timer: Int?
         var isCancelled = false
     }
 
@@ -67,19 +68,15 @@ private final class TimeoutRace<Result: Sendable>: Sendable {
                 self.finish(.failure(error))
             }
         }
-        let timer = Task {
-            while case let end = deadline(), ContinuousClock.now < end {
-                guard (try? await Task.sleep(until: end, clock: .continuous)) != nil else { return }
-            }
-            self.finish(.failure(timeoutError()))
-        }
+        let timer = TimeoutTimer.shared.schedule(deadline: deadline) { self.finish(.failure(timeoutError())) }
         let isFinished = state.withLock { state in
-            state.tasks = [work, timer]
+            state.work = work
+            state.timer = timer
             return state.continuation == nil
         }
         if isFinished {
             work.cancel()
-            timer.cancel()
+            TimeoutTimer.shared.cancel(timer)
         }
     }
 
@@ -92,12 +89,13 @@ private final class TimeoutRace<Result: Sendable>: Sendable {
     }
 
     private func finish(_ result: Swift.Result<Result, any Error>) {
-        let (continuation, tasks) = state.withLock { state in
+        let (continuation, work, timer) = state.withLock { state in
             defer { state.continuation = nil }
-            return (state.continuation, state.tasks)
+            return (state.continuation, state.work, state.timer)
         }
         guard let continuation else { return }
-        for task in tasks { task.cancel() }
+        work?.cancel()
+        if let timer { TimeoutTimer.shared.cancel(timer) }
         continuation.resume(with: result)
     }
 }

@@ -45,6 +45,7 @@ struct APIKeyClaims: JWTPayload {
 struct TokenIssuer: Sendable {
     private let keys: JWTKeyCollection
     private let refreshKey: SymmetricKey
+    private let verified = VerifiedTokens(capacity: 100_000)
     let issuer: String
 
     init(secret: [UInt8], issuer: String) async {
@@ -76,8 +77,11 @@ struct TokenIssuer: Sendable {
     /// The verified claims of an access token; throws for a malformed, expired or foreign token, one of another
     /// issuer included (a deployment that shares the secret but not the `iss`).
     func verifyAccessToken(_ token: String) async throws -> AccessTokenClaims {
+        let now = Date()
+        if let claims = verified.claims(of: token, now: now) { return claims }
         let claims = try await keys.verify(token, as: AccessTokenClaims.self)
         guard claims.iss.value == issuer else { throw JWTError.claimVerificationFailure(failedClaim: claims.iss, reason: "issuer") }
+        verified.insert(token, claims: claims, now: now)
         return claims
     }
 

@@ -24,6 +24,27 @@ struct TimeoutTests {
         #expect(ContinuousClock.now - start < .seconds(10))
     }
 
+    @Test("one timer serves every call: a short deadline while long ones wait fires at its own time, and many calls that end early fire nothing")
+    func sharedTimer() async throws {
+        // Long deadlines pending (the shared timer sleeps until theirs), then a short one that must not wait for them.
+        let long = Task { try await withTimeout(.seconds(60)) { try await Task.sleep(for: .seconds(2)) } }
+        try await Task.sleep(for: .milliseconds(50))
+        let start = ContinuousClock.now
+        await #expect(throws: TimeoutError.self) {
+            try await withTimeout(.milliseconds(150)) { try await Task.sleep(for: .seconds(30)) }
+        }
+        #expect(ContinuousClock.now - start < .seconds(5), "the short deadline waited for the long one")
+        try await long.value
+        // A thousand calls that end in time, with deadlines that pass while the test still runs: none fires late.
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<1000 { group.addTask { try await withTimeout(.milliseconds(300)) { index } } }
+            var sum = 0
+            for try await value in group { sum += value }
+            #expect(sum == 499_500)
+        }
+        try await Task.sleep(for: .milliseconds(400))
+    }
+
     @Test("returns the result, or the operation's own error, when it finishes in time")
     func finishesInTime() async throws {
         #expect(try await withTimeout(.seconds(60)) { 42 } == 42)  // long: a loaded machine may start the operation late

@@ -24,6 +24,19 @@ struct TokenIssuerTests {
         }
     }
 
+    @Test("a verified token is remembered until it expires, then refused; a token altered by one byte is never taken for it")
+    func rememberedUntilExpiry() async throws {
+        let issuer = await TokenIssuer(secret: Array("a secret of at least thirty-two characters!".utf8), issuer: "ferry")
+        let (token, expiresAt) = try await issuer.makeAccessToken(userID: UUID(), email: "a@example.com", sessionID: UUID(), now: Date(), lifetime: .seconds(1))
+        #expect(try await issuer.verifyAccessToken(token).email == "a@example.com")
+        #expect(try await issuer.verifyAccessToken(token).email == "a@example.com", "again, from memory")
+        var altered = Array(token.utf8)
+        altered[altered.count - 3] = altered[altered.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        await #expect(throws: (any Error).self) { try await issuer.verifyAccessToken(String(decoding: altered, as: UTF8.self)) }
+        try await Task.sleep(until: .now + .seconds(max(0, expiresAt.timeIntervalSinceNow) + 0.1), clock: .continuous)
+        await #expect(throws: (any Error).self, "expired, though remembered") { try await issuer.verifyAccessToken(token) }
+    }
+
     /// The `session_id` claim of a JWT, read without verifying it.
     static func sessionID(_ token: String) -> String {
         let parts = token.split(separator: ".")
