@@ -17,6 +17,7 @@ enum RealtimeBenchmark {
         var delivered: Int
         var latenciesMilliseconds: [Double]
         var serverKiBPerConnection: Double
+        var serverTrimmedKiBPerConnection: Double
         var connectSeconds: Double
 
         func percentile(_ fraction: Double) -> Double {
@@ -35,7 +36,8 @@ enum RealtimeBenchmark {
                 | propagation, push acknowledged → applied on the device, p50 | \(number(percentile(0.5))) ms |
                 | propagation p99 | \(number(percentile(0.99))) ms |
                 | propagation max | \(number(latenciesMilliseconds.max() ?? .nan)) ms |
-                | server memory per open stream | \(number(serverKiBPerConnection)) KiB |
+                | server memory per open stream (resident) | \(number(serverKiBPerConnection)) KiB |
+                | server memory per open stream (resident once freed pages are returned) | \(number(serverTrimmedKiBPerConnection)) KiB |
                 | time for every device to connect and finish its first sync | \(number(connectSeconds, 2)) s |
                 """
         }
@@ -47,6 +49,7 @@ enum RealtimeBenchmark {
                 "propagation_p50_ms": finite(percentile(0.5)), "propagation_p99_ms": finite(percentile(0.99)),
                 "propagation_max_ms": finite(latenciesMilliseconds.max() ?? .nan),
                 "server_kib_per_connection": finite(serverKiBPerConnection), "connect_seconds": finite(connectSeconds),
+                "server_trimmed_kib_per_connection": finite(serverTrimmedKiBPerConnection),
             ]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             return String(decoding: data, as: UTF8.self)
@@ -67,7 +70,7 @@ enum RealtimeBenchmark {
                 PushTimingRemote(base: client, acknowledgedAt: timed)
             }
             let ids = (0..<writes).map { _ in UUID() }
-            let memoryBefore = ProcessMetrics.residentMiB()
+            let memoryBefore = ProcessMetrics.residentMiB(), heapBefore = ProcessMetrics.trimmedResidentMiB()
 
             var environment = ProcessInfo.processInfo.environment
             environment[DeviceOnlyRun.passwordVariable] = password
@@ -86,7 +89,7 @@ enum RealtimeBenchmark {
             let connectStart = ContinuousClock.now
             guard await lines.next() == "connected" else { throw BenchmarkError("the devices' process ended before they connected") }
             let connectSeconds = (ContinuousClock.now - connectStart).seconds
-            let memoryAfter = ProcessMetrics.residentMiB()
+            let memoryAfter = ProcessMetrics.residentMiB(), heapAfter = ProcessMetrics.trimmedResidentMiB()
             progress("\(devices) devices connected in \(String(format: "%.1f", connectSeconds)) s; writing \(writes) notes")
 
             var acknowledged: [UInt64] = []
@@ -109,7 +112,8 @@ enum RealtimeBenchmark {
             let delivered = (0..<devices).filter { device in applied.allSatisfy { $0[device] > 0 } }.count
             return Results(
                 engine: engine.rawValue, devices: devices, writes: writes, delivered: delivered, latenciesMilliseconds: latencies,
-                serverKiBPerConnection: max(0, memoryAfter - memoryBefore) * 1024 / Double(devices), connectSeconds: connectSeconds
+                serverKiBPerConnection: max(0, memoryAfter - memoryBefore) * 1024 / Double(devices),
+                serverTrimmedKiBPerConnection: max(0, heapAfter - heapBefore) * 1024 / Double(devices), connectSeconds: connectSeconds
             )
         }
     }
