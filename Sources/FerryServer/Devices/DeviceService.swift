@@ -38,6 +38,23 @@ struct DeviceService: Sendable {
         return resolved
     }
 
+    /// The caller of a pull answered wholly from memory, with no database step to bound: one instance (no fence to
+    /// wait for), the session's context held, its device not due a last-seen write. `nil` for anything else (a token
+    /// refused included), and the pull takes ``caller(authorization:auth:withSpaces:)`` under the request deadline.
+    func callerFromMemory(authorization: String?, auth: AuthService) async -> SyncCaller? {
+        guard let contexts, contexts.fence == nil else { return nil }
+        guard let (caller, context) = try? await auth.authenticate(authorization: authorization, lookUp: { sessionID in
+            guard let cached = await contexts.context(session: sessionID) else { throw CancellationError() }
+            return (cached.session, cached)
+        }), context.session.userID == caller.userID else { return nil }
+        var resolved = SyncCaller(account: caller, spaces: context.spaces, spacesMayLag: true)
+        if let id = caller.deviceID, let device = context.device, device.id == id, device.userID == caller.userID {
+            guard device.trust != .revoked, now().timeIntervalSince(device.lastSeenAt) < limits.lastSeenInterval.timeInterval else { return nil }
+            resolved.device = device
+        }
+        return resolved
+    }
+
     private struct Found: Sendable {
         var context: SessionContext?
         var fromMemory: Bool

@@ -47,6 +47,11 @@ struct Authenticator: RouterMiddleware {
         var context = context
         switch requirement {
         case .required:
+            // A pull whose caller memory holds needs no database step, so no deadline race (a task of its own).
+            if readsSpaces, let caller = await devices.callerFromMemory(authorization: authorization, auth: auth) {
+                context.caller = caller
+                break
+            }
             context.caller = try await RequestDeadline.bound { [auth, devices, readsSpaces] in
                 try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces)
             }
