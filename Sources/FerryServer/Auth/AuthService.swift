@@ -343,7 +343,7 @@ struct AuthService: Sendable {
         }
         let seq = try await storage.saveProfile(userID: caller.userID, collection: profileCollection, fields: normalized, now: now())
         // A commit in the personal space, as a push's: the account's other devices hear of it (and pulls count it).
-        await events?.publish([.committed(space: caller.userID, seq: seq, origin: caller.deviceID)])
+        if seq > 0 { await events?.publish([.committed(space: caller.userID, seq: seq, origin: caller.deviceID)]) }
         return try await profile(caller)
     }
 

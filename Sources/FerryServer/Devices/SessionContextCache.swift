@@ -57,7 +57,8 @@ final class SessionContextCache: Sendable {
 
     /// How long an entry is used at most.
     let lifetime: Duration
-    /// The most sessions held; past it, arbitrary entries make room.
+    /// The most sessions held; past it, arbitrary entries make room. (A count, not bytes: an entry grows with its
+    /// account's spaces, up to ``SyncLimits/maximumSpacesPerAccount``.)
     let capacity: Int
     /// With several instances (PostgreSQL), what proves that the events committed before a request have been heard.
     let fence: EventFence?
@@ -79,7 +80,8 @@ final class SessionContextCache: Sendable {
     func context(session: UUID) async -> SessionContext? {
         if let fence {
             // Nothing held: a miss, without a fence. Held but not proven current: the database decides.
-            guard state.withLock({ $0.entries[session] != nil }) else { return lookUp(session: session) }
+            let now = ContinuousClock.now
+            guard state.withLock({ $0.entries[session].map { $0.expiresAt > now } ?? false }) else { return lookUp(session: session) }
             guard await fence.wait() else { return nil }
         }
         return lookUp(session: session)

@@ -16,6 +16,8 @@ final class EventFence: Sendable {
         /// The last fence sent (or being sent), and whether another is wanted after it.
         var sent: UInt64 = 0
         var wanted = false
+        /// The last fence of this instance heard back.
+        var heard: UInt64 = 0
         /// Waiters by the fence number that releases them.
         var waiters: [UInt64: [Int: CheckedContinuation<Bool, Never>]] = [:]
         var nextWaiter = 0
@@ -35,23 +37,36 @@ final class EventFence: Sendable {
     /// Waits until this instance has heard every event committed before the call; `false` when it cannot tell (no
     /// listener, or the wait was cancelled), and the caller reads the database instead.
     func wait() async -> Bool {
+        await wait(for: nil)
+    }
+
+    /// Waits until fence `number` is heard (the listener's watchdog in ``PostgresRealtimeFeed``), or, with `nil`, the
+    /// next fence sent after the call, asking for one.
+    func wait(for number: UInt64?) async -> Bool {
+        enum Step { case refuse, heard, ask, wait }
         let id = state.withLock { state -> Int in
             state.nextWaiter += 1
             return state.nextWaiter
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let signal = state.withLock { state -> Bool? in
-                    guard state.isListening, !Task.isCancelled else { return nil }
+                let step = state.withLock { state -> Step in
+                    guard state.isListening, !Task.isCancelled else { return .refuse }
+                    if let number {
+                        if number <= state.heard { return .heard }
+                        state.waiters[number, default: [:]][id] = continuation
+                        return .wait
+                    }
                     // A fence already sent may have committed before this request arrived: only the next one proves.
                     state.waiters[state.sent + 1, default: [:]][id] = continuation
                     defer { state.wanted = true }
-                    return !state.wanted
+                    return state.wanted ? .wait : .ask
                 }
-                switch signal {
-                case nil: continuation.resume(returning: false)
-                case true?: requests.yield()
-                case false?: break
+                switch step {
+                case .refuse: continuation.resume(returning: false)
+                case .heard: continuation.resume(returning: true)
+                case .ask: requests.yield()
+                case .wait: break
                 }
             }
         } onCancel: {
@@ -75,12 +90,16 @@ final class EventFence: Sendable {
         }
     }
 
+    /// The number of the last fence handed out by ``nextFence()``.
+    var lastSent: UInt64 { state.withLock { $0.sent } }
+
     /// Applies a notification line; `true` when it was a fence (of any instance), which carries no event.
     func heard(_ line: Substring) -> Bool {
         guard line.hasPrefix("f ") else { return false }
         let parts = line.split(separator: " ")
         guard parts.count == 3, parts[1] == instance, let number = UInt64(parts[2]) else { return true }
         let released = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.heard = max(state.heard, number)
             let done = state.waiters.keys.filter { $0 <= number }
             return done.flatMap { state.waiters.removeValue(forKey: $0).map { Array($0.values) } ?? [] }
         }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// Several instances on one PostgreSQL database: events cross instances through `NOTIFY ferry_realtime`, and each
 /// instance `LISTEN`s on a connection of its own and delivers what it hears (its own events included) to its hub.
@@ -19,6 +20,8 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
     /// Lets a pull answered from memory first hear every event committed before it arrived.
     let fence: EventFence
     let logger: Logger
+    /// The listening connection while there is one, for the fence's watchdog to close.
+    private let listening = Mutex<PostgresConnection?>(nil)
 
     init(storage: PostgresStorage, hub: RealtimeHub, fence: EventFence, logger: Logger) {
         self.storage = storage
@@ -30,13 +33,24 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
     func publish(_ events: [RealtimeEvent]) async {
         // This instance's own cache at once: its next request must not wait for the notification to come back.
         for event in events { hub.contexts?.apply(event) }
-        for payload in Self.payloads(events) {
-            do {
-                try await storage.client.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
-            } catch {
-                logger.warning("realtime notification not sent", metadata: ["ferry.error": "\(PostgresStorage.reason(error))"])
+        // Other instances' memory of sessions depends on these lines, so a request whose deadline passes meanwhile
+        // does not cancel them (a task of its own), and a failed one is tried again.
+        let payloads = Self.payloads(events)
+        await Task { [storage, logger] in
+            for payload in payloads {
+                for attempt in 1...3 {
+                    do {
+                        try await storage.client.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
+                        break
+                    } catch {
+                        logger.error("realtime notification not sent", metadata: [
+                            "ferry.error": "\(PostgresStorage.reason(error))", "ferry.realtime.attempt": "\(attempt)",
+                        ])
+                        try? await Task.sleep(for: .milliseconds(50 * attempt))
+                    }
+                }
             }
-        }
+        }.value
     }
 
     /// The events as newline-separated lines, packed into as few payloads as fit.
@@ -65,14 +79,27 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
         }
     }
 
-    /// Sends each fence wanted, one at a time: those who ask while one is on its way share the next.
+    /// How long a fence may take to come back before the listening connection counts as dead (one that dies without
+    /// a reset, behind a NAT or a failover, is otherwise never noticed: it only reads).
+    static let fenceTimeout = Duration.seconds(2)
+
+    /// Sends each fence wanted, one at a time: those who ask while one is on its way share the next. A fence not heard
+    /// back in time releases its waiters to the database and has the listener connect again.
     private func sendFences() async {
         for await _ in fence.wanted {
             while let payload = fence.nextFence() {
+                let number = fence.lastSent
                 do {
                     try await storage.client.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
                 } catch {
                     fence.sendFailed()
+                    continue
+                }
+                let heard = (try? await withTimeout(Self.fenceTimeout) { [fence] in await fence.wait(for: number) }) ?? false
+                if !heard, !Task.isCancelled, let connection = listening.withLock({ $0 }) {
+                    logger.warning("realtime listener did not hear its own notification in time; reconnecting")
+                    stopListening()
+                    try? await connection.close()
                 }
             }
         }
@@ -90,6 +117,8 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
         while !Task.isCancelled {
             do {
                 try await storage.withStandaloneConnection { connection in
+                    self.listening.withLock { $0 = connection }
+                    defer { self.listening.withLock { $0 = nil } }
                     try await connection.listen(on: Self.channel) { notifications in
                         failures = 0
                         // Whatever was notified while no connection listened is lost: every stream pulls once.

@@ -3,7 +3,9 @@ import Foundation
 
 /// Carries realtime events from the instance that caused them to every instance's ``RealtimeHub``.
 protocol RealtimeFeed: Sendable {
-    /// Announces events after their commit. Never throws: an event is a hint, and a lost one costs latency only.
+    /// Announces events after their commit, before the request that made them is answered. Never throws: to open
+    /// streams an event is a hint, and a lost one costs latency only; the instances' memory of sessions
+    /// (``SessionContextCache``) depends on them, so a feed tries each again, and that memory lives 30 seconds at most.
     func publish(_ events: [RealtimeEvent]) async
 }
 

@@ -40,7 +40,8 @@ public struct SyncLimits: Sendable, Hashable {
     /// with nothing new reads no database; events keep it current (docs/sync.md, "No-op pulls"). Zero reads each
     /// pull's context from the database.
     public var sessionCacheLifetime: Duration = .seconds(30)
-    /// The most sessions whose context is kept in memory (about 1 KiB each with a few spaces).
+    /// The most sessions whose context is kept in memory (about 1 KiB each with a few spaces, more for accounts in
+    /// many spaces).
     public var sessionCacheCapacity = 100_000
 
     /// The most spaces one account is in (its personal space included): creating or joining one more is

@@ -46,10 +46,12 @@ extension PostgresStorage {
             ON CONFLICT (id) DO UPDATE SET \(updates)
             RETURNING _seq
             """
+        // Read to the end: the statement has committed only once its rows are all in.
+        var stored: Int64 = 0
         for try await seq in try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger).decode(Int64.self) {
-            return seq
+            stored = seq
         }
-        return 0
+        return stored
     }
 
     public func deleteProfile(userID: UUID, now: Date) async throws {
