@@ -24,6 +24,18 @@ struct NoopPullTests {
         return device.cursors
     }
 
+    /// `owner` shares a new space with `guest`, whose pull (answered from memory) lists it; once `owner` removes
+    /// `guest`, the next pull does not.
+    static func removedMemberStopsPulling(owner: SyncDevice, guest: SyncDevice) async throws {
+        let shared = try await owner.createSpace("Shared")
+        try await owner.share(shared.id, with: guest, as: .member)
+        let cursors = try await currentCursors(guest)
+        #expect(try await guest.pull(PullRequest(cursors: cursors)).cursors[shared.id] != nil)
+        let removed = try await owner.send("DELETE", "/sync/v1/spaces/\(shared.id.lowercasedText)/members/\(guest.userID.lowercasedText)", [String: String]())
+        #expect(removed.status == 200 || removed.status == 204, "\(removed.text)")
+        #expect(try await guest.pull(PullRequest(cursors: cursors.filter { $0.key != shared.id })).cursors[shared.id] == nil)
+    }
+
     @Test("a pull whose cursors are current reads its session from memory; one named space unknown there reads the database", arguments: TestEngine.available)
     func fromMemory(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
@@ -89,15 +101,7 @@ struct NoopPullTests {
             #expect(try await reader.pull(PullRequest(cursors: cursors)).keyVersions[space] == 1)
 
             // A member removed from a shared space no longer pulls it.
-            let guest = try await SyncDevice.signUp(server, "guest")
-            let shared = try await writer.createSpace("Shared")
-            try await writer.share(shared.id, with: guest, as: .member)
-            let guestCursors = try await Self.currentCursors(guest)
-            #expect(try await guest.pull(PullRequest(cursors: guestCursors)).cursors[shared.id] != nil)
-            let removed = try await writer.send("DELETE", "/sync/v1/spaces/\(shared.id.lowercasedText)/members/\(guest.userID.lowercasedText)", [String: String]())
-            #expect(removed.status == 200 || removed.status == 204, "\(removed.text)")
-            let afterRemoval = try await guest.pull(PullRequest(cursors: guestCursors.filter { $0.key != shared.id }))
-            #expect(afterRemoval.cursors[shared.id] == nil)
+            try await Self.removedMemberStopsPulling(owner: writer, guest: try await SyncDevice.signUp(server, "guest"))
 
             // A revoked device and a signed-out session are refused on their next pull.
             cursors = try await Self.currentCursors(reader)
@@ -152,14 +156,7 @@ struct NoopPullTests {
             }
 
             // A member removed on A no longer pulls the space on B.
-            let guest = try await SyncDevice.signUp(b, "guest")
-            let shared = try await writer.createSpace("Shared")
-            try await writer.share(shared.id, with: guest, as: .member)
-            let guestCursors = try await Self.currentCursors(guest)
-            #expect(try await guest.pull(PullRequest(cursors: guestCursors)).cursors[shared.id] != nil)
-            let removed = try await writer.send("DELETE", "/sync/v1/spaces/\(shared.id.lowercasedText)/members/\(guest.userID.lowercasedText)", [String: String]())
-            #expect(removed.status == 200 || removed.status == 204, "\(removed.text)")
-            #expect(try await guest.pull(PullRequest(cursors: guestCursors.filter { $0.key != shared.id })).cursors[shared.id] == nil)
+            try await Self.removedMemberStopsPulling(owner: writer, guest: try await SyncDevice.signUp(b, "guest"))
 
             // A device revoked on A is refused by B at once, though B answered its last pull from memory.
             let current = try await Self.currentCursors(reader)
