@@ -12,6 +12,8 @@ struct BenchmarkOptions {
     var isRealtime = false
     var devices = 1_000
     var writes = 5
+    /// `--carried-change-bytes`: the realtime server's budget for pokes that carry their changes (0: plain pokes).
+    var carriedChangeBytes: Int?
     /// `--blobs`: the blob benchmark, with a file of `megabytes` MiB.
     var isBlobs = false
     var megabytes = 256
@@ -22,7 +24,7 @@ struct BenchmarkOptions {
 
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
-               ferry-benchmark --realtime [--devices N] [--writes K] [--postgres URL] [--json]
+               ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B (0: plain pokes)] [--postgres URL] [--json]
                ferry-benchmark --blobs [--megabytes M] [--postgres URL] [--json]
                ferry-benchmark --rest [--rows N] [--postgres URL] [--json]
                ferry-benchmark --notifications [--devices N (at most 200)] [--writes K] [--postgres URL] [--json]
@@ -51,6 +53,7 @@ struct BenchmarkOptions {
             case "--realtime": options.isRealtime = true
             case "--devices": options.devices = number(argument, minimum: 1)
             case "--writes": options.writes = number(argument, minimum: 1)
+            case "--carried-change-bytes": options.carriedChangeBytes = number(argument, minimum: 0)
             case "--blobs": options.isBlobs = true
             case "--rest":
                 options.isRest = true

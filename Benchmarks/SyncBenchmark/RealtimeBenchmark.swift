@@ -5,8 +5,9 @@ import FerryTesting
 import Foundation
 import Synchronization
 
-/// `ferry-benchmark --realtime [--devices N] [--writes K] [--postgres URL] [--json]`: N devices listen on loopback
-/// (in a child process, ``RealtimeDevicesRun``), one device in this process writes K notes one after another, and
+/// `ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B] [--postgres URL] [--json]`: N
+/// devices listen on loopback (in a child process, ``RealtimeDevicesRun``), one device in this process writes K notes
+/// one after another, and
 /// the benchmark reports how many devices applied each and how long after its push was acknowledged; and the
 /// server's memory per open stream (this process's resident memory before and after the streams opened, divided by N).
 enum RealtimeBenchmark {
@@ -62,6 +63,7 @@ enum RealtimeBenchmark {
             configuration.useFastPasswordHashing()
             configuration.realtime.maximumStreamsPerAccount = devices + 10
             configuration.realtime.maximumStreams = max(configuration.realtime.maximumStreams, devices + 10)
+            if let bytes = options.carriedChangeBytes { configuration.realtime.carriedChangeBytes = bytes }
         }) { server in
             let endpoint = BenchmarkDevice.Endpoint(baseURL: server.baseURL, anonKey: server.server.keys.anonKey)
             let email = "realtime-\(UUID().uuidString.prefix(8).lowercased())@example.com", password = "correct horse battery"

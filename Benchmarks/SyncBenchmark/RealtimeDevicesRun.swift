@@ -61,16 +61,19 @@ enum RealtimeDevicesRun {
         }
     }
 
-    /// Records when each id first appears in the device's store, checked after each sync it finishes.
+    /// Records when each id first appears in the device's store, checked after each sync it finishes and each time it
+    /// applies changes a poke carried.
     private static func watch(_ engine: SyncEngine, index: Int, ids: [UUID], seen: ArrivalTimes) async {
-        var last: Date?
-        for await status in engine.statusUpdates() where status.lastSyncedAt != last {
-            last = status.lastSyncedAt
+        var last: (synced: Date?, streamed: Date?)
+        var next = 0
+        for await status in engine.statusUpdates() where status.lastSyncedAt != last.synced || status.lastStreamedAt != last.streamed {
+            last = (status.lastSyncedAt, status.lastStreamedAt)
             let now = ProcessMetrics.monotonicNanoseconds()
-            for (position, id) in ids.enumerated() where seen.times.withLock({ $0[position][index] == 0 }) {
-                if (try? engine.store.fetch(collection: "notes", id: id)) != nil {
-                    seen.times.withLock { $0[position][index] = now }
-                }
+            // The writer writes each note once every device has the one before: only the first note this device lacks
+            // can have arrived (looking up every later one after each update was most of this process's work).
+            while next < ids.count, (try? engine.store.fetch(collection: "notes", id: ids[next])) != nil {
+                seen.times.withLock { $0[next][index] = now }
+                next += 1
             }
         }
     }

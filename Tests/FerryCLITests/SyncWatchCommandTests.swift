@@ -7,7 +7,7 @@ import Testing
 /// `ferry sync --watch` as a person runs it: one terminal watches, another writes.
 @Suite("ferry sync --watch")
 struct SyncWatchCommandTests {
-    @Test("a profile running 'sync --watch --json' shows another device's write, one JSON line per sync, and exits 0 on SIGINT",
+    @Test("a profile running 'sync --watch --json' shows another device's write, one JSON line per sync or carried change, and exits 0 on SIGINT",
           arguments: TestEngine.available)
     func watch(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
@@ -24,7 +24,8 @@ struct SyncWatchCommandTests {
             _ = try await phone.ok(["put", "sermons", "title=Watched", "date=2026-11-29T10:00:00Z"])
             _ = try await phone.ok(["sync"])
             let sync = try #require(await Self.line(of: watcher) { ($0["applied"] as? Int ?? 0) > 0 }, "the watcher never applied the write")
-            // The poke's sync, or on a slow machine the sync that the stream's opening asked for, if it began late.
+            // The changes the poke carried (applied without a sync, `realtimeCarried`), or on a slow machine the sync
+            // that the stream's opening asked for, if it began late.
             #expect((sync["triggers"] as? [String] ?? []).contains { $0.hasPrefix("realtime") }, "\(sync)")
 
             watcher.signal(SIGINT)

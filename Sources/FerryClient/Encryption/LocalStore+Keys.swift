@@ -11,7 +11,7 @@ extension LocalStore {
     public func encryptedSpaces() throws -> [UUID: Int] {
         try read { db in
             var spaces: [UUID: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT space, key_version FROM ferry_space_keys") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT space, key_version FROM ferry_space_keys")) {
                 if let space = UUID(uuidString: row["space"] as String) { spaces[space] = row["key_version"] as Int }
             }
             return spaces

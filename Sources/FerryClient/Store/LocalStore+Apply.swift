@@ -17,7 +17,7 @@ extension LocalStore {
     package func cursors() throws -> [UUID: Int64] {
         try read { db in
             var cursors: [UUID: Int64] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT space, seq FROM ferry_cursors") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT space, seq FROM ferry_cursors")) {
                 if let space = UUID(uuidString: row["space"] as String) { cursors[space] = row["seq"] as Int64 }
             }
             return cursors
@@ -66,7 +66,8 @@ extension LocalStore {
             }
             try saveClock(db, clock)
             for (space, seq) in response.cursors {
-                try setCursor(db, space: space, seq: resets.contains(space) ? 0 : seq)
+                // Never back: changes a realtime poke carried may have moved the cursor past this reply's meanwhile.
+                if resets.contains(space) { try setCursor(db, space: space, seq: 0) } else { try advanceCursor(db, space: space, to: seq) }
             }
             for space in resets where response.cursors[space] == nil {
                 try setCursor(db, space: space, seq: 0)
@@ -85,7 +86,9 @@ extension LocalStore {
                 let chunk = Array(ids[start..<min(start + 500, ids.count)])
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
                 let sql = "SELECT id FROM \(Self.quote(name)) WHERE id IN (\(placeholders))"
-                for text in try String.fetchAll(db, sql: sql, arguments: StatementArguments(chunk)) {
+                // A realtime poke's few changes ask the same few statements again and again: those are kept.
+                let statement = chunk.count <= 8 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+                for text in try String.fetchAll(statement, arguments: StatementArguments(chunk)) {
                     if let id = UUID(wireText: text) { stored[name, default: []].insert(id) }
                 }
             }
@@ -145,6 +148,17 @@ extension LocalStore {
             try db.cachedStatement(sql: "UPDATE \(Self.quote(collection.name)) SET _seq = ? WHERE id = ?").execute(arguments: [seq, Self.text(change.id)])
         }
         return changed || isDeleted != existing.isDeleted
+    }
+
+    /// The cursor of `space`, 0 before its first pull.
+    package func cursor(of space: UUID, in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM ferry_cursors WHERE space = ?"), arguments: [Self.text(space)]) ?? 0
+    }
+
+    /// Moves the cursor of `space` to `seq` unless it is there or past it already.
+    func advanceCursor(_ db: Database, space: UUID, to seq: Int64) throws {
+        try db.cachedStatement(sql: "INSERT INTO ferry_cursors (space, seq) VALUES (?, ?) ON CONFLICT (space) DO UPDATE SET seq = max(seq, excluded.seq)")
+            .execute(arguments: [Self.text(space), seq])
     }
 
     func setCursor(_ db: Database, space: UUID, seq: Int64) throws {

@@ -328,9 +328,12 @@ extension LocalStore {
     func withSyncState(_ db: Database, _ record: LocalRecord) throws -> LocalRecord {
         var record = record
         let arguments: StatementArguments = [record.collection, Self.text(record.id)]
-        let pending = try Int64.fetchOne(db, sql: "SELECT MAX(mutation_id) FROM ferry_outbox WHERE collection = ? AND record_id = ?", arguments: arguments)
+        // Cached: every record a read returns asks both, and compiling them cost more than running them.
+        let pending = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT MAX(mutation_id) FROM ferry_outbox WHERE collection = ? AND record_id = ?"), arguments: arguments
+        )
         let rejection = try Row.fetchOne(
-            db, sql: "SELECT mutation_id, code, message FROM ferry_rejections WHERE collection = ? AND record_id = ? ORDER BY mutation_id DESC LIMIT 1",
+            db.cachedStatement(sql: "SELECT mutation_id, code, message FROM ferry_rejections WHERE collection = ? AND record_id = ? ORDER BY mutation_id DESC LIMIT 1"),
             arguments: arguments
         )
         if let rejection, (rejection["mutation_id"] as Int64) > (pending ?? 0) {

@@ -304,8 +304,12 @@ public final class LocalStore: Sendable {
     // MARK: Access
 
     /// Runs `body` in a read, mapping database failures to ``StoreError``.
+    ///
+    /// On an in-memory queue the read runs on the queue as it is: GRDB's `read` there turns `PRAGMA query_only` on and
+    /// off, and SQLite expires every prepared statement of the connection at each pragma, so every cached statement was
+    /// compiled again after every read. The queue runs one access at a time, so the read is isolated all the same.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try Self.storeFailure("read") { try writer.read(body) }
+        try Self.storeFailure("read") { try writer is DatabaseQueue ? writer.unsafeRead(body) : writer.read(body) }
     }
 
     /// Runs `body` in a write transaction, mapping database failures to ``StoreError``.
@@ -318,7 +322,7 @@ public final class LocalStore: Sendable {
     /// core) for the whole transaction while every other task of the app waits behind it.
     package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await writer.read(body)
+            return try await writer is DatabaseQueue ? writer.unsafeRead(body) : writer.read(body)
         } catch {
             throw Self.storeFailure(error, "read")
         }

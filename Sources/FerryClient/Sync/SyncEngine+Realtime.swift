@@ -46,17 +46,35 @@ extension SyncEngine {
         publishRealtime(.off)
     }
 
-    /// One message of the open stream.
-    func streamReceived(_ message: StreamMessage) {
+    /// One message of the open stream. Messages are handled one at a time, in order, so carried changes apply in the
+    /// order the server sent them.
+    func streamReceived(_ message: StreamMessage) async {
         switch message {
         case .ready:
             isStreamReady = true
             publishRealtime(.connected)
             trigger(.realtimeSync)  // whatever happened while the stream was closed
-        case .change(let space, let seq):
+        case .change(let space, let seq, let carried):
+            if let carried, await applyCarried(carried, space: space) { return }
             trigger(.realtimePoke(space: space, seq: seq))
         case .sync:
             trigger(.realtimeSync)
+        }
+    }
+
+    /// Applies the changes a poke carried, without a sync, when the space's cursor meets their start; `false` when the
+    /// device must pull instead (a gap, a key it lacks, a schema it must follow, a suspended store).
+    private func applyCarried(_ carried: CarriedChanges, space: UUID) async -> Bool {
+        guard !isSuspended else { return false }
+        do {
+            guard let report = try await makePass().applyCarried(carried, space: space) else { return false }
+            guard report.pulled > 0, let finished = report.finishedAt else { return true }  // held already
+            lastStreamedReport = report
+            broadcast.update { $0.lastStreamedAt = finished }
+            return true
+        } catch {
+            logger.debug("carried changes not applied; pulling", metadata: ["ferry.error": "\(error)"])
+            return false
         }
     }
 

@@ -58,6 +58,9 @@ public actor SyncEngine {
     public nonisolated let configuration: Configuration
     /// The report of the last successful sync.
     public internal(set) var lastReport: SyncReport?
+    /// What the last changes carried by a realtime poke and applied without a sync were (trigger `realtimeCarried`,
+    /// no request); ``SyncStatus/lastStreamedAt`` tells when.
+    public internal(set) var lastStreamedReport: SyncReport?
     /// How many syncs have started since the engine was created (successful or not).
     public internal(set) var startedSyncCount = 0
 

@@ -152,6 +152,35 @@ struct SyncPass: Sendable {
         report.lockedSpaces = max(report.lockedSpaces, try store.lockedSpaces().union(unreadable).count)
     }
 
+    /// Applies changes a realtime poke carried for `space` in one transaction, if the space's cursor is at least
+    /// their start (`after`), and reports it (trigger `realtimeCarried`, no request); a report of nothing pulled when
+    /// the cursor is at their end already. `nil`, changing nothing, when the device must pull instead: a gap, a record
+    /// it cannot open yet, or a reply that is not one space's complete page.
+    ///
+    /// - Throws: ``StoreError`` `schema_outdated` as a pull's apply does (the sync that follows migrates).
+    func applyCarried(_ carried: CarriedChanges, space: UUID) async throws -> SyncReport? {
+        let response = carried.pull
+        guard let seq = response.cursors[space], response.cursors.count == 1, !response.hasMore, response.resetRequired.isEmpty,
+              response.changes.allSatisfy({ $0.space == space })
+        else { return nil }
+        var report = SyncReport()
+        report.triggers = ["realtimeCarried"]
+        report.startedAt = store.now()
+        let opened = try open(response, keys: encryption.map { KeyUpkeep(store: store, encryption: $0, logger: logger) })
+        guard opened.unreadable.isEmpty else { return nil }
+        let page = opened.response
+        let applied = try await store.write { [store] db -> Int? in
+            let cursor = try store.cursor(of: space, in: db)
+            guard cursor >= carried.after else { return nil }
+            return cursor < seq ? try store.apply(page, in: db).applied : 0
+        }
+        guard let applied else { return nil }
+        report.pulled = applied > 0 || page.changes.isEmpty ? page.changes.count : 0
+        report.applied = applied
+        report.finishedAt = store.now()
+        return report
+    }
+
     /// `response` with encrypted spaces' records opened; a space any of whose records cannot be opened is taken
     /// out whole (its changes and its cursor), so it is pulled again once its key is here.
     private func open(_ response: PullResponse, keys: KeyUpkeep?) throws -> (response: PullResponse, unreadable: Set<UUID>) {

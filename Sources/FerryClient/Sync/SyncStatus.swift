@@ -25,6 +25,9 @@ public struct SyncStatus: Sendable, Hashable {
     public var pendingCount = 0
     /// When the last sync finished successfully.
     public var lastSyncedAt: Date?
+    /// When changes a realtime poke carried were last applied: they apply as they arrive, without a sync, when they
+    /// follow on from what the device holds.
+    public var lastStreamedAt: Date?
     /// Why the last sync failed; `nil` once a sync succeeds.
     public var lastError: SyncError?
     /// The realtime stream's state.

@@ -1,44 +1,116 @@
 import Foundation
 
 /// One message of the realtime stream (`GET /sync/v1/stream`), server to client: a JSON object per WebSocket text
-/// frame. Messages are hints that a pull would find something; the pull stays the only source of data.
+/// frame. A poke may carry the commit's changes (``CarriedChanges``); otherwise messages are hints that a pull would
+/// find something.
 public enum StreamMessage: Sendable, Hashable {
     /// The stream is open; the server closes it (code 4001) when the access token expires at `expiresAt`.
     case ready(expiresAt: Date?)
-    /// A commit in `space` reached sequence number `seq`: pull if the space's cursor is below it.
-    case change(space: UUID, seq: Int64)
+    /// A commit in `space` reached sequence number `seq`: pull if the space's cursor is below it, unless `carried`
+    /// holds the changes and the cursor meets their start.
+    case change(space: UUID, seq: Int64, carried: CarriedChanges? = nil)
     /// Pull, whatever the cursors say: the account's spaces changed, or the server may have missed commits.
     case sync
 
     /// The message as the server sends it.
     public var jsonText: String {
+        var bytes: [UInt8] = []
         switch self {
         case .ready(let expiresAt):
-            var members: [String: JSONValue] = ["type": "ready"]
-            if let expiresAt { members["expires_at"] = .string(Timestamp.format(expiresAt)) }
-            return JSONValue.object(members).jsonText
-        case .change(let space, let seq):
-            return JSONValue.object(["type": "change", "space": .string(space.lowercasedText), "seq": .number(Double(seq))]).jsonText
+            var object = JSONObjectWriter(&bytes)
+            if let expiresAt {
+                object.key("expires_at", &bytes)
+                JSONValue.string(Timestamp.format(expiresAt)).write(into: &bytes)
+            }
+            object.key("type", &bytes)
+            JSONValue.string("ready").write(into: &bytes)
+            object.end(&bytes)
+        case .change(let space, let seq, let carried):
+            Self.writeChange(into: &bytes, space: space, seq: seq, after: carried?.after, pull: carried.map { carried in { carried.pull.writeJSON(into: &$0) } })
         case .sync:
             return #"{"type":"sync"}"#
         }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes a `change` message; with `after` and `pull`, one that carries its changes (`pull` writes the reply
+    /// object). The server writes its carried changes as it read them, so this is the one writer of both.
+    package static func writeChange(
+        into bytes: inout [UInt8], space: UUID, seq: Int64, after: Int64?, pull: ((inout [UInt8]) -> Void)?
+    ) {
+        var object = JSONObjectWriter(&bytes)
+        if let after, let pull {
+            object.key("after", &bytes)
+            bytes.append(contentsOf: String(after).utf8)
+            object.key("pull", &bytes)
+            pull(&bytes)
+        }
+        object.key("seq", &bytes)
+        bytes.append(contentsOf: String(seq).utf8)
+        object.key("space", &bytes)
+        JSONValue.string(space.lowercasedText).write(into: &bytes)
+        object.key("type", &bytes)
+        JSONValue.string("change").write(into: &bytes)
+        object.end(&bytes)
     }
 
     /// Reads a message; `nil` for malformed text or a type this client does not know (newer servers may add some).
+    /// A `change` whose carried changes cannot be read is still a poke: the device pulls.
     public init?(jsonText: String) {
-        guard let members = JSONValue(jsonText: jsonText)?.objectValue, let type = members["type"]?.stringValue else { return nil }
+        var text = jsonText
+        func read(carrying: Bool) -> StreamMessage? {
+            text.withUTF8 { buffer in
+                var parser = JSONTextParser(bytes: buffer, maximumDepth: JSONValue.defaultMaximumDepth)
+                guard let message = try? Self.read(&parser, carrying: carrying) else { return nil }
+                parser.skipWhitespace()
+                return parser.position == parser.bytes.count ? message : nil
+            }
+        }
+        guard let message = read(carrying: true) ?? read(carrying: false) else { return nil }
+        self = message
+    }
+
+    private static func read(_ parser: inout JSONTextParser, carrying: Bool) throws -> StreamMessage {
+        var (type, space, seq, after, expiresAt): (String?, UUID?, Int64?, Int64?, String?)
+        var pull: PullResponse?
+        try parser.readObject { parser, key in
+            switch key {
+            case "type": type = try parser.readString()
+            case "space": space = try parser.readUUID()
+            case "seq": seq = try parser.readInt64()
+            case "after": after = try parser.readInt64()
+            case "pull" where carrying: pull = try PullResponse(stream: &parser)
+            case "expires_at": expiresAt = try parser.readNull() ? nil : try parser.readString()
+            default: try parser.skipValue()
+            }
+        }
         switch type {
         case "ready":
-            self = .ready(expiresAt: members["expires_at"]?.stringValue.flatMap(Timestamp.parse))
+            return .ready(expiresAt: expiresAt.flatMap(Timestamp.parse))
         case "change":
-            guard let space = members["space"]?.stringValue.flatMap(UUID.init(wireText:)),
-                  case .number(let number)? = members["seq"], number >= 0, number <= 9_007_199_254_740_991, number.rounded() == number
-            else { return nil }
-            self = .change(space: space, seq: Int64(number))
+            guard let space, let seq, seq >= 0 else { throw parser.corrupted("A change names its space and a sequence number.") }
+            guard let after, let pull, after >= 0, after < seq else { return .change(space: space, seq: seq) }
+            return .change(space: space, seq: seq, carried: CarriedChanges(after: after, pull: pull))
         case "sync":
-            self = .sync
+            return .sync
         default:
-            return nil
+            throw parser.corrupted("Not a message this client knows.")
         }
+    }
+}
+
+/// The changes a poke carries: what a pull from cursor `after` of its space answers (``PullResponse``, its cursor
+/// the poke's `seq`), read once by the server for every stream of the space. A device applies them only when its
+/// cursor is at least `after`, so a lost or reordered message costs a pull, never a change.
+public struct CarriedChanges: Sendable, Hashable {
+    /// The cursor the changes follow.
+    public var after: Int64
+    /// The changes, as a pull's reply.
+    public var pull: PullResponse
+
+    /// Creates carried changes.
+    public init(after: Int64, pull: PullResponse) {
+        self.after = after
+        self.pull = pull
     }
 }

@@ -27,6 +27,22 @@ final class RealtimeHub: Sendable {
         var deviceID: UUID?
         var spaces: Set<UUID>
         var mailbox: StreamMailbox
+        /// Whether its spaces are known current: from an account change until the stream has checked its session and
+        /// reloaded its spaces, it is sent plain pokes, which carry no data, and its device's pull decides.
+        var isCurrent = true
+        /// Counts the account changes heard, so that spaces read before the last of them do not count as current.
+        var changes = 0
+    }
+
+    /// What was announced in a space with open streams, and the read of the changes to carry next.
+    private struct SpaceFeed {
+        /// The sequence number the space's streams were last told of (or that they read when they opened).
+        var announced: Int64
+        /// The highest committed sequence number heard.
+        var committed: Int64
+        /// The devices that pushed the commits not announced yet (`nil` for a write without a device).
+        var origins: Set<UUID?> = []
+        var isReading = false
     }
 
     private struct State {
@@ -34,6 +50,53 @@ final class RealtimeHub: Sendable {
         var subscribers: [Int: Subscriber] = [:]
         var byUser: [UUID: Set<Int>] = [:]
         var bySpace: [UUID: Set<Int>] = [:]
+        var feeds: [UUID: SpaceFeed] = [:]
+        var reader: CarriedChangeReader?
+
+        /// Adds stream `id` to `space`, whose last commit was `seq` when the stream read its spaces.
+        mutating func subscribe(_ id: Int, to space: UUID, seq: Int64) {
+            bySpace[space, default: []].insert(id)
+            // A feed that exists knows better: commits may have been announced since that read.
+            if feeds[space] == nil { feeds[space] = SpaceFeed(announced: seq, committed: seq) }
+        }
+
+        mutating func unsubscribe(_ id: Int, from space: UUID) {
+            bySpace.remove(id, from: space)
+            if bySpace[space] == nil, feeds[space]?.isReading == false { feeds[space] = nil }
+        }
+
+        /// Marks stream `id`'s spaces as no longer known current; returns its mailbox.
+        mutating func accountChanged(_ id: Int) -> StreamMailbox? {
+            subscribers[id]?.isCurrent = false
+            subscribers[id]?.changes += 1
+            return subscribers[id]?.mailbox
+        }
+
+        /// The mailboxes of streams `ids`, except those of `device`, and whether each stream's spaces are current.
+        func recipients(_ ids: Set<Int>?, excludingDevice device: UUID?) -> [(StreamMailbox, isCurrent: Bool)] {
+            (ids ?? []).compactMap { id in
+                guard let subscriber = subscribers[id] else { return nil }
+                if let device, subscriber.deviceID == device { return nil }
+                return (subscriber.mailbox, subscriber.isCurrent)
+            }
+        }
+
+        /// The next read to announce `space`'s commits: after the last announcement, through the last commit heard, and
+        /// the device to leave out when one device made them all. `nil`, ending the reads, once everything is announced;
+        /// a space whose streams all closed meanwhile is forgotten then.
+        mutating func takeWork(_ space: UUID) -> (after: Int64, through: Int64, origin: UUID?)? {
+            guard var feed = feeds[space] else { return nil }
+            guard feed.committed > feed.announced else {
+                feed.isReading = false
+                feed.origins = []
+                feeds[space] = bySpace[space] == nil ? nil : feed
+                return nil
+            }
+            let origin = feed.origins.count == 1 ? feed.origins.first ?? nil : nil
+            feed.origins = []
+            feeds[space] = feed
+            return (feed.announced, feed.committed, origin)
+        }
     }
 
     let limits: RealtimeLimits
@@ -56,29 +119,44 @@ final class RealtimeHub: Sendable {
         guard mine < limits.maximumStreamsPerAccount else { throw .accountFull }
     }
 
-    /// Registers a stream of `userID` (bound to `deviceID`) that hears about `spaces`.
-    func open(userID: UUID, deviceID: UUID?, spaces: Set<UUID>) throws(Refusal) -> Slot {
+    /// Carries commits' changes in pokes from now on, read by `reader`.
+    func carryChanges(with reader: CarriedChangeReader) {
+        state.withLock { $0.reader = reader }
+    }
+
+    /// Registers a stream of `userID` (bound to `deviceID`) that hears about `spaces`, each with its last commit's
+    /// sequence number as the stream read it.
+    func open(userID: UUID, deviceID: UUID?, spaces: [UUID: Int64]) throws(Refusal) -> Slot {
         let mailbox = StreamMailbox()
         let id = try state.withLock { (state: inout State) throws(Refusal) -> Int in
             guard state.subscribers.count < limits.maximumStreams else { throw .serverFull }
             guard (state.byUser[userID]?.count ?? 0) < limits.maximumStreamsPerAccount else { throw .accountFull }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(userID: userID, deviceID: deviceID, spaces: spaces, mailbox: mailbox)
+            state.subscribers[id] = Subscriber(userID: userID, deviceID: deviceID, spaces: Set(spaces.keys), mailbox: mailbox)
             state.byUser[userID, default: []].insert(id)
-            for space in spaces { state.bySpace[space, default: []].insert(id) }
+            for (space, seq) in spaces { state.subscribe(id, to: space, seq: seq) }
             return id
         }
         return Slot(id: id, mailbox: mailbox)
     }
 
-    /// Replaces the spaces stream `id` hears about (after its account changed).
-    func update(_ id: Int, spaces: Set<UUID>) {
+    /// The account changes stream `id` has heard of; pass it to ``update(_:spaces:readAfter:)`` with the spaces read
+    /// after asking.
+    func accountChanges(of id: Int) -> Int {
+        state.withLock { $0.subscribers[id]?.changes ?? 0 }
+    }
+
+    /// Replaces the spaces stream `id` hears about (after its account changed and its session was checked again),
+    /// read once it had heard of `changes` account changes: its pokes carry changes again unless another came since.
+    func update(_ id: Int, spaces: [UUID: Int64], readAfter changes: Int) {
         state.withLock { state in
-            guard let old = state.subscribers[id]?.spaces else { return }
-            for space in old.subtracting(spaces) { state.bySpace.remove(id, from: space) }
-            for space in spaces.subtracting(old) { state.bySpace[space, default: []].insert(id) }
-            state.subscribers[id]?.spaces = spaces
+            guard let subscriber = state.subscribers[id] else { return }
+            let new = Set(spaces.keys)
+            for space in subscriber.spaces.subtracting(new) { state.unsubscribe(id, from: space) }
+            for space in new.subtracting(subscriber.spaces) { state.subscribe(id, to: space, seq: spaces[space] ?? 0) }
+            state.subscribers[id]?.spaces = new
+            state.subscribers[id]?.isCurrent = subscriber.changes == changes
         }
     }
 
@@ -87,7 +165,7 @@ final class RealtimeHub: Sendable {
         let mailbox = state.withLock { state -> StreamMailbox? in
             guard let subscriber = state.subscribers.removeValue(forKey: id) else { return nil }
             state.byUser.remove(id, from: subscriber.userID)
-            for space in subscriber.spaces { state.bySpace.remove(id, from: space) }
+            for space in subscriber.spaces { state.unsubscribe(id, from: space) }
             return subscriber.mailbox
         }
         mailbox?.close()
@@ -104,24 +182,58 @@ final class RealtimeHub: Sendable {
         contexts?.apply(event)
         switch event {
         case .committed(let space, let seq, let origin):
-            for mailbox in mailboxes(where: { $0.bySpace[space] }, excludingDevice: origin) { mailbox.post(space: space, seq: seq) }
+            announce(space, seq: seq, origin: origin)
         case .accountChanged(let user):
-            for mailbox in mailboxes(where: { $0.byUser[user] }, excludingDevice: nil) { mailbox.postSync(recheck: true) }
+            let mailboxes = state.withLock { state in (state.byUser[user] ?? []).compactMap { state.accountChanged($0) } }
+            for mailbox in mailboxes { mailbox.postSync(recheck: true) }
         case .sessionsChanged, .keysChanged:
             break
         case .resync:
-            for mailbox in mailboxes(where: { Set($0.subscribers.keys) }, excludingDevice: nil) { mailbox.postSync(recheck: true) }
+            let mailboxes = state.withLock { state in state.subscribers.keys.compactMap { state.accountChanged($0) } }
+            for mailbox in mailboxes { mailbox.postSync(recheck: true) }
         }
     }
 
-    private func mailboxes(where ids: (State) -> Set<Int>?, excludingDevice device: UUID?) -> [StreamMailbox] {
-        state.withLock { state in
-            (ids(state) ?? []).compactMap { id in
-                guard let subscriber = state.subscribers[id] else { return nil }
-                if let device, subscriber.deviceID == device { return nil }
-                return subscriber.mailbox
-            }
+    /// Announces a commit to the space's streams: with its changes when they can be carried (read once, after the
+    /// commit, for every stream), otherwise as a plain poke. Commits heard while a read runs are announced by the
+    /// next one, together.
+    private func announce(_ space: UUID, seq: Int64, origin: UUID?) {
+        enum Next { case poke, none, read(CarriedChangeReader) }
+        let next = state.withLock { state -> Next in
+            guard let reader = state.reader, var feed = state.feeds[space] else { return .poke }
+            guard seq > feed.announced else { return .none }  // heard again, or read with a later commit
+            feed.committed = max(feed.committed, seq)
+            feed.origins.insert(origin)
+            let starts = !feed.isReading
+            feed.isReading = true
+            state.feeds[space] = feed
+            return starts ? .read(reader) : .none
         }
+        switch next {
+        case .poke:
+            for (mailbox, _) in recipients(where: { $0.bySpace[space] }, excludingDevice: origin) { mailbox.post(space: space, seq: seq) }
+        case .none:
+            break
+        case .read(let reader):
+            Task { await carry(space, reader: reader) }
+        }
+    }
+
+    /// Reads and announces the space's commits until none is left unannounced.
+    private func carry(_ space: UUID, reader: CarriedChangeReader) async {
+        while let (after, through, origin) = state.withLock({ state in state.takeWork(space) }) {
+            let message = await reader.message(space: space, after: after, through: through)
+            let seq = message?.seq ?? through
+            let mailboxes = state.withLock { state in
+                if let announced = state.feeds[space]?.announced { state.feeds[space]?.announced = max(announced, seq) }
+                return state.recipients(state.bySpace[space], excludingDevice: origin)
+            }
+            for (mailbox, isCurrent) in mailboxes { mailbox.post(space: space, seq: seq, carrying: isCurrent ? message : nil) }
+        }
+    }
+
+    private func recipients(where ids: (State) -> Set<Int>?, excludingDevice device: UUID?) -> [(StreamMailbox, isCurrent: Bool)] {
+        state.withLock { state in state.recipients(ids(state), excludingDevice: device) }
     }
 }
 

@@ -9,6 +9,11 @@ public struct RealtimeLimits: Sendable, Hashable {
     /// How often the server pings an open stream; a client that has not answered by the next ping is disconnected.
     public var heartbeatInterval: Duration = .seconds(30)
 
+    /// The largest poke that carries its commit's changes (the stream message, a pull's reply inside): a commit whose
+    /// changes do not fit is announced without them, and devices pull. 0 turns carrying off. Ferry's clients read
+    /// messages of up to 64 KiB.
+    public var carriedChangeBytes = 32 * 1024
+
     /// The defaults.
     public init() {}
 }

@@ -1,14 +1,25 @@
 import Foundation
 import Synchronization
 
-/// What one open stream has still to send, coalesced: the highest announced sequence number per space and whether a
-/// pull or a session check is asked for. However many events arrive while the stream writes, it holds one entry per
-/// space, so a slow client costs memory bounded by its spaces, and no poke is dropped, only merged.
+/// What one open stream has still to send, coalesced: per space the highest announced sequence number (with the
+/// messages carrying its changes while they follow on from one another), and whether a pull or a session check is
+/// asked for. However many events arrive while the stream writes, it holds one entry per space and a few messages,
+/// so a slow client costs memory bounded by its spaces, and no poke is dropped, only merged.
 final class StreamMailbox: Sendable {
+    /// A space's announcement: its sequence number, and the messages that carry every change up to it, in order
+    /// (none: a plain poke, and the device pulls).
+    struct Announcement: Sendable {
+        var seq: Int64
+        var carried: [CarriedMessage] = []
+    }
+
+    /// The most carried messages a space's announcement holds; past them it becomes a plain poke.
+    static let carriedLimit = 8
+
     /// The signals gathered since the stream last took them.
-    struct Batch: Sendable, Equatable {
-        /// The highest sequence number announced per space.
-        var changes: [UUID: Int64] = [:]
+    struct Batch: Sendable {
+        /// The announcement per space.
+        var changes: [UUID: Announcement] = [:]
         /// Whether the device should pull whatever the pokes say (membership changed, a gap in the feed).
         var sync = false
         /// Whether the stream should check its session and reload its spaces first.
@@ -25,9 +36,21 @@ final class StreamMailbox: Sendable {
 
     private let state = Mutex(State())
 
-    /// Adds a commit announcement.
-    func post(space: UUID, seq: Int64) {
-        deliver { $0.changes[space] = max($0.changes[space] ?? 0, seq) }
+    /// Adds a commit announcement, carrying its changes in `message` when they follow on from those it holds.
+    func post(space: UUID, seq: Int64, carrying message: CarriedMessage? = nil) {
+        deliver { batch in
+            guard var announcement = batch.changes[space] else {
+                batch.changes[space] = Announcement(seq: seq, carried: message.map { [$0] } ?? [])
+                return
+            }
+            if let message, let last = announcement.carried.last, last.seq == message.after, announcement.carried.count < Self.carriedLimit {
+                announcement.carried.append(message)
+            } else {
+                announcement.carried = []
+            }
+            announcement.seq = max(announcement.seq, seq)
+            batch.changes[space] = announcement
+        }
     }
 
     /// Asks the device to pull, after a session check when `recheck`.

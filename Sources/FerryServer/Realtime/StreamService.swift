@@ -9,7 +9,8 @@ import Prometheus
 /// One open stream: registers with the hub, sends `ready`, then forwards its mailbox as small JSON text messages
 /// until the client leaves, the token expires, the session ends or the server shuts down.
 ///
-/// Messages are ``StreamMessage``s: `ready` once, then `change` per space and `sync`.
+/// Messages are ``StreamMessage``s: `ready` once, then `change` per space (carrying the commit's changes when they
+/// are small, ``RealtimeLimits/carriedChangeBytes``) and `sync`.
 ///
 /// Close codes: 4001 the access token expired (reconnect with a fresh one), 4003 the session ended or the device was
 /// revoked (do not reconnect with this session), 1013 too many streams (retry later), 1000 the server shuts down.
@@ -29,8 +30,12 @@ struct StreamService: Sendable {
 
     private enum End { case clientLeft, tokenExpired, sessionEnded, closed }
 
+    private static func sequenceNumbers(_ spaces: [SpaceSummary]) -> [UUID: Int64] {
+        Dictionary(spaces.map { ($0.id, $0.seq) }, uniquingKeysWith: max)
+    }
+
     func serve(_ caller: SyncCaller, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let spaces = Set(try await storage.spaces(userID: caller.userID).map(\.id))
+        let spaces = Self.sequenceNumbers(try await storage.spaces(userID: caller.userID))
         let slot: RealtimeHub.Slot
         do {
             slot = try hub.open(userID: caller.userID, deviceID: caller.device?.id, spaces: spaces)
@@ -75,17 +80,31 @@ struct StreamService: Sendable {
         while let batch = await slot.mailbox.next() {
             do {
                 if batch.recheck {
+                    let changes = hub.accountChanges(of: slot.id)
                     let current = try await devices.caller(try await auth.recheck(caller.account))
                     guard current.device?.id == caller.device?.id else { return .sessionEnded }
-                    hub.update(slot.id, spaces: Set(try await storage.spaces(userID: caller.userID).map(\.id)))
+                    let spaces = Self.sequenceNumbers(try await storage.spaces(userID: caller.userID))
+                    hub.update(slot.id, spaces: spaces, readAfter: changes)
                 }
-                for (space, seq) in batch.changes {
-                    try await outbound.writeTextMessage(StreamMessage.change(space: space, seq: seq).jsonText)
+                var sent = 0, carried = 0
+                for (space, announcement) in batch.changes {
+                    guard !announcement.carried.isEmpty else {
+                        try await outbound.writeTextMessage(StreamMessage.change(space: space, seq: announcement.seq).jsonText)
+                        sent += 1
+                        continue
+                    }
+                    for message in announcement.carried {
+                        try await outbound.writeTextMessage(message.text)
+                        sent += 1
+                        carried += 1
+                    }
                 }
                 if batch.sync {
                     try await outbound.writeTextMessage(StreamMessage.sync.jsonText)
+                    sent += 1
                 }
-                metrics.messages.increment(by: Int64(batch.changes.count + (batch.sync ? 1 : 0)))
+                metrics.messages.increment(by: Int64(sent))
+                metrics.carried.increment(by: Int64(carried))
             } catch let error as ServiceError where error.kind == .forbidden || error.kind == .unauthenticated {
                 return .sessionEnded
             } catch {
@@ -105,9 +124,12 @@ struct StreamMetrics: Sendable {
     let open: Gauge
     /// `ferry_realtime_messages_total`: pokes and sync requests sent.
     let messages: Counter
+    /// `ferry_realtime_carried_total`: pokes sent with their commit's changes.
+    let carried: Counter
 
     init(registry: PrometheusCollectorRegistry) {
         open = registry.makeGauge(name: "ferry_realtime_streams", help: "Realtime streams open on this instance.")
         messages = registry.makeCounter(name: "ferry_realtime_messages_total", help: "Realtime pokes and sync requests sent to streams.")
+        carried = registry.makeCounter(name: "ferry_realtime_carried_total", help: "Realtime pokes sent with their commit's changes.")
     }
 }

@@ -159,6 +159,9 @@ public final class FerryServer: Sendable {
         for change in changes {
             logger.info("schema change applied", metadata: ["ferry.schema.change": "\(change.summary)"])
         }
+        if configuration.realtime.carriedChangeBytes > 0 {
+            hub.carryChanges(with: CarriedChangeReader(storage: records, schema: schema, budget: configuration.realtime.carriedChangeBytes))
+        }
         // Everything that can refuse the configuration comes before the notification service, whose HTTP client must
         // be shut down once made.
         let templates: MailTemplates

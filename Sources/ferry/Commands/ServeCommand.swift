@@ -90,6 +90,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-streams-per-account"), help: "Realtime streams one account holds open at once. [default: 100]")
     var maxStreamsPerAccount: Int?
 
+    @Option(name: .customLong("carried-change-bytes"), help: "The largest realtime poke that carries its commit's changes, in bytes (up to 65536, what Ferry's clients read); 0 sends plain pokes. [default: 32768]")
+    var carriedChangeBytes: Int?
+
     @Option(name: .customLong("max-blob-mib"), help: "The largest blob (attached file) accepted, in MiB. [default: 5120]")
     var maxBlobMiB: Int?
 
@@ -228,6 +231,9 @@ struct ServeSettings {
         for (flag, variable, name, setting) in caps {
             if let count = try Self.count(flag, environment, variable, flag: name) { configuration[keyPath: setting] = count }
         }
+        if let bytes = try Self.count(command.carriedChangeBytes, environment, "FERRY_CARRIED_CHANGE_BYTES", flag: "--carried-change-bytes", in: 0...65_536) {
+            configuration.realtime.carriedChangeBytes = bytes
+        }
         let mebibyteCaps: [(Int?, String, String, WritableKeyPath<ServerConfiguration, Int64>)] = [
             (command.maxBlobMiB, "FERRY_MAX_BLOB_MIB", "--max-blob-mib", \.blobs.maximumBlobBytes),
             (command.maxOpenUploadMiBPerAccount, "FERRY_MAX_OPEN_UPLOAD_MIB_PER_ACCOUNT", "--max-open-upload-mib-per-account", \.blobs.maximumOpenUploadBytesPerAccount),
@@ -296,13 +302,15 @@ struct ServeSettings {
     }
 
     /// A cap from the flag or its variable (1 to 1,000,000), or `nil` when neither is set.
-    private static func count(_ flag: Int?, _ environment: [String: String], _ variable: String, flag name: String) throws -> Int? {
+    private static func count(
+        _ flag: Int?, _ environment: [String: String], _ variable: String, flag name: String, in range: ClosedRange<Int> = 1...1_000_000
+    ) throws -> Int? {
         guard let value = try flag ?? environment[variable].map({ text in
             guard let number = Int(text) else { throw CommandFailure(message: "\(variable) must be a whole number, not '\(text)'", status: 64) }
             return number
         }) else { return nil }
-        guard (1...1_000_000).contains(value) else {
-            throw CommandFailure(message: "\(name) must be between 1 and 1000000, not \(value)", status: 64)
+        guard range.contains(value) else {
+            throw CommandFailure(message: "\(name) must be between \(range.lowerBound) and \(range.upperBound), not \(value)", status: 64)
         }
         return value
     }

@@ -3,8 +3,8 @@ import FerryClient
 import FerryCore
 import Foundation
 
-/// `ferry sync --watch`: runs the engine with its realtime stream, prints a line per finished sync and one per
-/// change of the stream's state (`{"stream": "connected"}` with --json, on standard error without), and returns when
+/// `ferry sync --watch`: runs the engine with its realtime stream, prints a line per finished sync and per set of
+/// changes a poke carried (trigger `realtimeCarried`), and one per change of the stream's state (`{"stream": "connected"}` with --json, on standard error without), and returns when
 /// SIGINT or SIGTERM arrives.
 struct SyncWatch {
     let engine: SyncEngine
@@ -37,7 +37,15 @@ struct SyncWatch {
                 let line = json ? JSONValue.object(["error": .string(error.code.rawValue), "message": .string(error.message)]).jsonText : "Sync failed: \(error.message)"
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
-            guard status.lastSyncedAt != previous.lastSyncedAt, let report = await engine.lastReport else { continue }
+            let report: SyncReport?
+            if status.lastSyncedAt != previous.lastSyncedAt {
+                report = await engine.lastReport
+            } else if status.lastStreamedAt != previous.lastStreamedAt {
+                report = await engine.lastStreamedReport
+            } else {
+                report = nil
+            }
+            guard let report else { continue }
             Output.emit(json: json, human: "Synced (\(report.triggers.joined(separator: ", "))): pushed \(report.pushed), pulled \(report.pulled), applied \(report.applied).", [
                 "at": report.finishedAt.map(Timestamp.format), "triggers": report.triggers, "requests": report.requests,
                 "pushed": report.pushed, "pulled": report.pulled, "applied": report.applied, "rejected": report.rejected,

@@ -35,9 +35,12 @@ struct RealtimeEndToEndTests {
         }
     }
 
-    @Test("a write on one device reaches a device that only listens, through a poke", arguments: TestEngine.available)
-    func pokeDeliversWrite(_ engine: TestEngine) async throws {
-        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+    @Test("a write on one device reaches a device that only listens: carried in the poke and applied without a sync, or through a poke and a pull", arguments: TestEngine.available, [true, false])
+    func pokeDeliversWrite(_ engine: TestEngine, carries: Bool) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { configuration in
+            configuration.useFastPasswordHashing()
+            if !carries { configuration.realtime.carriedChangeBytes = 0 }
+        }) { server in
             let email = uniqueEmail("rt"), key = server.server.keys.anonKey
             let phone = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: true)
             let pad = try await Device.signIn(server.baseURL, anonKey: key, email: email, signUp: false)
@@ -52,10 +55,16 @@ struct RealtimeEndToEndTests {
                 try await phone.engine.sync()
                 try await eventually("the sermon never reached the pad") { try pad.store.fetch(collection: "sermons", id: sermon.id) != nil }
                 let latency = ContinuousClock.now - start
-                #expect(await pad.engine.startedSyncCount > before)
-                // The record is in the store a moment before the sync's report is.
-                try await eventually("the pad's sync was not the poke's") { await pad.engine.lastReport?.triggers.contains("realtimePoke") == true }
-                print("realtime: push acknowledged → applied on the pad in \(latency) (\(engine))")
+                if carries {
+                    #expect(await pad.engine.startedSyncCount == before, "applied from the poke, without a sync")
+                    #expect(pad.engine.status.lastStreamedAt != nil)
+                    #expect(try pad.store.cursors() == phone.store.cursors(), "the pad's cursor moved with the carried changes")
+                } else {
+                    #expect(await pad.engine.startedSyncCount > before)
+                    // The record is in the store a moment before the sync's report is.
+                    try await eventually("the pad's sync was not the poke's") { await pad.engine.lastReport?.triggers.contains("realtimePoke") == true }
+                }
+                print("realtime: push acknowledged → applied on the pad in \(latency) (\(engine), \(carries ? "carried" : "poke and pull"))")
             }
         }
     }
@@ -82,7 +91,7 @@ struct RealtimeEndToEndTests {
                 try await eventually("the write through instance 1 never reached the device on instance 2") {
                     try pad.store.fetch(collection: "sermons", id: sermon.id) != nil
                 }
-                try await eventually("the pad's sync was not the poke's") { await pad.engine.lastReport?.triggers.contains("realtimePoke") == true }
+                #expect(pad.engine.status.lastStreamedAt != nil, "instance 2 read the commit it heard of and carried it in the poke")
             }
             await first.stop()
             await second.stop()
@@ -145,8 +154,12 @@ struct RealtimeEndToEndTests {
             defer { ownerEngine.cancel() }
             try await owner.engine.sync()
             try await eventually("a commit in the joined space did not poke the guest's stream") {
-                await messages.all.contains { if case .change(let id, _) = $0 { id == space.id } else { false } }
+                await messages.all.contains { if case .change(let id, _, _) = $0 { id == space.id } else { false } }
             }
+            // The stream checked its session and reloaded its spaces before it asked for the sync: the poke carries
+            // the commit's changes.
+            let carried = await messages.all.compactMap { if case .change(space.id, _, let carried?) = $0 { carried } else { nil } }
+            #expect(carried.first?.pull.changes.map(\.fields["title"]) == [.string("Shared")])
         }
     }
 

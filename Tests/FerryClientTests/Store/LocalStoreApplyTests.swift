@@ -169,6 +169,19 @@ struct LocalStoreApplyTests {
         #expect(try store.pendingMutations() == outbox)
     }
 
+    @Test("a page never moves a cursor back (a realtime poke's changes may have moved it past the page); a reset does", arguments: StoreKind.allCases)
+    func cursorNeverBack(_ kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind: kind)
+        let store = fixture.store
+        try store.apply(PullResponse(changes: [], cursors: [fixture.space: 9], hasMore: false))
+        try store.apply(PullResponse(changes: [], cursors: [fixture.space: 7], hasMore: false))
+        #expect(try store.cursors()[fixture.space] == 9)
+        try store.apply(PullResponse(changes: [], cursors: [fixture.space: 12], hasMore: false))
+        #expect(try store.cursors()[fixture.space] == 12)
+        try store.apply(PullResponse(changes: [], cursors: [fixture.space: 4], hasMore: false, resetRequired: [fixture.space]))
+        #expect(try store.cursors()[fixture.space] == 0)
+    }
+
     @Test("a change in a collection the device does not know is refused whole, leaving cursors where they were", arguments: StoreKind.allCases)
     func schemaOutdated(_ kind: StoreKind) throws {
         let fixture = try StoreFixture(kind: kind)
@@ -192,7 +205,8 @@ struct LocalStoreApplyTests {
         #expect(healthy.isHealthy, "\(healthy.problems)")
         #expect(healthy.pendingCount == 1 && healthy.spaceCount == 1)
 
-        try store.apply(PullResponse(changes: [], cursors: [fixture.space: -1], hasMore: false))
+        // A cursor damaged outside the store's own code (a pull never moves one back).
+        try store.writer.write { try $0.execute(sql: "UPDATE ferry_cursors SET seq = -1") }
         #expect(try store.doctor().problems.map(\.code).sorted() == ["cursor_behind_rows", "negative_cursor"])
         try store.resetAndResync()
         #expect(try store.doctor().isHealthy)

@@ -41,7 +41,7 @@ struct TableSyncTests {
     func sameRecords(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
             var device = try await SyncDevice.signUp(server)
-            let slot = try server.server.hub.open(userID: device.userID, deviceID: device.deviceID, spaces: [device.userID])
+            let slot = try server.server.hub.open(userID: device.userID, deviceID: device.deviceID, spaces: [device.userID: 0])
             defer { server.server.hub.close(slot.id) }
             let inserted = try await Self.rest(server, "POST", "sermons", as: device, body: ["title": "Grace", "date": "2026-11-01T10:00:00Z"])
             #expect(inserted.status == 201)
@@ -50,6 +50,8 @@ struct TableSyncTests {
             let id = try #require(row["id"]?.stringValue.flatMap(UUID.init(uuidString:)))
             let poke = await slot.mailbox.next()
             #expect(poke?.changes[device.userID] != nil, "the REST write poked the user's stream")
+            let carried = try #require(poke?.changes[device.userID]?.carried.first, "the poke carries the REST write")
+            #expect(carried.after == 0 && carried.text.contains("Grace"))
 
             let pulled = try await device.pullAll().changes
             #expect(pulled.map(\.id) == [id])
