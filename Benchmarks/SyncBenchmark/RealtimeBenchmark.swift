@@ -20,6 +20,8 @@ enum RealtimeBenchmark {
         var serverKiBPerConnection: Double
         var serverTrimmedKiBPerConnection: Double
         var connectSeconds: Double
+        /// CPU time of this process (the server and the writer) per write, while the writes were delivered.
+        var serverCPUMillisecondsPerWrite: Double
 
         func percentile(_ fraction: Double) -> Double {
             let sorted = latenciesMilliseconds.sorted()
@@ -40,6 +42,7 @@ enum RealtimeBenchmark {
                 | server memory per open stream (resident) | \(number(serverKiBPerConnection)) KiB |
                 | server memory per open stream (resident once freed pages are returned) | \(number(serverTrimmedKiBPerConnection)) KiB |
                 | time for every device to connect and finish its first sync | \(number(connectSeconds, 2)) s |
+                | CPU of the server (and the writer) per write delivered to every device | \(number(serverCPUMillisecondsPerWrite)) ms |
                 """
         }
 
@@ -51,6 +54,7 @@ enum RealtimeBenchmark {
                 "propagation_max_ms": finite(latenciesMilliseconds.max() ?? .nan),
                 "server_kib_per_connection": finite(serverKiBPerConnection), "connect_seconds": finite(connectSeconds),
                 "server_trimmed_kib_per_connection": finite(serverTrimmedKiBPerConnection),
+                "server_cpu_ms_per_write": finite(serverCPUMillisecondsPerWrite),
             ]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             return String(decoding: data, as: UTF8.self)
@@ -95,6 +99,7 @@ enum RealtimeBenchmark {
             progress("\(devices) devices connected in \(String(format: "%.1f", connectSeconds)) s; writing \(writes) notes")
 
             var acknowledged: [UInt64] = []
+            let cpuBefore = ProcessMetrics.cpuSeconds()
             try await writer.running {
                 for (index, id) in ids.enumerated() {
                     try writer.store.save(collection: "notes", id: id, fields: noteFields(index))
@@ -104,6 +109,7 @@ enum RealtimeBenchmark {
                     guard await lines.next() == "delivered \(index)" else { throw BenchmarkError("the devices' process stopped") }
                 }
             }
+            let serverCPU = ProcessMetrics.cpuSeconds() - cpuBefore
             var last = ""
             while let line = await lines.next() { last = line }
             let applied = try JSONDecoder().decode([[UInt64]].self, from: Data(last.utf8))
@@ -115,7 +121,8 @@ enum RealtimeBenchmark {
             return Results(
                 engine: engine.rawValue, devices: devices, writes: writes, delivered: delivered, latenciesMilliseconds: latencies,
                 serverKiBPerConnection: max(0, memoryAfter - memoryBefore) * 1024 / Double(devices),
-                serverTrimmedKiBPerConnection: max(0, heapAfter - heapBefore) * 1024 / Double(devices), connectSeconds: connectSeconds
+                serverTrimmedKiBPerConnection: max(0, heapAfter - heapBefore) * 1024 / Double(devices), connectSeconds: connectSeconds,
+                serverCPUMillisecondsPerWrite: serverCPU * 1000 / Double(writes)
             )
         }
     }
