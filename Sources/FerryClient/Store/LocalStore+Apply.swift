@@ -150,9 +150,9 @@ extension LocalStore {
         return changed || isDeleted != existing.isDeleted
     }
 
-    /// The cursor of `space`, 0 before its first pull.
-    package func cursor(of space: UUID, in db: Database) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM ferry_cursors WHERE space = ?"), arguments: [Self.text(space)]) ?? 0
+    /// The cursor of `space`, `nil` before its first pull.
+    package func cursor(of space: UUID, in db: Database) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM ferry_cursors WHERE space = ?"), arguments: [Self.text(space)])
     }
 
     /// Moves the cursor of `space` to `seq` unless it is there or past it already.

@@ -154,8 +154,8 @@ struct SyncPass: Sendable {
 
     /// Applies changes a realtime poke carried for `space` in one transaction, if the space's cursor is at least
     /// their start (`after`), and reports it (trigger `realtimeCarried`, no request); a report of nothing pulled when
-    /// the cursor is at their end already. `nil`, changing nothing, when the device must pull instead: a gap, a record
-    /// it cannot open yet, or a reply that is not one space's complete page.
+    /// the cursor is at their end already. `nil`, changing nothing, when the device must pull instead: a gap, a space
+    /// it has never pulled, a record it cannot open yet, or a reply that is not one space's complete page.
     ///
     /// - Throws: ``StoreError`` `schema_outdated` as a pull's apply does (the sync that follows migrates).
     func applyCarried(_ carried: CarriedChanges, space: UUID) async throws -> SyncReport? {
@@ -170,8 +170,9 @@ struct SyncPass: Sendable {
         guard opened.unreadable.isEmpty else { return nil }
         let page = opened.response
         let applied = try await store.write { [store] db -> Int? in
-            let cursor = try store.cursor(of: space, in: db)
-            guard cursor >= carried.after else { return nil }
+            // A space never pulled is a gap whatever `after` says: its first pull also tells whether it is encrypted
+            // (an encrypted space's records are opened only once the store knows it is one).
+            guard let cursor = try store.cursor(of: space, in: db), cursor >= carried.after else { return nil }
             return cursor < seq ? try store.apply(page, in: db).applied : 0
         }
         guard let applied else { return nil }

@@ -78,14 +78,16 @@ public enum StreamMessage: Sendable, Hashable {
             case "type": type = try parser.readString()
             case "space": space = try parser.readUUID()
             case "seq": seq = try parser.readInt64()
-            case "after": after = try parser.readInt64()
+            // Members that only add to a message are read leniently: one that is off leaves the rest of the message.
+            case "after": after = try Self.lenient(&parser) { try $0.readInt64() }
             case "pull" where carrying: pull = try PullResponse(stream: &parser)
-            case "expires_at": expiresAt = try parser.readNull() ? nil : try parser.readString()
+            case "expires_at": expiresAt = try Self.lenient(&parser) { try $0.readString() }
             default: try parser.skipValue()
             }
         }
         switch type {
         case "ready":
+            // (An unreadable expiry is none: the stream still closes with 4001 when the token expires.)
             return .ready(expiresAt: expiresAt.flatMap(Timestamp.parse))
         case "change":
             guard let space, let seq, seq >= 0 else { throw parser.corrupted("A change names its space and a sequence number.") }
@@ -95,6 +97,20 @@ public enum StreamMessage: Sendable, Hashable {
             return .sync
         default:
             throw parser.corrupted("Not a message this client knows.")
+        }
+    }
+}
+
+extension StreamMessage {
+    /// The value `read` reads, or `nil` with the value skipped when it is of another kind.
+    fileprivate static func lenient<Value>(_ parser: inout JSONTextParser, _ read: (inout JSONTextParser) throws -> Value) throws -> Value? {
+        let start = parser.position
+        do {
+            return try read(&parser)
+        } catch is DecodingError {
+            parser.position = start
+            try parser.skipValue()
+            return nil
         }
     }
 }

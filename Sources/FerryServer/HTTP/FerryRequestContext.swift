@@ -1,4 +1,5 @@
 import Hummingbird
+import Synchronization
 public import HummingbirdWebSocket
 import NIOCore
 
@@ -31,6 +32,9 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     let channel: any Channel
     /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.
     public let webSocket = WebSocketHandlerReference<FerryRequestContext>()
+    /// The account changes heard when the request began, before it was authenticated: a stream opened by it starts
+    /// current only if none came since (``RealtimeHub/open(userID:deviceID:spaces:changesAtStart:)``).
+    let accountChangesAtStart = RealtimeHub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

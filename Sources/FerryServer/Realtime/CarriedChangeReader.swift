@@ -5,7 +5,7 @@ import Foundation
 struct CarriedMessage: Sendable {
     /// The cursor the changes follow.
     let after: Int64
-    /// The sequence number they reach.
+    /// The sequence number of the last of them.
     let seq: Int64
     /// The whole `change` message.
     let text: String
@@ -18,25 +18,49 @@ struct CarriedChangeReader: Sendable {
     let schema: Schema
     /// The largest message (``RealtimeLimits/carriedChangeBytes``).
     let budget: Int
+    /// How long a read may take before its commits go as plain pokes (a slow read must not hold the space's pokes).
+    var timeout: Duration = .seconds(2)
 
-    /// The message announcing `space` at `seq` or later with the changes after `after`; `nil` when they do not fit
-    /// the budget, the space was purged past `after`, or the read failed (the poke then goes without them).
+    /// The message carrying the changes of `space` after `after`; `nil` when there are none this instance's schema
+    /// knows, they do not fit the budget, the space was purged past `after`, or the read failed or was slow (the poke
+    /// then goes without them).
     ///
-    /// Called once the commit at `seq` is visible. Commits of one space take its row lock in turn, so every change at
-    /// or below `seq` is visible too, and the read covers whatever else committed since: its page, complete, proves
-    /// the space up to the later of `seq` and its last change.
-    func message(space: UUID, after: Int64, through seq: Int64) async -> CarriedMessage? {
+    /// Called once a commit is visible. Commits of one space take its row lock in turn, so every change below it is
+    /// visible too. Like a pull's page, the message claims the space only up to its last change: a change it could
+    /// not read (a collection an instance on another schema wrote) stays above the devices' cursors.
+    func message(space: UUID, after: Int64) async -> CarriedMessage? {
+        let (storage, schema, budget) = (storage, schema, budget)
         let format = PullFormat(clockForm: .row, layout: .changes)
-        guard let pages = try? await storage.pull(
-            [SpaceCursor(space: space, cursor: after)], limit: max(1, budget / 64), bytes: budget, schema: schema, format: format
-        ), let page = pages[space], !page.hasMore, !page.resetRequired
+        guard let pages = try? await withTimeout(timeout, {
+            try await storage.pull([SpaceCursor(space: space, cursor: after)], limit: max(1, budget / 64), bytes: budget, schema: schema, format: format)
+        }), let page = pages[space], !page.hasMore, !page.resetRequired, !page.changes.isEmpty
         else { return nil }
-        let reached = max(seq, page.cursor)
-        let reply = PullReply(layout: .changes, changes: page.changes, cursors: [space: reached])
+        let reply = PullReply(layout: .changes, changes: page.changes, cursors: [space: page.cursor])
         var bytes: [UInt8] = []
         bytes.reserveCapacity(reply.approximateJSONByteCount + 160)
-        StreamMessage.writeChange(into: &bytes, space: space, seq: reached, after: after) { reply.writeJSON(into: &$0) }
-        guard bytes.count <= budget else { return nil }
-        return CarriedMessage(after: after, seq: reached, text: String(decoding: bytes, as: UTF8.self))
+        StreamMessage.writeChange(into: &bytes, space: space, seq: page.cursor, after: after) { reply.writeJSON(into: &$0) }
+        // Clients read messages nested as deep as a pull reply allows; a field nested deeper goes by pull.
+        guard bytes.count <= budget, Self.nesting(of: bytes) <= JSONValue.defaultMaximumDepth else { return nil }
+        return CarriedMessage(after: after, seq: page.cursor, text: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The deepest nesting of arrays and objects in JSON text.
+    static func nesting(of bytes: [UInt8]) -> Int {
+        var (depth, deepest, inString, escaped) = (0, 0, false, false)
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
     }
 }

@@ -3,9 +3,10 @@ import Foundation
 
 /// Carries realtime events from the instance that caused them to every instance's ``RealtimeHub``.
 protocol RealtimeFeed: Sendable {
-    /// Announces events after their commit, before the request that made them is answered. Never throws: to open
-    /// streams an event is a hint, and a lost one costs latency only; the instances' memory of sessions
-    /// (``SessionContextCache``) depends on them, so a feed tries each again, and that memory lives 30 seconds at most.
+    /// Announces events after their commit, before the request that made them is answered. Never throws: a lost
+    /// commit event costs latency only, but the instances' memory of sessions (``SessionContextCache``) and the
+    /// streams' right to carry a space's changes depend on account events, so a feed tries each again, and both are
+    /// checked against the database every 30 seconds at most.
     func publish(_ events: [RealtimeEvent]) async
 }
 

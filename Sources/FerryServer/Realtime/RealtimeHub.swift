@@ -40,8 +40,8 @@ final class RealtimeHub: Sendable {
         var announced: Int64
         /// The highest committed sequence number heard.
         var committed: Int64
-        /// The devices that pushed the commits not announced yet (`nil` for a write without a device).
-        var origins: Set<UUID?> = []
+        /// Where the next read starts: the last change carried, or the last plain poke's number.
+        var readFrom: Int64
         var isReading = false
     }
 
@@ -52,12 +52,13 @@ final class RealtimeHub: Sendable {
         var bySpace: [UUID: Set<Int>] = [:]
         var feeds: [UUID: SpaceFeed] = [:]
         var reader: CarriedChangeReader?
+        var readsInFlight = 0
 
         /// Adds stream `id` to `space`, whose last commit was `seq` when the stream read its spaces.
         mutating func subscribe(_ id: Int, to space: UUID, seq: Int64) {
             bySpace[space, default: []].insert(id)
             // A feed that exists knows better: commits may have been announced since that read.
-            if feeds[space] == nil { feeds[space] = SpaceFeed(announced: seq, committed: seq) }
+            if feeds[space] == nil { feeds[space] = SpaceFeed(announced: seq, committed: seq, readFrom: seq) }
         }
 
         mutating func unsubscribe(_ id: Int, from space: UUID) {
@@ -81,21 +82,26 @@ final class RealtimeHub: Sendable {
             }
         }
 
-        /// The next read to announce `space`'s commits: after the last announcement, through the last commit heard, and
-        /// the device to leave out when one device made them all. `nil`, ending the reads, once everything is announced;
-        /// a space whose streams all closed meanwhile is forgotten then.
-        mutating func takeWork(_ space: UUID) -> (after: Int64, through: Int64, origin: UUID?)? {
-            guard var feed = feeds[space] else { return nil }
-            guard feed.committed > feed.announced else {
-                feed.isReading = false
-                feed.origins = []
-                feeds[space] = bySpace[space] == nil ? nil : feed
+        /// The next read to announce `space`'s commits: from where the last one ended, through the last commit heard.
+        /// `nil`, ending the reads, once everything is announced; a space whose streams all closed meanwhile is
+        /// forgotten then.
+        mutating func takeWork(_ space: UUID) -> (after: Int64, through: Int64)? {
+            guard let feed = feeds[space], feed.committed > feed.announced else {
+                readsInFlight -= 1
+                feeds[space]?.isReading = false
+                if bySpace[space] == nil { feeds[space] = nil }
                 return nil
             }
-            let origin = feed.origins.count == 1 ? feed.origins.first ?? nil : nil
-            feed.origins = []
+            return (feed.readFrom, feed.committed)
+        }
+
+        /// Records what a read announced: through `through` at least, and the next read starts after the changes it
+        /// carried (or at `through`, after a plain poke).
+        mutating func announced(_ space: UUID, through: Int64, carried message: CarriedMessage?) {
+            guard var feed = feeds[space] else { return }
+            feed.announced = max(feed.announced, through, message?.seq ?? 0)
+            feed.readFrom = max(feed.readFrom, message?.seq ?? through)
             feeds[space] = feed
-            return (feed.announced, feed.committed, origin)
         }
     }
 
@@ -119,26 +125,40 @@ final class RealtimeHub: Sendable {
         guard mine < limits.maximumStreamsPerAccount else { throw .accountFull }
     }
 
+    /// Counts the account changes (and resyncs) every hub of this process has heard. A request notes it when it starts
+    /// (``FerryRequestContext``); a stream whose request started before the latest change opens not current, since
+    /// that change may have been its own account's, heard before the stream was registered to hear it.
+    static let accountChangesHeard = Atomic<Int>(0)
+
     /// Carries commits' changes in pokes from now on, read by `reader`.
     func carryChanges(with reader: CarriedChangeReader) {
         state.withLock { $0.reader = reader }
     }
 
     /// Registers a stream of `userID` (bound to `deviceID`) that hears about `spaces`, each with its last commit's
-    /// sequence number as the stream read it.
-    func open(userID: UUID, deviceID: UUID?, spaces: [UUID: Int64]) throws(Refusal) -> Slot {
+    /// sequence number as the stream read it, for a request that started when ``accountChangesHeard`` was
+    /// `changesAtStart`. If an account change came since, the stream opens not current and checks its session first.
+    func open(userID: UUID, deviceID: UUID?, spaces: [UUID: Int64], changesAtStart: Int? = nil) throws(Refusal) -> Slot {
         let mailbox = StreamMailbox()
-        let id = try state.withLock { (state: inout State) throws(Refusal) -> Int in
+        let (id, isCurrent) = try state.withLock { (state: inout State) throws(Refusal) -> (Int, Bool) in
             guard state.subscribers.count < limits.maximumStreams else { throw .serverFull }
             guard (state.byUser[userID]?.count ?? 0) < limits.maximumStreamsPerAccount else { throw .accountFull }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(userID: userID, deviceID: deviceID, spaces: Set(spaces.keys), mailbox: mailbox)
+            var subscriber = Subscriber(userID: userID, deviceID: deviceID, spaces: Set(spaces.keys), mailbox: mailbox)
+            subscriber.isCurrent = changesAtStart.map { $0 == Self.accountChangesHeard.load(ordering: .sequentiallyConsistent) } ?? true
+            state.subscribers[id] = subscriber
             state.byUser[userID, default: []].insert(id)
             for (space, seq) in spaces { state.subscribe(id, to: space, seq: seq) }
-            return id
+            return (id, subscriber.isCurrent)
         }
+        if !isCurrent { mailbox.postSync(recheck: true) }
         return Slot(id: id, mailbox: mailbox)
+    }
+
+    /// Whether stream `id`'s spaces are known current (its pokes carry changes).
+    func isCurrent(_ id: Int) -> Bool {
+        state.withLock { $0.subscribers[id]?.isCurrent ?? false }
     }
 
     /// The account changes stream `id` has heard of; pass it to ``update(_:spaces:readAfter:)`` with the spaces read
@@ -184,30 +204,40 @@ final class RealtimeHub: Sendable {
         case .committed(let space, let seq, let origin):
             announce(space, seq: seq, origin: origin)
         case .accountChanged(let user):
+            Self.accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
             let mailboxes = state.withLock { state in (state.byUser[user] ?? []).compactMap { state.accountChanged($0) } }
             for mailbox in mailboxes { mailbox.postSync(recheck: true) }
         case .sessionsChanged, .keysChanged:
             break
         case .resync:
+            Self.accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
             let mailboxes = state.withLock { state in state.subscribers.keys.compactMap { state.accountChanged($0) } }
             for mailbox in mailboxes { mailbox.postSync(recheck: true) }
         }
     }
 
+    /// Reads of changes to carry running at once (one per space at most); past it commits are plain pokes.
+    static let maximumReads = 16
+
     /// Announces a commit to the space's streams: with its changes when they can be carried (read once, after the
     /// commit, for every stream), otherwise as a plain poke. Commits heard while a read runs are announced by the
-    /// next one, together.
+    /// next one, together. A carried announcement goes to the device that pushed too: the read may hold other
+    /// devices' commits it has not heard of yet (whose own events then come too late to announce them again).
     private func announce(_ space: UUID, seq: Int64, origin: UUID?) {
         enum Next { case poke, none, read(CarriedChangeReader) }
         let next = state.withLock { state -> Next in
             guard let reader = state.reader, var feed = state.feeds[space] else { return .poke }
             guard seq > feed.announced else { return .none }  // heard again, or read with a later commit
             feed.committed = max(feed.committed, seq)
-            feed.origins.insert(origin)
-            let starts = !feed.isReading
+            if feed.isReading {
+                state.feeds[space] = feed
+                return .none
+            }
+            guard state.readsInFlight < Self.maximumReads else { return .poke }
             feed.isReading = true
             state.feeds[space] = feed
-            return starts ? .read(reader) : .none
+            state.readsInFlight += 1
+            return .read(reader)
         }
         switch next {
         case .poke:
@@ -221,12 +251,12 @@ final class RealtimeHub: Sendable {
 
     /// Reads and announces the space's commits until none is left unannounced.
     private func carry(_ space: UUID, reader: CarriedChangeReader) async {
-        while let (after, through, origin) = state.withLock({ state in state.takeWork(space) }) {
-            let message = await reader.message(space: space, after: after, through: through)
-            let seq = message?.seq ?? through
+        while let (after, through) = state.withLock({ state in state.takeWork(space) }) {
+            let message = await reader.message(space: space, after: after)
+            let seq = max(through, message?.seq ?? 0)
             let mailboxes = state.withLock { state in
-                if let announced = state.feeds[space]?.announced { state.feeds[space]?.announced = max(announced, seq) }
-                return state.recipients(state.bySpace[space], excludingDevice: origin)
+                state.announced(space, through: through, carried: message)
+                return state.recipients(state.bySpace[space], excludingDevice: nil)
             }
             for (mailbox, isCurrent) in mailboxes { mailbox.post(space: space, seq: seq, carrying: isCurrent ? message : nil) }
         }

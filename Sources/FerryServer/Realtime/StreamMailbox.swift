@@ -10,6 +10,7 @@ final class StreamMailbox: Sendable {
     /// (none: a plain poke, and the device pulls).
     struct Announcement: Sendable {
         var seq: Int64
+        /// Empty once anything broke the chain (a message missed, a plain poke between): the device then pulls.
         var carried: [CarriedMessage] = []
     }
 

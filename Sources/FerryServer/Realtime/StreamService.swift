@@ -34,11 +34,13 @@ struct StreamService: Sendable {
         Dictionary(spaces.map { ($0.id, $0.seq) }, uniquingKeysWith: max)
     }
 
-    func serve(_ caller: SyncCaller, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    /// Serves the stream of `caller`, whose request started when ``RealtimeHub/accountChangesHeard`` was
+    /// `changesAtStart`.
+    func serve(_ caller: SyncCaller, changesAtStart: Int, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let spaces = Self.sequenceNumbers(try await storage.spaces(userID: caller.userID))
         let slot: RealtimeHub.Slot
         do {
-            slot = try hub.open(userID: caller.userID, deviceID: caller.device?.id, spaces: spaces)
+            slot = try hub.open(userID: caller.userID, deviceID: caller.device?.id, spaces: spaces, changesAtStart: changesAtStart)
         } catch {
             try await outbound.close(Self.tryAgainLater, reason: "too many streams")
             return
@@ -75,46 +77,82 @@ struct StreamService: Sendable {
         }
     }
 
-    /// Writes each batch of the mailbox; checks the session first when the account changed.
+    /// How long a stream's session and spaces count as checked: past it, the next batch that carries changes checks
+    /// them again first, so a stream never carries data on an account change whose event was lost (a notification
+    /// that failed, an instance that died between its commit and its notification) for longer than this.
+    static let recheckInterval: Duration = .seconds(30)
+    /// How soon a stream whose check failed (the database briefly away) tries again, at its next batch.
+    static let recheckRetry: Duration = .seconds(5)
+
+    /// Writes each batch of the mailbox; checks the session and reloads the spaces first when the account changed,
+    /// when the last check is older than ``recheckInterval`` and the batch carries changes, or when the stream is not
+    /// current and its last try is older than ``recheckRetry``.
     private func forward(_ slot: RealtimeHub.Slot, of caller: SyncCaller, to outbound: WebSocketOutboundWriter) async -> End {
-        while let batch = await slot.mailbox.next() {
+        var checkedAt = ContinuousClock.now
+        var triedAt = checkedAt
+        while var batch = await slot.mailbox.next() {
+            let now = ContinuousClock.now
+            let carries = batch.changes.values.contains { !$0.carried.isEmpty }
+            if batch.recheck || (carries && now - checkedAt > Self.recheckInterval) || (!hub.isCurrent(slot.id) && now - triedAt > Self.recheckRetry) {
+                triedAt = now
+                do {
+                    guard let spaces = try await recheck(slot, of: caller) else { return .sessionEnded }
+                    checkedAt = now
+                    // Announcements queued for a space the account no longer has go unsent.
+                    batch.changes = batch.changes.filter { spaces[$0.key] != nil }
+                } catch let error as ServiceError where error.kind == .forbidden || error.kind == .unauthenticated {
+                    return .sessionEnded
+                } catch {
+                    if Task.isCancelled { return .closed }
+                    // The database briefly away: what was queued goes as plain pokes, which carry no data.
+                    for space in batch.changes.keys { batch.changes[space]?.carried = [] }
+                    logger.debug("stream session not checked", metadata: ["ferry.error": "\(error)"])
+                }
+            }
             do {
-                if batch.recheck {
-                    let changes = hub.accountChanges(of: slot.id)
-                    let current = try await devices.caller(try await auth.recheck(caller.account))
-                    guard current.device?.id == caller.device?.id else { return .sessionEnded }
-                    let spaces = Self.sequenceNumbers(try await storage.spaces(userID: caller.userID))
-                    hub.update(slot.id, spaces: spaces, readAfter: changes)
-                }
-                var sent = 0, carried = 0
-                for (space, announcement) in batch.changes {
-                    guard !announcement.carried.isEmpty else {
-                        try await outbound.writeTextMessage(StreamMessage.change(space: space, seq: announcement.seq).jsonText)
-                        sent += 1
-                        continue
-                    }
-                    for message in announcement.carried {
-                        try await outbound.writeTextMessage(message.text)
-                        sent += 1
-                        carried += 1
-                    }
-                }
-                if batch.sync {
-                    try await outbound.writeTextMessage(StreamMessage.sync.jsonText)
-                    sent += 1
-                }
-                metrics.messages.increment(by: Int64(sent))
-                metrics.carried.increment(by: Int64(carried))
-            } catch let error as ServiceError where error.kind == .forbidden || error.kind == .unauthenticated {
-                return .sessionEnded
+                try await write(batch, to: outbound)
             } catch {
-                // A write to a closing connection, or the database briefly away during a check: the stream goes on,
-                // and the client pulls on its next poke or reconnect.
+                // A write to a closing connection: the client pulls on its next poke or reconnect.
                 if Task.isCancelled { return .closed }
                 logger.debug("stream message not sent", metadata: ["ferry.error": "\(error)"])
             }
         }
         return .closed
+    }
+
+    /// Checks the stream's session again and reloads its account's spaces into the hub; `nil` when the session is now
+    /// bound to another device.
+    private func recheck(_ slot: RealtimeHub.Slot, of caller: SyncCaller) async throws -> [UUID: Int64]? {
+        let changes = hub.accountChanges(of: slot.id)
+        let current = try await devices.caller(try await auth.recheck(caller.account))
+        guard current.device?.id == caller.device?.id else { return nil }
+        let spaces = Self.sequenceNumbers(try await storage.spaces(userID: caller.userID))
+        hub.update(slot.id, spaces: spaces, readAfter: changes)
+        return spaces
+    }
+
+    private func write(_ batch: StreamMailbox.Batch, to outbound: WebSocketOutboundWriter) async throws {
+        var sent = 0, carried = 0
+        defer {
+            metrics.messages.increment(by: Int64(sent))
+            metrics.carried.increment(by: Int64(carried))
+        }
+        for (space, announcement) in batch.changes {
+            guard !announcement.carried.isEmpty else {
+                try await outbound.writeTextMessage(StreamMessage.change(space: space, seq: announcement.seq).jsonText)
+                sent += 1
+                continue
+            }
+            for message in announcement.carried {
+                try await outbound.writeTextMessage(message.text)
+                sent += 1
+                carried += 1
+            }
+        }
+        if batch.sync {
+            try await outbound.writeTextMessage(StreamMessage.sync.jsonText)
+            sent += 1
+        }
     }
 }
 

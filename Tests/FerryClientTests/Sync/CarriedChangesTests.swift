@@ -107,6 +107,16 @@ struct CarriedChangesTests {
         }
     }
 
+    @Test("a space never pulled is a gap, whatever the range says: its first pull tells whether it is encrypted")
+    func neverPulled() async throws {
+        let id = UUID()
+        try await running { () async throws in
+            await remote.send(carried(after: 0, [sermon(id, "Sealed?", seq: 1)], seq: 1))
+            #expect(try fixture.store.fetch(collection: "sermons", id: id) == nil)
+            try await eventually("the unknown space did not pull") { remote.base.pullCount >= 1 }
+        }
+    }
+
     @Test("a page that is not one space's whole page is a poke")
     func notWhole() async throws {
         let other = UUID()

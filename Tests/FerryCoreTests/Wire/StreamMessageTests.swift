@@ -39,9 +39,17 @@ struct StreamMessageTests {
         #"{"after":12,"pull":{"changes":[],"cursors":{},"hasMore":false},"seq":12,"space":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","type":"change"}"#,
         #"{"after":-1,"pull":{"changes":[],"cursors":{},"hasMore":false},"seq":12,"space":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","type":"change"}"#,
         #"{"pull":{"changes":[],"cursors":{},"hasMore":false},"seq":12,"space":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","type":"change"}"#,
+        #"{"after":"10","pull":{"changes":[],"cursors":{},"hasMore":false},"seq":12,"space":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","type":"change"}"#,
+        #"{"after":10.5,"seq":12,"space":"0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9","type":"change"}"#,
     ])
     func unreadableCarried(_ text: String) {
         #expect(StreamMessage(jsonText: text) == .change(space: Self.space, seq: 12))
+    }
+
+    @Test("an expiry of another kind leaves the ready message")
+    func lenientExpiry() {
+        #expect(StreamMessage(jsonText: #"{"expires_at":5,"type":"ready"}"#) == .ready(expiresAt: nil))
+        #expect(StreamMessage(jsonText: #"{"expires_at":null,"type":"ready"}"#) == .ready(expiresAt: nil))
     }
 
     @Test("malformed messages and unknown types read as nothing", arguments: [

@@ -12,7 +12,7 @@ struct StreamRoutes {
         let service = service
         group.ws { inbound, outbound, context in
             guard let caller = context.requestContext.caller else { return }
-            try await service.serve(caller, inbound: inbound, outbound: outbound)
+            try await service.serve(caller, changesAtStart: context.requestContext.accountChangesAtStart, inbound: inbound, outbound: outbound)
         }
     }
 }
