@@ -31,7 +31,8 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     /// The connection, whose writability paces streamed responses (``BlobResponse``).
     let channel: any Channel
     /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.
-    public let webSocket = WebSocketHandlerReference<FerryRequestContext>()
+    public var webSocket: WebSocketHandlerReference<FerryRequestContext> { webSocketSlot.reference }
+    private let webSocketSlot = WebSocketSlot()
     /// The account changes heard when the request began, before it was authenticated: a stream opened by it starts
     /// current only if none came since (``RealtimeHub/open(userID:deviceID:spaces:changesAtStart:)``).
     let accountChangesAtStart = RealtimeHub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
@@ -44,5 +45,40 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
         self.peerAddress = peer.flatMap(IPAddress.init)
         self.clientAddress = peer ?? "unknown"
         self.rateLimitKey = peerAddress?.rateLimitKey ?? clientAddress
+    }
+
+    /// Lets go of the WebSocket handler reference once the stream runs. The router keeps the handler together with a
+    /// copy of this context inside the reference, which this context holds: a cycle that kept every stream's context,
+    /// and with it its connection's channel, after the stream ended.
+    func releaseWebSocket() {
+        webSocketSlot.release()
+    }
+}
+
+extension FerryRequestContext {
+    /// Request contexts alive in this process (one lives as long as any copy of it): what a leak test watches.
+    package static var alive: Int { WebSocketSlot.alive.load(ordering: .relaxed) }
+}
+
+/// The context's WebSocket handler reference, until the stream it served has started.
+private final class WebSocketSlot: Sendable {
+    static let alive = Atomic<Int>(0)
+    private let slot = Mutex<WebSocketHandlerReference<FerryRequestContext>?>(WebSocketHandlerReference())
+
+    init() {
+        Self.alive.add(1, ordering: .relaxed)
+    }
+
+    deinit {
+        Self.alive.subtract(1, ordering: .relaxed)
+    }
+
+    /// The reference; a fresh, empty one once released (nothing reads it then).
+    var reference: WebSocketHandlerReference<FerryRequestContext> {
+        slot.withLock { $0 } ?? WebSocketHandlerReference()
+    }
+
+    func release() {
+        slot.withLock { $0 = nil }
     }
 }

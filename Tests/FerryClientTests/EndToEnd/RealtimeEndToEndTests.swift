@@ -163,6 +163,25 @@ struct RealtimeEndToEndTests {
         }
     }
 
+    @Test("a stream's request context is let go once the stream ends (the WebSocket handler reference held it in a cycle)")
+    func streamContextReleased() async throws {
+        try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
+            let before = FerryRequestContext.alive
+            // Other tests' requests come and go meanwhile: 100 leaked contexts stand out of that noise, none do not.
+            for _ in 0..<100 {
+                let ready = MessageLog()
+                let stream = Task { try await device.client.openStream { await ready.append($0) } }
+                try await eventually("no ready message") { await !ready.all.isEmpty }
+                stream.cancel()
+                _ = await stream.result
+            }
+            try await eventually("stream contexts stayed alive: \(FerryRequestContext.alive) against \(before) before", timeout: .seconds(20)) {
+                FerryRequestContext.alive < before + 40
+            }
+        }
+    }
+
     @Test("the stream closes with 4001 when its token expires", arguments: TestEngine.available)
     func streamEndsWhenTokenExpires(_ engine: TestEngine) async throws {
         try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { configuration in

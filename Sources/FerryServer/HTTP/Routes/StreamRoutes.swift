@@ -11,6 +11,7 @@ struct StreamRoutes {
     func register(on group: RouterGroup<FerryRequestContext>) {
         let service = service
         group.ws { inbound, outbound, context in
+            context.requestContext.releaseWebSocket()
             guard let caller = context.requestContext.caller else { return }
             try await service.serve(caller, changesAtStart: context.requestContext.accountChangesAtStart, inbound: inbound, outbound: outbound)
         }
