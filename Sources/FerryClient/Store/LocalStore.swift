@@ -317,12 +317,6 @@ public final class LocalStore: Sendable {
         try Self.storeFailure("write") { try writer.write(body) }
     }
 
-    /// ``write(_:)-swift.method`` on the calling thread, for async callers whose transaction is smaller than two thread
-    /// hops (a realtime poke's few changes).
-    func writeOnCallingThread<T>(_ body: (Database) throws -> T) throws -> T {
-        try write(body)
-    }
-
     /// Runs `body` in a read on GRDB's own queue, suspending the caller meanwhile: the sync engine reads batches of
     /// hundreds of rows, and a synchronous read would hold one of the few threads of Swift's cooperative pool (one per
     /// core) for the whole transaction while every other task of the app waits behind it.

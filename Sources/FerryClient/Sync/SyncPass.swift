@@ -169,9 +169,7 @@ struct SyncPass: Sendable {
         let opened = try open(response, keys: encryption.map { KeyUpkeep(store: store, encryption: $0, logger: logger) })
         guard opened.unreadable.isEmpty else { return nil }
         let page = opened.response
-        // A write on the calling thread: a carried message is small (32 KiB at most), and two thread hops cost more
-        // than its transaction.
-        let applied = try store.writeOnCallingThread { db -> Int? in
+        let applied = try await store.write { [store] db -> Int? in
             // A space never pulled is a gap whatever `after` says: its first pull also tells whether it is encrypted
             // (an encrypted space's records are opened only once the store knows it is one).
             guard let cursor = try store.cursor(of: space, in: db), cursor >= carried.after else { return nil }

@@ -53,6 +53,12 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     func releaseWebSocket() {
         webSocketSlot.release()
     }
+
+    /// Lets go of the WebSocket handler reference when the connection closes, if the stream never started.
+    func releaseWebSocketWhenClosed() {
+        let slot = webSocketSlot
+        channel.closeFuture.whenComplete { _ in slot.release() }
+    }
 }
 
 extension FerryRequestContext {

@@ -26,8 +26,8 @@ struct CarriedChangeReader: Sendable {
     /// then goes without them).
     ///
     /// Called once a commit is visible. Commits of one space take its row lock in turn, so every change below it is
-    /// visible too. Like a pull's page, the message claims the space only up to its last change: a change it could
-    /// not read (a collection an instance on another schema wrote) stays above the devices' cursors.
+    /// visible too. Like a pull's page, the message claims the space only up to its last change, as a pull from this
+    /// instance would.
     func message(space: UUID, after: Int64) async -> CarriedMessage? {
         let (storage, schema, budget) = (storage, schema, budget)
         let format = PullFormat(clockForm: .row, layout: .changes)

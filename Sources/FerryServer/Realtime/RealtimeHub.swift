@@ -170,14 +170,18 @@ final class RealtimeHub: Sendable {
     /// Replaces the spaces stream `id` hears about (after its account changed and its session was checked again),
     /// read once it had heard of `changes` account changes: its pokes carry changes again unless another came since.
     func update(_ id: Int, spaces: [UUID: Int64], readAfter changes: Int) {
-        state.withLock { state in
-            guard let subscriber = state.subscribers[id] else { return }
+        let lost = state.withLock { state -> (StreamMailbox, Set<UUID>)? in
+            guard let subscriber = state.subscribers[id] else { return nil }
             let new = Set(spaces.keys)
-            for space in subscriber.spaces.subtracting(new) { state.unsubscribe(id, from: space) }
+            let lost = subscriber.spaces.subtracting(new)
+            for space in lost { state.unsubscribe(id, from: space) }
             for space in new.subtracting(subscriber.spaces) { state.subscribe(id, to: space, seq: spaces[space] ?? 0) }
             state.subscribers[id]?.spaces = new
             state.subscribers[id]?.isCurrent = subscriber.changes == changes
+            return (subscriber.mailbox, lost)
         }
+        // What was queued for a lost space while the check ran goes unsent.
+        if let (mailbox, spaces) = lost { mailbox.forget(spaces) }
     }
 
     /// Removes stream `id` and closes its mailbox.

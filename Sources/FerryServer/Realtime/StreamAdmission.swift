@@ -27,13 +27,17 @@ struct StreamAdmission: RouterMiddleware {
         guard request.isWebSocketUpgrade else {
             throw APIError(.upgradeRequired, .upgradeRequired, "GET /sync/v1/stream is a WebSocket: send 'Connection: Upgrade' and 'Upgrade: websocket'.", headers: [.upgrade: "websocket"])
         }
+        // An upgrade that never starts (the client gone before the 101) lets go of its handler when its connection closes.
+        context.releaseWebSocketWhenClosed()
         return try await next(request, context)
     }
 }
 
 extension Request {
-    /// Whether the request asks for a WebSocket upgrade.
+    /// Whether the request asks for a WebSocket upgrade, spelled as the server's upgrade path reads it: one `Upgrade`
+    /// value, `websocket`. (A request spelled otherwise would reach the route as a plain request: it would answer 200
+    /// with no stream, holding its context until the connection closed.)
     var isWebSocketUpgrade: Bool {
-        headers[values: .upgrade].contains { $0.lowercased() == "websocket" }
+        headers[.upgrade] == "websocket"
     }
 }

@@ -54,6 +54,14 @@ final class StreamMailbox: Sendable {
         }
     }
 
+    /// Drops what is queued for `spaces` (spaces the stream's account no longer has).
+    func forget(_ spaces: Set<UUID>) {
+        guard !spaces.isEmpty else { return }
+        state.withLock { state in
+            for space in spaces { state.batch.changes[space] = nil }
+        }
+    }
+
     /// Asks the device to pull, after a session check when `recheck`.
     func postSync(recheck: Bool) {
         deliver { batch in

@@ -81,31 +81,39 @@ struct StreamService: Sendable {
     /// them again first, so a stream never carries data on an account change whose event was lost (a notification
     /// that failed, an instance that died between its commit and its notification) for longer than this.
     static let recheckInterval: Duration = .seconds(30)
-    /// How soon a stream whose check failed (the database briefly away) tries again, at its next batch.
+    /// How soon a stream whose check failed (the database briefly away) tries again, at its next batch; until then
+    /// it sends plain pokes.
     static let recheckRetry: Duration = .seconds(5)
 
     /// Writes each batch of the mailbox; checks the session and reloads the spaces first when the account changed,
     /// when the last check is older than ``recheckInterval`` and the batch carries changes, or when the stream is not
     /// current and its last try is older than ``recheckRetry``.
     private func forward(_ slot: RealtimeHub.Slot, of caller: SyncCaller, to outbound: WebSocketOutboundWriter) async -> End {
-        var checkedAt = ContinuousClock.now
-        var triedAt = checkedAt
+        // Each stream's interval is drawn between 1 and 1.5 times ``recheckInterval``: streams that opened together
+        // (a restart's reconnections) do not all check on the same write.
+        func nextCheck(after now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+            now + Self.recheckInterval * Double.random(in: 1...1.5)
+        }
+        var checkDue = nextCheck(after: .now)
+        var retryDue = ContinuousClock.now
         while var batch = await slot.mailbox.next() {
             let now = ContinuousClock.now
             let carries = batch.changes.values.contains { !$0.carried.isEmpty }
-            if batch.recheck || (carries && now - checkedAt > Self.recheckInterval) || (!hub.isCurrent(slot.id) && now - triedAt > Self.recheckRetry) {
-                triedAt = now
+            if batch.recheck || (carries && now >= checkDue) || (!hub.isCurrent(slot.id) && now >= retryDue) {
+                retryDue = now + Self.recheckRetry
                 do {
                     guard let spaces = try await recheck(slot, of: caller) else { return .sessionEnded }
-                    checkedAt = now
+                    checkDue = nextCheck(after: now)
                     // Announcements queued for a space the account no longer has go unsent.
                     batch.changes = batch.changes.filter { spaces[$0.key] != nil }
                 } catch let error as ServiceError where error.kind == .forbidden || error.kind == .unauthenticated {
                     return .sessionEnded
                 } catch {
                     if Task.isCancelled { return .closed }
-                    // The database briefly away: what was queued goes as plain pokes, which carry no data.
+                    // The database briefly away: what was queued goes as plain pokes, which carry no data, and the
+                    // check is tried again at the next batch after ``recheckRetry``.
                     for space in batch.changes.keys { batch.changes[space]?.carried = [] }
+                    checkDue = retryDue
                     logger.debug("stream session not checked", metadata: ["ferry.error": "\(error)"])
                 }
             }

@@ -272,6 +272,10 @@ struct RealtimeEndToEndTests {
             }
             let plain = try await get(["apikey": key, "Authorization": "Bearer \(token)"])
             #expect(plain.0 == 426 && plain.1.contains("upgrade_required"), "\(plain)")
+            // Spelled otherwise than the upgrade path reads it, an upgrade would reach the route as a plain request:
+            // refused, not answered 200 with no stream (which held the request's context until the connection closed).
+            let misspelled = try await get(["apikey": key, "Authorization": "Bearer \(token)", "Upgrade": "WebSocket"])
+            #expect(misspelled.0 == 426 || misspelled.0 == 400, "\(misspelled)")
             let byQuery = try await get([:], query: "?apikey=\(key)&access_token=\(token)")
             #expect(byQuery.0 == 426, "query parameters authenticate too: \(byQuery)")
             let noKey = try await get(["Authorization": "Bearer \(token)"])
