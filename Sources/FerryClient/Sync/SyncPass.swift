@@ -169,15 +169,17 @@ struct SyncPass: Sendable {
         let opened = try open(response, keys: encryption.map { KeyUpkeep(store: store, encryption: $0, logger: logger) })
         guard opened.unreadable.isEmpty else { return nil }
         let page = opened.response
-        let applied = try await store.write { [store] db -> Int? in
+        // The changes applied, 0 when the cursor is at their end already, `nil` for a gap.
+        let applied = try await store.write { [store] db -> (changes: Int, rows: Int)? in
             // A space never pulled is a gap whatever `after` says: its first pull also tells whether it is encrypted
             // (an encrypted space's records are opened only once the store knows it is one).
             guard let cursor = try store.cursor(of: space, in: db), cursor >= carried.after else { return nil }
-            return cursor < seq ? try store.apply(page, in: db).applied : 0
+            guard cursor < seq else { return (0, 0) }
+            return (page.changes.count, try store.apply(page, in: db).applied)
         }
         guard let applied else { return nil }
-        report.pulled = applied > 0 || page.changes.isEmpty ? page.changes.count : 0
-        report.applied = applied
+        report.pulled = applied.changes
+        report.applied = applied.rows
         report.finishedAt = store.now()
         return report
     }
