@@ -55,6 +55,8 @@ struct ServeCommandTests {
         (["serve", "--idle-timeout", "0"], "--idle-timeout must be between 1 and"),
         (["serve", "--max-spaces-per-account", "0"], "--max-spaces-per-account must be between 1 and 1000000"),
         (["serve", "--max-pushes-in-flight", "0"], "--max-pushes-in-flight must be between 1 and 1000000"),
+        (["serve", "--carried-change-bytes", "70000"], "--carried-change-bytes must be between 0 and 65536"),
+        (["serve", "--carried-change-bytes=-1"], "--carried-change-bytes must be between 0 and 65536"),
         (["serve", "--forwarded-header", "x-real-ip"], "--forwarded-header is x-forwarded-for or forwarded"),
         (["serve", "--public-url", "sync.example.com"], "--public-url must be an http or https URL"),
         (["serve", "--public-url", "ftp://sync.example.com"], "--public-url must be an http or https URL"),
