@@ -39,8 +39,12 @@ final class FerryProcess: Sendable {
     }
 
     /// Starts `ferry ARGUMENTS` with the test's environment minus any `FERRY_` settings, plus `environment`.
+    /// Password hashes are made at the lowest cost, as the in-process servers' are (`TestDatabase`): at OWASP's, the
+    /// children's sign-ups were a seventh of the suite's CPU and missed their deadline on a loaded machine. A test
+    /// that needs the default passes its own `FERRY_PASSWORD_HASH_COST`.
     init(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws {
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("FERRY_") }
+        merged["FERRY_PASSWORD_HASH_COST"] = "10"
         merged.merge(environment) { $1 }
         let (events, continuation) = AsyncStream<Event>.makeStream()
         self.events = events

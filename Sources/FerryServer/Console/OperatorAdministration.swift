@@ -10,11 +10,13 @@ public struct OperatorAdministration: Sendable {
     let storage: any OperatorStorage
     let hasher: PasswordHasher
 
-    /// Opens `database` (migrating it, as `ferry serve` would), runs `body`, closes it.
+    /// Opens `database` (migrating it, as `ferry serve` would), runs `body`, closes it. New passwords are hashed at
+    /// `hashing`'s cost.
     public static func with<Result: Sendable>(
-        _ database: DatabaseLocation, logger: Logger, _ body: (OperatorAdministration) async throws -> Result
+        _ database: DatabaseLocation, hashing: PasswordHasher.Parameters = .owasp, logger: Logger,
+        _ body: (OperatorAdministration) async throws -> Result
     ) async throws -> Result {
-        let hasher = PasswordHasher(parameters: .owasp)
+        let hasher = PasswordHasher(parameters: hashing)
         switch database {
         case .sqlite(let path):
             let storage = try SQLiteStorage(path: path)

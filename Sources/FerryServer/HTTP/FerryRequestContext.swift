@@ -33,9 +33,10 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.
     public var webSocket: WebSocketHandlerReference<FerryRequestContext> { webSocketSlot.reference }
     private let webSocketSlot = WebSocketSlot()
-    /// The account changes heard when the request began, before it was authenticated: a stream opened by it starts
-    /// current only if none came since (``RealtimeHub/open(userID:deviceID:spaces:changesAtStart:)``).
-    let accountChangesAtStart = RealtimeHub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
+    /// The account changes the hub had heard when a stream request began, before it was authenticated
+    /// (``StreamAdmission/Mark``): the stream starts current only if none came since
+    /// (``RealtimeHub/open(userID:deviceID:spaces:changesAtStart:)``).
+    var accountChangesAtStart: Int?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

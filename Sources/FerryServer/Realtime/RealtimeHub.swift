@@ -125,10 +125,12 @@ final class RealtimeHub: Sendable {
         guard mine < limits.maximumStreamsPerAccount else { throw .accountFull }
     }
 
-    /// Counts the account changes (and resyncs) every hub of this process has heard. A request notes it when it starts
-    /// (``FerryRequestContext``); a stream whose request started before the latest change opens not current, since
-    /// that change may have been its own account's, heard before the stream was registered to hear it.
-    static let accountChangesHeard = Atomic<Int>(0)
+    /// Counts the account changes (and resyncs) this hub has heard. A stream request notes it before it is
+    /// authenticated (``StreamAdmission/Mark``); a stream whose request started before the latest change opens not
+    /// current, since that change may have been its own account's, heard before the stream was registered to hear it.
+    /// Per hub, not per process: another server's changes (as in tests, many servers to a process) say nothing of this
+    /// one's streams.
+    let accountChangesHeard = Atomic<Int>(0)
 
     /// Carries commits' changes in pokes from now on, read by `reader`.
     func carryChanges(with reader: CarriedChangeReader) {
@@ -146,7 +148,7 @@ final class RealtimeHub: Sendable {
             let id = state.nextID
             state.nextID += 1
             var subscriber = Subscriber(userID: userID, deviceID: deviceID, spaces: Set(spaces.keys), mailbox: mailbox)
-            subscriber.isCurrent = changesAtStart.map { $0 == Self.accountChangesHeard.load(ordering: .sequentiallyConsistent) } ?? true
+            subscriber.isCurrent = changesAtStart.map { $0 == accountChangesHeard.load(ordering: .sequentiallyConsistent) } ?? true
             state.subscribers[id] = subscriber
             state.byUser[userID, default: []].insert(id)
             for (space, seq) in spaces { state.subscribe(id, to: space, seq: seq) }
@@ -208,13 +210,13 @@ final class RealtimeHub: Sendable {
         case .committed(let space, let seq, let origin):
             announce(space, seq: seq, origin: origin)
         case .accountChanged(let user):
-            Self.accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
+            accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
             let mailboxes = state.withLock { state in (state.byUser[user] ?? []).compactMap { state.accountChanged($0) } }
             for mailbox in mailboxes { mailbox.postSync(recheck: true) }
         case .sessionsChanged, .keysChanged:
             break
         case .resync:
-            Self.accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
+            accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
             let mailboxes = state.withLock { state in state.subscribers.keys.compactMap { state.accountChanged($0) } }
             for mailbox in mailboxes { mailbox.postSync(recheck: true) }
         }

@@ -2,6 +2,7 @@ import FerryCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 
 /// Admits an authenticated stream request (behind the ``Authenticator``): room for one more stream, and a WebSocket
 /// upgrade. Runs before the upgrade, so a refused client gets an ordinary JSON error.
@@ -30,6 +31,21 @@ struct StreamAdmission: RouterMiddleware {
         // An upgrade that never starts (the client gone before the 101) lets go of its handler when its connection closes.
         context.releaseWebSocketWhenClosed()
         return try await next(request, context)
+    }
+}
+
+extension StreamAdmission {
+    /// Notes the account changes the hub has heard before the stream request is authenticated (it goes in front of the
+    /// ``Authenticator``), so a change heard while its session and spaces are read leaves the stream not current.
+    struct Mark: RouterMiddleware {
+        typealias Context = FerryRequestContext
+        let hub: RealtimeHub
+
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            var context = context
+            context.accountChangesAtStart = hub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
+            return try await next(request, context)
+        }
     }
 }
 

@@ -36,7 +36,7 @@ struct StreamService: Sendable {
 
     /// Serves the stream of `caller`, whose request started when ``RealtimeHub/accountChangesHeard`` was
     /// `changesAtStart`.
-    func serve(_ caller: SyncCaller, changesAtStart: Int, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    func serve(_ caller: SyncCaller, changesAtStart: Int?, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let spaces = Self.sequenceNumbers(try await storage.spaces(userID: caller.userID))
         let slot: RealtimeHub.Slot
         do {

@@ -86,7 +86,8 @@ extension FerryServer {
                 auth: auth, devices: devices, storage: self.sync.storage, hub: hub, metrics: StreamMetrics(registry: registry),
                 notifications: notifications, logger: logger
             )
-        ).register(on: router.group("sync/v1/stream").add(middleware: streaming).add(middleware: StreamAdmission(hub: hub)))
+        ).register(on: router.group("sync/v1/stream").add(middleware: StreamAdmission.Mark(hub: hub)).add(middleware: streaming)
+            .add(middleware: StreamAdmission(hub: hub)))
         registerConsole(on: router, exports: exportService)
         return router
     }

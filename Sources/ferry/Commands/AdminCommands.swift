@@ -29,7 +29,9 @@ struct ServerDatabaseOptions: ParsableArguments {
         if case .sqlite(let path) = configuration.resolvedDatabase, !creating, !FileManager.default.fileExists(atPath: path) {
             throw CommandFailure(message: "No database at \(path): pass the server's --data-dir (or --database).", status: 66, code: .noEmbeddedDatabase)
         }
-        return try await OperatorAdministration.with(configuration.resolvedDatabase, logger: Logger(label: "ferry.admin"), body)
+        var hashing = PasswordHasher.Parameters.owasp
+        if let cost = try AccountOptions.passwordHashCost(nil, ProcessInfo.processInfo.environment) { hashing.logN = cost }
+        return try await OperatorAdministration.with(configuration.resolvedDatabase, hashing: hashing, logger: Logger(label: "ferry.admin"), body)
     }
 }
 

@@ -2,8 +2,11 @@ import ArgumentParser
 import FerryServer
 import Foundation
 
-/// `ferry serve`'s options for Sign in with Apple and outgoing mail.
+/// `ferry serve`'s options for passwords, Sign in with Apple and outgoing mail.
 struct AccountOptions: ParsableArguments {
+    @Option(name: .customLong("password-hash-cost"), help: "log2 of scrypt's N for new password hashes, 10 to 20; each step doubles a sign-in's CPU time and memory. Below 17 (OWASP's minimum) only for tests and development. [default: 17]")
+    var passwordHashCost: Int?
+
     @Option(name: .customLong("apple-client-id"), help: "An audience Apple identity tokens may name: the app's bundle id, and its services id; repeat for several. Turns Sign in with Apple on.")
     var appleClientIDs: [String] = []
 
@@ -38,6 +41,9 @@ struct AccountOptions: ParsableArguments {
     var redirectURLs: [String] = []
 
     func apply(to configuration: inout ServerConfiguration, environment: [String: String]) throws {
+        if let cost = try Self.passwordHashCost(passwordHashCost, environment) {
+            configuration.auth.passwordHashing.logN = cost
+        }
         let clientIDs = appleClientIDs.isEmpty ? Self.list(environment["FERRY_APPLE_CLIENT_IDS"]) : appleClientIDs
         configuration.apple.clientIDs = clientIDs
         if let url = appleKeysURL ?? environment["FERRY_APPLE_KEYS_URL"], !url.isEmpty {
@@ -74,6 +80,11 @@ struct AccountOptions: ParsableArguments {
         }
         let redirects = redirectURLs.isEmpty ? Self.list(environment["FERRY_REDIRECT_URLS"]) : redirectURLs
         configuration.mail.redirectURLs = try redirects.map { try Self.redirectTarget($0, flag: "--redirect-url") }
+    }
+
+    /// `--password-hash-cost` or FERRY_PASSWORD_HASH_COST (which `ferry admin` reads too), or `nil` when neither is set.
+    static func passwordHashCost(_ flag: Int?, _ environment: [String: String]) throws -> Int? {
+        try ServeSettings.count(flag, environment, "FERRY_PASSWORD_HASH_COST", flag: "--password-hash-cost", in: 10...20)
     }
 
     private static func list(_ text: String?) -> [String] {

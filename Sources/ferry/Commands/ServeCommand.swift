@@ -154,6 +154,10 @@ struct ServeCommand: AsyncParsableCommand {
             return
         }
         let logger = Logger(label: "ferry")
+        let hashing = settings.configuration.auth.passwordHashing
+        if hashing.logN < PasswordHasher.Parameters.owasp.logN {
+            logger.warning("new password hashes are cheaper than OWASP's minimum (--password-hash-cost \(hashing.logN) < 17): for tests and development only")
+        }
         let server = try await FerryServer.prepare(settings.configuration, logger: logger)
         let store = server.storeDescription
         // The application owns the signals: SIGTERM and SIGINT shut the server down gracefully (in-flight requests finish).
@@ -302,7 +306,7 @@ struct ServeSettings {
     }
 
     /// A cap from the flag or its variable (1 to 1,000,000), or `nil` when neither is set.
-    private static func count(
+    static func count(
         _ flag: Int?, _ environment: [String: String], _ variable: String, flag name: String, in range: ClosedRange<Int> = 1...1_000_000
     ) throws -> Int? {
         guard let value = try flag ?? environment[variable].map({ text in

@@ -96,7 +96,7 @@ struct CarriedChangesTests {
             var phone = try await SyncDevice.signUp(server, "stale")
             let pad = try await phone.sibling()
             let hub = server.server.hub
-            let started = RealtimeHub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
+            let started = hub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
             hub.deliver(.accountChanged(UUID()))  // anyone's: the stream cannot tell whose
             let spaces = Dictionary(uniqueKeysWithValues: try await server.server.records.spaces(userID: pad.userID).map { ($0.id, $0.seq) })
             let slot = try hub.open(userID: pad.userID, deviceID: pad.deviceID, spaces: spaces, changesAtStart: started)
@@ -108,7 +108,7 @@ struct CarriedChangesTests {
 
             let fresh = try hub.open(
                 userID: pad.userID, deviceID: pad.deviceID, spaces: spaces,
-                changesAtStart: RealtimeHub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
+                changesAtStart: hub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
             )
             defer { hub.close(fresh.id) }
             #expect(hub.isCurrent(fresh.id))

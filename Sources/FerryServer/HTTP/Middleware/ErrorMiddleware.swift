@@ -41,6 +41,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // The client went away mid-request (closed the connection, or its body ended early): nothing failed here.
             context.logger.debug("request aborted by the client", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
             return APIError(.badRequest, .requestAborted, "The request ended before its body was complete.")
+        case is TimeoutError:
+            // The request's deadline passed: the database may be slow, or the server busy (hashing passwords, say).
+            context.logger.warning("request deadline passed")
+            return APIError(.serviceUnavailable, .unavailable, "The server did not finish this request in time; retry shortly.", headers: [.retryAfter: "5"])
         case _ where StorageAvailability.isUnavailable(error):
             context.logger.warning("database unavailable", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
             return APIError(.serviceUnavailable, .unavailable, "The database is not answering; retry shortly.", headers: [.retryAfter: "5"])
