@@ -82,7 +82,9 @@ swift build --build-tests
 # servers, PostgreSQL databases, child processes) started together starve one another until requests time out; ten at a
 # time keep both cores busy (the tests are CPU-bound: 1.9 cores used at 16 as at 10) and finish sooner than two
 # groups one after the other (362 s against 450 s on 2026-11-28). FERRY_TEST_WIDTH changes it.
-export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${FERRY_TEST_WIDTH:-10}"
+width="${FERRY_TEST_WIDTH:-10}"
+[[ "$width" =~ ^[1-9][0-9]*$ ]] || { echo "ferry: FERRY_TEST_WIDTH must be a whole number from 1, not '$width'" >&2; exit 64; }
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="$width"
 if [ "$#" -gt 0 ]; then
     run_tests "$@"
 else

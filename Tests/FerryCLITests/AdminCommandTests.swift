@@ -25,6 +25,9 @@ struct AdminCommandTests {
             }
             let added = try await run(["add", "Ops@Example.com", "--password-stdin", "--json"], input: "correct horse battery\n")
             #expect(added.status == 0, "\(added.stderr)")
+            // The test's children hash at FERRY_PASSWORD_HASH_COST=10 (FerryProcess): said, and done.
+            #expect(added.stderr.contains("below OWASP's minimum"), "\(added.stderr)")
+            #expect(try await database.strings("SELECT password_hash FROM ferry_operators").first?.hasPrefix("$scrypt$ln=10,") == true)
             #expect(added.stdout.contains("\"email\":\"ops@example.com\""), "\(added.stdout)")
             let again = try await run(["add", "ops@example.com", "--password-stdin"], input: "another good one 7\n")
             #expect(again.status != 0 && again.stderr.contains("email_exists"), "\(again.stderr)")

@@ -32,6 +32,9 @@ public struct StreamClosure: Sendable, Hashable, CustomStringConvertible {
     public var isTokenExpired: Bool { code == Self.tokenExpiredCode }
     /// Whether the server closed the stream because the session ended.
     public var isSessionEnded: Bool { code == Self.sessionEndedCode }
+    /// Whether the server closed the stream because it shuts down (1001 "going away", or 1012 "service restart"):
+    /// every device of the instance reconnects, so each waits a random moment first.
+    public var isServerGoingAway: Bool { code == 1001 || code == 1012 }
 
     public var description: String {
         guard let code else { return "connection lost" }

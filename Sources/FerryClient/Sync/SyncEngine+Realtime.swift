@@ -5,6 +5,9 @@ import Logging
 /// The engine's realtime stream: open while the app is active and the network is up, pokes turned into the
 /// coalesced sync, reconnection with backoff and jitter, and one sync after every (re)connection.
 extension SyncEngine {
+    /// The longest wait before reconnecting to a server that closed the stream as it shut down.
+    static let streamRestartSpread: Duration = .seconds(2)
+
     /// Whether the stream should be open now.
     var isStreamWanted: Bool { isActive && isConnected != false }
 
@@ -27,15 +30,20 @@ extension SyncEngine {
             let wasReady = isStreamReady
             isStreamReady = false
             let closure = try? result.get()
-            // A stream that was open and closed for an ordinary reason reopens at once (a little jitter spreads a
-            // server restart's reconnections); one that could not open, or whose session ended, backs off.
+            // A stream that was open and closed for an ordinary reason reopens at once, with a little jitter; one
+            // whose server shut down waits up to ``streamRestartSpread`` (the instance's every device comes back);
+            // one that could not open, or whose session ended, backs off, and never sooner than the server's
+            // Retry-After (up to twice it, so a refused storm does not come back together).
             let delay: Duration
             if wasReady, closure?.isSessionEnded != true {
                 failures = 0
-                delay = .milliseconds(Int64(random() * 250))
+                delay = (closure?.isServerGoingAway == true ? Self.streamRestartSpread : .milliseconds(250)) * random()
             } else {
                 failures += 1
-                delay = configuration.realtimeBackoff.delay(afterAttempt: failures, random: random())
+                let backoff = configuration.realtimeBackoff.delay(afterAttempt: failures, random: random())
+                var retryAfter = Duration.zero
+                if case .failure(let error) = result, let refusal = error as? RemoteError { retryAfter = refusal.retryAfter ?? .zero }
+                delay = max(backoff, retryAfter * (1 + random()))
             }
             if case .failure(let error) = result {
                 logger.debug("realtime stream failed", metadata: ["ferry.error": "\(error)", "ferry.sync.attempt": "\(failures)"])

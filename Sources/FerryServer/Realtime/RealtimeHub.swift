@@ -132,6 +132,24 @@ final class RealtimeHub: Sendable {
     /// one's streams.
     let accountChangesHeard = Atomic<Int>(0)
 
+    /// Stream requests being admitted now (``RealtimeLimits/maximumOpeningStreams``).
+    private let openings = Atomic<Int>(0)
+
+    /// Counts one more stream request being admitted; `false` (counting nothing) when as many are already.
+    func beginOpening() -> Bool {
+        let now = openings.add(1, ordering: .relaxed).newValue
+        guard now <= limits.maximumOpeningStreams else {
+            openings.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Ends what ``beginOpening()`` counted.
+    func endOpening() {
+        openings.subtract(1, ordering: .relaxed)
+    }
+
     /// Carries commits' changes in pokes from now on, read by `reader`.
     func carryChanges(with reader: CarriedChangeReader) {
         state.withLock { $0.reader = reader }

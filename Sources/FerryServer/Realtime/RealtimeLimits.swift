@@ -6,6 +6,11 @@ public struct RealtimeLimits: Sendable, Hashable {
     public var maximumStreams = 10_000
     /// Streams one account holds open at once; past it a new one is refused with 429 `too_many_streams`.
     public var maximumStreamsPerAccount = 100
+    /// Stream requests being admitted at once (authenticated, counted and upgraded); past it a new one is refused at
+    /// once, before its token is read, with 503 `too_many_streams` and `Retry-After: 1`. A connect storm (every device
+    /// of a restarted instance coming back together) then waits at the clients, which back off with jitter, instead of
+    /// queueing in the server ahead of the requests of streams already open.
+    public var maximumOpeningStreams = 64
     /// How often the server pings an open stream; a client that has not answered by the next ping is disconnected.
     public var heartbeatInterval: Duration = .seconds(30)
 

@@ -35,13 +35,21 @@ struct StreamAdmission: RouterMiddleware {
 }
 
 extension StreamAdmission {
-    /// Notes the account changes the hub has heard before the stream request is authenticated (it goes in front of the
-    /// ``Authenticator``), so a change heard while its session and spaces are read leaves the stream not current.
+    /// Goes in front of the ``Authenticator``: bounds the stream requests being admitted at once
+    /// (``RealtimeLimits/maximumOpeningStreams``), refusing one more before its token is read, and notes the account
+    /// changes the hub has heard, so a change heard while the session and spaces are read leaves the stream not current.
     struct Mark: RouterMiddleware {
         typealias Context = FerryRequestContext
         let hub: RealtimeHub
 
         func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            guard hub.beginOpening() else {
+                throw APIError(
+                    .serviceUnavailable, .tooManyStreams, "The server is admitting many streams at once; retry in a moment.",
+                    headers: [.retryAfter: "1"]
+                )
+            }
+            defer { hub.endOpening() }
             var context = context
             context.accountChangesAtStart = hub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
             return try await next(request, context)

@@ -13,7 +13,8 @@ import Prometheus
 /// are small, ``RealtimeLimits/carriedChangeBytes``) and `sync`.
 ///
 /// Close codes: 4001 the access token expired (reconnect with a fresh one), 4003 the session ended or the device was
-/// revoked (do not reconnect with this session), 1013 too many streams (retry later), 1000 the server shuts down.
+/// revoked (do not reconnect with this session), 1013 too many streams (retry later), 1001 the server shuts down
+/// (reconnect, after a random delay).
 struct StreamService: Sendable {
     static let tokenExpired = WebSocketErrorCode.unknown(4001)
     static let sessionEnded = WebSocketErrorCode.unknown(4003)
@@ -36,7 +37,7 @@ struct StreamService: Sendable {
 
     /// Serves the stream of `caller`, whose request started when ``RealtimeHub/accountChangesHeard`` was
     /// `changesAtStart`.
-    func serve(_ caller: SyncCaller, changesAtStart: Int?, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    func serve(_ caller: SyncCaller, changesAtStart: Int, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let spaces = Self.sequenceNumbers(try await storage.spaces(userID: caller.userID))
         let slot: RealtimeHub.Slot
         do {
@@ -73,7 +74,10 @@ struct StreamService: Sendable {
         switch end {
         case .tokenExpired: try? await outbound.close(Self.tokenExpired, reason: "access token expired")
         case .sessionEnded: try? await outbound.close(Self.sessionEnded, reason: "session ended")
-        case .clientLeft, .closed: break
+        case .closed:
+            // The server shuts down: "going away" tells clients to spread their reconnections (a deploy's storm).
+            try? await outbound.close(.goingAway, reason: "server shutting down")
+        case .clientLeft: break
         }
     }
 

@@ -126,7 +126,9 @@ extension FerryServer {
                 router: router, idleTimeout: configuration.idleTimeout,
                 webSocket: .init(maxFrameSize: 1 << 12, autoPing: .enabled(timePeriod: heartbeat))
             ),
-            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "Ferry"),
+            // A listen queue of 4,096 (Linux's usual somaxconn) rather than Hummingbird's 256: when an instance restarts,
+            // its devices all reconnect at once, and a busy server accepts them a little late rather than resetting them.
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "Ferry", backlog: 4096),
             onServerRunning: { channel in
                 await onListening(ListeningAddress(host: host, port: channel.localAddress?.port ?? 0))
             },

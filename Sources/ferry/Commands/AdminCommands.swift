@@ -19,8 +19,11 @@ struct ServerDatabaseOptions: ParsableArguments {
     @Option(help: "The server's PostgreSQL URL (FERRY_DATABASE), when it does not run on its embedded database.") var database: String?
 
     /// Opens the server's database; only `add` (`creating`) may start an embedded one that does not exist yet, so a
-    /// mistyped `--data-dir` is an error rather than an empty list.
-    func withOperators<Result: Sendable>(creating: Bool = false, _ body: (OperatorAdministration) async throws -> Result) async throws -> Result {
+    /// mistyped `--data-dir` is an error rather than an empty list. Commands that set a password (`hashing`) hash it at
+    /// FERRY_PASSWORD_HASH_COST, as `ferry serve` does, warning below OWASP's minimum.
+    func withOperators<Result: Sendable>(
+        creating: Bool = false, hashing: Bool = false, _ body: (OperatorAdministration) async throws -> Result
+    ) async throws -> Result {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = folder.resolved
         if let database = database ?? ProcessInfo.processInfo.environment["FERRY_DATABASE"], !database.isEmpty {
@@ -29,9 +32,14 @@ struct ServerDatabaseOptions: ParsableArguments {
         if case .sqlite(let path) = configuration.resolvedDatabase, !creating, !FileManager.default.fileExists(atPath: path) {
             throw CommandFailure(message: "No database at \(path): pass the server's --data-dir (or --database).", status: 66, code: .noEmbeddedDatabase)
         }
-        var hashing = PasswordHasher.Parameters.owasp
-        if let cost = try AccountOptions.passwordHashCost(nil, ProcessInfo.processInfo.environment) { hashing.logN = cost }
-        return try await OperatorAdministration.with(configuration.resolvedDatabase, hashing: hashing, logger: Logger(label: "ferry.admin"), body)
+        var parameters = PasswordHasher.Parameters.owasp
+        if hashing, let cost = try AccountOptions.passwordHashCost(nil, ProcessInfo.processInfo.environment, flag: "FERRY_PASSWORD_HASH_COST") {
+            parameters.logN = cost
+            if cost < PasswordHasher.Parameters.owasp.logN {
+                FileHandle.standardError.write(Data("ferry: warning: FERRY_PASSWORD_HASH_COST=\(cost) is below OWASP's minimum (17): for tests and development only\n".utf8))
+            }
+        }
+        return try await OperatorAdministration.with(configuration.resolvedDatabase, hashing: parameters, logger: Logger(label: "ferry.admin"), body)
     }
 }
 
@@ -45,7 +53,7 @@ struct AdminAddCommand: AsyncParsableCommand {
 
     func run() async throws {
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "Password for \(email): ")
-        let record = try await options.withOperators(creating: true) { try await $0.add(email: email, password: password) }
+        let record = try await options.withOperators(creating: true, hashing: true) { try await $0.add(email: email, password: password) }
         Output.emit(json: options.folder.json, human: "Added operator \(record.email); they sign in at /console.", [
             "id": record.id.lowercasedText, "email": record.email,
         ])
@@ -101,7 +109,7 @@ struct AdminPasswordCommand: AsyncParsableCommand {
 
     func run() async throws {
         let password = try PasswordInput.read(fromStandardInput: passwordFromStandardInput, prompt: "New password for \(email): ")
-        try await options.withOperators { try await $0.setPassword(email: email, password: password) }
+        try await options.withOperators(hashing: true) { try await $0.setPassword(email: email, password: password) }
         Output.emit(json: options.folder.json, human: "Set the password of operator \(email.lowercased()); their console sessions ended.", [
             "email": email.lowercased(), "password_set": true,
         ])

@@ -83,8 +83,8 @@ struct AccountOptions: ParsableArguments {
     }
 
     /// `--password-hash-cost` or FERRY_PASSWORD_HASH_COST (which `ferry admin` reads too), or `nil` when neither is set.
-    static func passwordHashCost(_ flag: Int?, _ environment: [String: String]) throws -> Int? {
-        try ServeSettings.count(flag, environment, "FERRY_PASSWORD_HASH_COST", flag: "--password-hash-cost", in: 10...20)
+    static func passwordHashCost(_ flag: Int?, _ environment: [String: String], flag name: String = "--password-hash-cost") throws -> Int? {
+        try ServeSettings.count(flag, environment, "FERRY_PASSWORD_HASH_COST", flag: name, in: 10...20)
     }
 
     private static func list(_ text: String?) -> [String] {

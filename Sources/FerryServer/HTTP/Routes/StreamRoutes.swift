@@ -13,7 +13,9 @@ struct StreamRoutes {
         group.ws { inbound, outbound, context in
             context.requestContext.releaseWebSocket()
             guard let caller = context.requestContext.caller else { return }
-            try await service.serve(caller, changesAtStart: context.requestContext.accountChangesAtStart, inbound: inbound, outbound: outbound)
+            // Unmarked (a route without ``StreamAdmission/Mark``), the stream opens not current and checks first.
+            let changesAtStart = context.requestContext.accountChangesAtStart ?? -1
+            try await service.serve(caller, changesAtStart: changesAtStart, inbound: inbound, outbound: outbound)
         }
     }
 }
