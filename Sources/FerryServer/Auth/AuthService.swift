@@ -98,6 +98,12 @@ struct AuthService: Sendable {
         guard user.emailConfirmedAt != nil else {
             throw ServiceError(.invalidRequest, .emailNotConfirmed, "Email not confirmed: enter the code mailed to \(user.email), or ask for a new one (POST /auth/v1/resend).")
         }
+        if hasher.needsRehash(user.passwordHash) {
+            // Best effort: a busy hash queue or a lost race leaves the old hash, which still verifies.
+            if let fresh = try? await hasher.hash(password) {
+                _ = try? await storage.replacePasswordHash(userID: user.id, from: user.passwordHash, to: fresh)
+            }
+        }
         try Task.checkCancellation()
         return try await startSession(for: user)
     }

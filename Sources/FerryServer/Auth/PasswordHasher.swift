@@ -61,6 +61,13 @@ public struct PasswordHasher: Sendable {
         return stored != nil && matches
     }
 
+    /// Whether `stored` was made at another cost than this hasher's (`--password-hash-cost` changed since): hashed
+    /// again at the next successful sign-in, so accounts move to the new cost and answer as fast as unknown addresses.
+    public func needsRehash(_ stored: String) -> Bool {
+        let parts = stored.split(separator: "$", omittingEmptySubsequences: true)
+        return parts.count == 4 && Parameters(parsing: parts[1]) != parameters
+    }
+
     private func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
         do {
             return try await gate.run(work)

@@ -121,6 +121,9 @@ public protocol AuthStorage: Sendable {
     func updateUser(id: UUID, passwordHash: String?, metadataPatch: [String: JSONValue]?, now: Date) async throws -> UserRecord?
     /// Deletes a user with their sessions and tokens.
     func deleteUser(id: UUID) async throws
+    /// Replaces the user's password hash with `new` only while it is still `old`, touching nothing else: a rehash at
+    /// another cost must never undo a password change that came in between. Whether it replaced it.
+    func replacePasswordHash(userID: UUID, from old: String, to new: String) async throws -> Bool
     /// A page of users, oldest first, and how many there are in all.
     func users(offset: Int, limit: Int) async throws -> (users: [UserRecord], total: Int)
     /// Bans the user until `until` (`nil` lifts a ban), ending every session of theirs when the ban starts, in one

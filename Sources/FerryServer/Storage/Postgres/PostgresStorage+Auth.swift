@@ -70,6 +70,14 @@ extension PostgresStorage {
         }
     }
 
+    public func replacePasswordHash(userID: UUID, from old: String, to new: String) async throws -> Bool {
+        let rows = try await client.query(
+            "UPDATE ferry_users SET password_hash = \(new) WHERE id = \(userID) AND password_hash = \(old) RETURNING id", logger: logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
     public func deleteUser(id: UUID) async throws {
         try await client.query("DELETE FROM ferry_users WHERE id = \(id)", logger: logger)
     }

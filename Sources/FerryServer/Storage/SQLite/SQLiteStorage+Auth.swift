@@ -54,6 +54,16 @@ extension SQLiteStorage {
         }
     }
 
+    public func replacePasswordHash(userID: UUID, from old: String, to new: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE ferry_users SET password_hash = ? WHERE id = ? AND password_hash = ?",
+                arguments: [new, userID.databaseText, old]
+            )
+            return db.changesCount > 0
+        }
+    }
+
     public func deleteUser(id: UUID) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM ferry_users WHERE id = ?", arguments: [id.databaseText])
