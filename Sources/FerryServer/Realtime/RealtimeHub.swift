@@ -20,6 +20,8 @@ final class RealtimeHub: Sendable {
         case serverFull
         /// The account holds ``RealtimeLimits/maximumStreamsPerAccount`` already.
         case accountFull
+        /// The server is shutting down (``closeAll()``).
+        case closing
     }
 
     private struct Subscriber {
@@ -53,6 +55,7 @@ final class RealtimeHub: Sendable {
         var feeds: [UUID: SpaceFeed] = [:]
         var reader: CarriedChangeReader?
         var readsInFlight = 0
+        var isClosed = false
 
         /// Adds stream `id` to `space`, whose last commit was `seq` when the stream read its spaces.
         mutating func subscribe(_ id: Int, to space: UUID, seq: Int64) {
@@ -120,7 +123,8 @@ final class RealtimeHub: Sendable {
 
     /// Whether one more stream of `userID` fits; checked before the upgrade, and again by ``open(userID:deviceID:spaces:)``.
     func admits(userID: UUID) throws(Refusal) {
-        let (total, mine) = state.withLock { ($0.subscribers.count, $0.byUser[userID]?.count ?? 0) }
+        let (isClosed, total, mine) = state.withLock { ($0.isClosed, $0.subscribers.count, $0.byUser[userID]?.count ?? 0) }
+        guard !isClosed else { throw .closing }
         guard total < limits.maximumStreams else { throw .serverFull }
         guard mine < limits.maximumStreamsPerAccount else { throw .accountFull }
     }
@@ -161,6 +165,7 @@ final class RealtimeHub: Sendable {
     func open(userID: UUID, deviceID: UUID?, spaces: [UUID: Int64], changesAtStart: Int? = nil) throws(Refusal) -> Slot {
         let mailbox = StreamMailbox()
         let (id, isCurrent) = try state.withLock { (state: inout State) throws(Refusal) -> (Int, Bool) in
+            guard !state.isClosed else { throw .closing }
             guard state.subscribers.count < limits.maximumStreams else { throw .serverFull }
             guard (state.byUser[userID]?.count ?? 0) < limits.maximumStreamsPerAccount else { throw .accountFull }
             let id = state.nextID
@@ -215,10 +220,22 @@ final class RealtimeHub: Sendable {
         mailbox?.close()
     }
 
-    /// Closes every stream (shutdown).
+    /// Ends every stream and opens none from now on (shutdown). Each stays counted until its service has written
+    /// its close frame and called ``close(_:)``.
     func closeAll() {
-        let ids = state.withLock { Array($0.subscribers.keys) }
-        for id in ids { close(id) }
+        let mailboxes = state.withLock { state in
+            state.isClosed = true
+            return state.subscribers.values.map(\.mailbox)
+        }
+        for mailbox in mailboxes { mailbox.close() }
+    }
+
+    /// Waits until every stream has been closed (``close(_:)``), at most `limit`.
+    func waitUntilEmpty(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while count > 0, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Posts `event` to the mailboxes of the streams it concerns, after applying it to the cached session contexts.

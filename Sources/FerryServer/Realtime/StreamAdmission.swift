@@ -24,6 +24,8 @@ struct StreamAdmission: RouterMiddleware {
             )
         } catch .serverFull {
             throw APIError(.serviceUnavailable, .tooManyStreams, "The server holds as many streams as it can; retry shortly.", headers: [.retryAfter: "5"])
+        } catch .closing {
+            throw APIError(.serviceUnavailable, .unavailable, "The server is shutting down; reconnect in a moment.", headers: [.retryAfter: "1"])
         }
         guard request.isWebSocketUpgrade else {
             throw APIError(.upgradeRequired, .upgradeRequired, "GET /sync/v1/stream is a WebSocket: send 'Connection: Upgrade' and 'Upgrade: websocket'.", headers: [.upgrade: "websocket"])

@@ -42,6 +42,9 @@ struct StreamService: Sendable {
         let slot: RealtimeHub.Slot
         do {
             slot = try hub.open(userID: caller.userID, deviceID: caller.device?.id, spaces: spaces, changesAtStart: changesAtStart)
+        } catch .closing {
+            try await outbound.close(.goingAway, reason: "server shutting down")
+            return
         } catch {
             try await outbound.close(Self.tryAgainLater, reason: "too many streams")
             return

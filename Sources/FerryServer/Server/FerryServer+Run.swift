@@ -137,7 +137,9 @@ extension FerryServer {
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) } + [
-                    .init(service: application, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
+                    .init(service: application, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                    // Last, so shut down first: streams close with 1001 before the HTTP server closes their connections.
+                    .init(service: StreamDrain(hub: hub), successTerminationBehavior: .ignore),
                 ],
                 logger: logger
             )

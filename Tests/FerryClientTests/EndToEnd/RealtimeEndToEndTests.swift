@@ -223,6 +223,20 @@ struct RealtimeEndToEndTests {
         }
     }
 
+    @Test("a server shutting down closes its streams with 1001 (going away), so their devices spread their reconnections", arguments: TestEngine.available)
+    func streamClosesGoingAwayOnShutdown(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(engine) { database in
+            let server = try await LiveServer.start(try database.endToEndConfiguration(schema: try ExampleSchemas.text("tabletnotes.yaml")))
+            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
+            let messages = MessageLog()
+            let stream = Task { try await device.client.openStream { await messages.append($0) } }
+            try await eventually("no ready message") { await !messages.all.isEmpty }
+            await server.stop()
+            let ended = try await stream.value
+            #expect(ended.code == 1001 && ended.isServerGoingAway, "\(ended)")
+        }
+    }
+
     /// With the default token lifetime: under a loaded machine a 3-second token could expire before the sign-out.
     @Test("the stream closes with 4003 when its session is signed out", arguments: TestEngine.available)
     func streamEndsWhenSignedOut(_ engine: TestEngine) async throws {

@@ -34,4 +34,19 @@ struct StreamAdmissionTests {
             hub.endOpening()
         }
     }
+
+    @Test("once the server is shutting down, a stream request is refused 503 unavailable with Retry-After, and no stream opens",
+          arguments: TestEngine.available)
+    func refusedWhileClosing(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, configure: { $0.useFastPasswordHashing() }) { server in
+            let device = try await SyncDevice.signUp(server, "closing")
+            let hub = server.server.hub
+            hub.closeAll()
+            let refused = try await device.get("/sync/v1/stream")
+            #expect(refused.status == 503 && refused.text.contains("service_unavailable"), "\(refused.status) \(refused.text)")
+            #expect(refused.header("Retry-After") == "1")
+            #expect(throws: RealtimeHub.Refusal.closing) { try hub.open(userID: UUID(), deviceID: nil, spaces: [:]) }
+            #expect(hub.count == 0)
+        }
+    }
 }
