@@ -29,10 +29,21 @@ final class StreamMailbox: Sendable {
         var isEmpty: Bool { changes.isEmpty && !sync && !recheck }
     }
 
+    /// Why a mailbox was closed: the first reason given is kept.
+    enum Ending: Sendable {
+        /// The client closed the connection.
+        case clientLeft
+        /// The stream's access token expired.
+        case tokenExpired
+        /// The hub closed it (the server shuts down), or the task reading it was cancelled.
+        case closed
+    }
+
     private struct State {
         var batch = Batch()
         var waiter: CheckedContinuation<Batch?, Never>?
-        var isClosed = false
+        var ending: Ending?
+        var isClosed: Bool { ending != nil }
     }
 
     private let state = Mutex(State())
@@ -102,10 +113,13 @@ final class StreamMailbox: Sendable {
         }
     }
 
+    /// Why the mailbox was closed; `nil` while it is open.
+    var ending: Ending? { state.withLock { $0.ending } }
+
     /// Ends the mailbox: a waiting ``next()`` returns `nil`, and later posts are ignored.
-    func close() {
+    func close(_ ending: Ending = .closed) {
         let waiter = state.withLock { state in
-            state.isClosed = true
+            if state.ending == nil { state.ending = ending }
             defer { state.waiter = nil }
             return state.waiter
         }

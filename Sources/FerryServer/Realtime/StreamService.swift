@@ -3,6 +3,8 @@ import Foundation
 import HummingbirdWebSocket
 import JWTKit
 import Logging
+import NIOCore
+import NIOPosix
 import NIOWebSocket
 import Prometheus
 
@@ -58,21 +60,22 @@ struct StreamService: Sendable {
         }
         let expiresAt = caller.account.claims.exp.value
         try await outbound.writeTextMessage(StreamMessage.ready(expiresAt: expiresAt).jsonText)
-        let end = await withTaskGroup(of: End.self) { group in
+        // One task per stream besides the connection's own (which forwards the mailbox): each task keeps the memory
+        // its deepest call grew for as long as it lives. The token's expiry is a timer on an event loop, not a task.
+        let mailbox = slot.mailbox
+        let expiry = NIOSingletons.posixEventLoopGroup.any().scheduleTask(in: .milliseconds(Int64(max(0, expiresAt.timeIntervalSinceNow) * 1000))) {
+            mailbox.close(.tokenExpired)
+        }
+        defer { expiry.cancel() }
+        let end = await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // Clients send nothing but control frames; data is read and dropped until they close.
                 do { for try await _ in inbound {} } catch {}
-                return .clientLeft
+                mailbox.close(.clientLeft)
             }
-            group.addTask {
-                let remaining = expiresAt.timeIntervalSinceNow
-                if remaining > 0 { try? await Task.sleep(for: .milliseconds(Int64(remaining * 1000))) }
-                return Task.isCancelled ? .closed : .tokenExpired
-            }
-            group.addTask { await forward(slot, of: caller, to: outbound) }
-            let first = await group.next() ?? .closed
+            let end = await forward(slot, of: caller, to: outbound)
             group.cancelAll()
-            return first
+            return end
         }
         switch end {
         case .tokenExpired: try? await outbound.close(Self.tokenExpired, reason: "access token expired")
@@ -132,7 +135,11 @@ struct StreamService: Sendable {
                 logger.debug("stream message not sent", metadata: ["ferry.error": "\(error)"])
             }
         }
-        return .closed
+        switch slot.mailbox.ending {
+        case .clientLeft: return .clientLeft
+        case .tokenExpired: return .tokenExpired
+        case .closed, nil: return .closed
+        }
     }
 
     /// Checks the stream's session again and reloads its account's spaces into the hub; `nil` when the session is now
