@@ -170,7 +170,7 @@ struct BlobEndToEndTests {
 }
 
 /// The real client, counting the blob bytes it sends, and failing like a dropped network after `failAfterChunks`.
-final class CountingRemote: SyncRemote, BlobRemote, Sendable {
+final class CountingRemote: ForwardingSyncRemote, BlobRemote, Sendable {
     let base: SyncClient
     let failAfterChunks: Int?
     private let sent = Mutex<(bytes: Int64, chunks: Int)>((0, 0))
@@ -199,9 +199,4 @@ final class CountingRemote: SyncRemote, BlobRemote, Sendable {
     func downloadBlob(space: UUID, blob: BlobReference, offset: Int64, length: Int) async throws -> Data {
         try await base.downloadBlob(space: space, blob: blob, offset: offset, length: length)
     }
-
-    func push(_ request: PushRequest) async throws -> PushResponse { try await base.push(request) }
-    func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
-    func schema() async throws -> Schema { try await base.schema() }
-    func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary { try await base.createSpace(request) }
 }

@@ -123,7 +123,7 @@ struct SyncScenarioTests {
 
     /// A remote whose first push commits on the server but whose answer never arrives (the app was killed, the
     /// connection dropped): the device cannot know the batch was applied.
-    final class LostAckRemote: SyncRemote {
+    final class LostAckRemote: ForwardingSyncRemote {
         let base: SyncClient
         let lost = Mutex(false)
 
@@ -138,10 +138,6 @@ struct SyncScenarioTests {
             if drop { throw RemoteError(code: .networkUnavailable, message: "The connection dropped before the answer.") }
             return response
         }
-
-        func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
-        func schema() async throws -> Schema { try await base.schema() }
-        func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary { try await base.createSpace(request) }
     }
 
     @Test("an acknowledgement lost after the server committed: the batch is pushed again, the server calls it duplicate, nothing changes twice",

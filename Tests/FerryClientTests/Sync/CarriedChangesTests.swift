@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// A stream whose messages the test sends one at a time; each `send` returns once the engine has handled it.
-final class ScriptedStreamRemote: SyncRemote, RealtimeRemote {
+final class ScriptedStreamRemote: ForwardingSyncRemote, RealtimeRemote {
     let base: FakeSyncRemote
     private let inbox: AsyncStream<(StreamMessage, CheckedContinuation<Void, Never>)>
     private let feed: AsyncStream<(StreamMessage, CheckedContinuation<Void, Never>)>.Continuation
@@ -27,11 +27,6 @@ final class ScriptedStreamRemote: SyncRemote, RealtimeRemote {
         }
         return StreamClosure(code: 1000)
     }
-
-    func push(_ request: PushRequest) async throws -> PushResponse { try await base.push(request) }
-    func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
-    func schema() async throws -> Schema { try await base.schema() }
-    func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary { try await base.createSpace(request) }
 }
 
 /// The engine applies a poke's carried changes at once, without a sync, only when its cursor meets their start.

@@ -7,7 +7,7 @@ import Testing
 
 /// A stream that ends each open as the test scripts it: refused, or opened (`ready`) and then closed with a code.
 /// Past the script it stays open.
-final class ScriptedOutcomeRemote: SyncRemote, RealtimeRemote {
+final class ScriptedOutcomeRemote: ForwardingSyncRemote, RealtimeRemote {
     let base = FakeSyncRemote(schema: StoreFixture.schema)
     private let outcomes: Mutex<[Result<StreamClosure, RemoteError>]>
     private let openCount = Atomic<Int>(0)
@@ -28,11 +28,6 @@ final class ScriptedOutcomeRemote: SyncRemote, RealtimeRemote {
         if case .success = outcome { await onMessage(.ready(expiresAt: nil)) }
         return try outcome.get()
     }
-
-    func push(_ request: PushRequest) async throws -> PushResponse { try await base.push(request) }
-    func pull(_ request: PullRequest) async throws -> PullResponse { try await base.pull(request) }
-    func schema() async throws -> Schema { try await base.schema() }
-    func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary { try await base.createSpace(request) }
 }
 
 /// How the engine comes back after its stream ends: a connect storm (every device of a restarted server at once) is
