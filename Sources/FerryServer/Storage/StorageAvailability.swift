@@ -19,6 +19,19 @@ enum StorageAvailability {
         }
     }
 
+    /// Whether the request's deadline passed (a `TimeoutError`, also from inside a PostgreSQL transaction): the
+    /// server was busy or the database slow, so the answer does not blame the database.
+    static func isDeadline(_ error: any Error) -> Bool {
+        switch error {
+        case is TimeoutError:
+            return true
+        case let error as PostgresTransactionError:
+            return [error.beginError, error.closureError, error.commitError].compactMap { $0 }.contains(where: isDeadline)
+        default:
+            return false
+        }
+    }
+
     /// What an unexpected failure's logs may say of it: its type and, from a database, its SQL state or result code,
     /// never a message (it could quote the values of the request).
     static func summary(_ error: any Error) -> String {

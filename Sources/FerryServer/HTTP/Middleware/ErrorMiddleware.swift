@@ -41,7 +41,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             // The client went away mid-request (closed the connection, or its body ended early): nothing failed here.
             context.logger.debug("request aborted by the client", metadata: ["ferry.error": "\(String(reflecting: type(of: error)))"])
             return APIError(.badRequest, .requestAborted, "The request ended before its body was complete.")
-        case is TimeoutError:
+        case _ where StorageAvailability.isDeadline(error):
             // The request's deadline passed: the database may be slow, or the server busy (hashing passwords, say).
             context.logger.warning("request deadline passed")
             return APIError(.serviceUnavailable, .unavailable, "The server did not finish this request in time; retry shortly.", headers: [.retryAfter: "5"])
