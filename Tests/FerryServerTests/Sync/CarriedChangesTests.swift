@@ -115,6 +115,19 @@ struct CarriedChangesTests {
         }
     }
 
+    @Test("account changes are counted per hub: another server's in the same process leave this one's streams current")
+    func accountChangesPerHub() throws {
+        let this = RealtimeHub(limits: RealtimeLimits()), other = RealtimeHub(limits: RealtimeLimits())
+        let started = this.accountChangesHeard.load(ordering: .sequentiallyConsistent)
+        other.deliver(.accountChanged(UUID()))
+        other.deliver(.resync)
+        #expect(this.accountChangesHeard.load(ordering: .sequentiallyConsistent) == started)
+        #expect(other.accountChangesHeard.load(ordering: .sequentiallyConsistent) == 2)
+        let slot = try this.open(userID: UUID(), deviceID: nil, spaces: [:], changesAtStart: started)
+        defer { this.close(slot.id) }
+        #expect(this.isCurrent(slot.id))
+    }
+
     @Test("from an account change until the stream has checked its session, its pokes carry nothing", arguments: TestEngine.available)
     func accountChangeStopsCarrying(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
