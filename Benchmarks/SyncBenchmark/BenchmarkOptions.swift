@@ -14,6 +14,10 @@ struct BenchmarkOptions {
     var writes = 5
     /// `--carried-change-bytes`: the realtime server's budget for pokes that carry their changes (0: plain pokes).
     var carriedChangeBytes: Int?
+    /// `--listeners`: the realtime devices are bare streams, not engines with stores (thousands fit on one machine).
+    var isListeners = false
+    /// `--restart`: after the writes, restart the server and time until every stream is open again.
+    var restarts = false
     /// `--blobs`: the blob benchmark, with a file of `megabytes` MiB.
     var isBlobs = false
     var megabytes = 256
@@ -24,7 +28,7 @@ struct BenchmarkOptions {
 
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
-               ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B (0: plain pokes)] [--postgres URL] [--json]
+               ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B (0: plain pokes)] [--listeners] [--restart] [--postgres URL] [--json]
                ferry-benchmark --blobs [--megabytes M] [--postgres URL] [--json]
                ferry-benchmark --rest [--rows N] [--postgres URL] [--json]
                ferry-benchmark --notifications [--devices N (at most 200)] [--writes K] [--postgres URL] [--json]
@@ -54,6 +58,8 @@ struct BenchmarkOptions {
             case "--devices": options.devices = number(argument, minimum: 1)
             case "--writes": options.writes = number(argument, minimum: 1)
             case "--carried-change-bytes": options.carriedChangeBytes = number(argument, minimum: 0)
+            case "--listeners": options.isListeners = true
+            case "--restart": options.restarts = true
             case "--blobs": options.isBlobs = true
             case "--rest":
                 options.isRest = true
@@ -70,6 +76,7 @@ struct BenchmarkOptions {
                 fail("unknown argument \(argument)")
             }
         }
+        if options.restarts, !options.isListeners { fail("--restart needs --listeners") }
         return options
     }
 

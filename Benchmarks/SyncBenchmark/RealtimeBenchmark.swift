@@ -22,6 +22,10 @@ enum RealtimeBenchmark {
         var connectSeconds: Double
         /// CPU time of this process (the server and the writer) per write, while the writes were delivered.
         var serverCPUMillisecondsPerWrite: Double
+        /// Whether the devices were bare streams (`--listeners`) rather than engines with stores.
+        var isListeners = false
+        /// With `--restart`: from the first stream closed by the restart until every stream was open again.
+        var reconnectSeconds: Double?
 
         func percentile(_ fraction: Double) -> Double {
             let sorted = latenciesMilliseconds.sorted()
@@ -33,7 +37,7 @@ enum RealtimeBenchmark {
             func number(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
             return """
 
-                | Realtime (\(devices) devices, \(writes) writes, server on \(engine)) | Result |
+                | Realtime (\(devices) \(isListeners ? "bare streams" : "devices"), \(writes) writes, server on \(engine)) | Result |
                 |---|---:|
                 | devices that applied every write | \(delivered) of \(devices) |
                 | propagation, push acknowledged → applied on the device, p50 | \(number(percentile(0.5))) ms |
@@ -43,7 +47,7 @@ enum RealtimeBenchmark {
                 | server memory per open stream (resident once freed pages are returned) | \(number(serverTrimmedKiBPerConnection)) KiB |
                 | time for every device to connect and finish its first sync | \(number(connectSeconds, 2)) s |
                 | CPU of the server (and the writer) per write delivered to every device | \(number(serverCPUMillisecondsPerWrite)) ms |
-                """
+                """ + (reconnectSeconds.map { "\n| every stream open again after a restart (from the first close) | \(number($0, 2)) s |" } ?? "")
         }
 
         var json: String {
@@ -54,7 +58,8 @@ enum RealtimeBenchmark {
                 "propagation_max_ms": finite(latenciesMilliseconds.max() ?? .nan),
                 "server_kib_per_connection": finite(serverKiBPerConnection), "connect_seconds": finite(connectSeconds),
                 "server_trimmed_kib_per_connection": finite(serverTrimmedKiBPerConnection),
-                "server_cpu_ms_per_write": finite(serverCPUMillisecondsPerWrite),
+                "server_cpu_ms_per_write": finite(serverCPUMillisecondsPerWrite), "listeners": isListeners,
+                "reconnect_seconds": reconnectSeconds.map(finite) ?? NSNull(),
             ]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
             return String(decoding: data, as: UTF8.self)
@@ -82,8 +87,9 @@ enum RealtimeBenchmark {
             environment[DeviceOnlyRun.passwordVariable] = password
             let executable = Bundle.main.executableURL?.path(percentEncoded: false) ?? CommandLine.arguments[0]
             let arguments = [
-                RealtimeDevicesRun.flag, "--server", endpoint.baseURL.absoluteString, "--anon-key", endpoint.anonKey, "--email", email,
-                "--devices", String(devices), "--ids", ids.map(\.uuidString).joined(separator: ","),
+                options.isListeners ? RealtimeListenersRun.flag : RealtimeDevicesRun.flag, "--server", endpoint.baseURL.absoluteString,
+                "--anon-key", endpoint.anonKey, "--email", email, "--devices", String(devices), "--writes", String(writes),
+                "--ids", ids.map(\.uuidString).joined(separator: ","), "--restart", options.restarts ? "1" : "0",
             ]
             let child = try ChildProcess(executable, arguments: arguments, environment: environment, standardError: .inherit)
             defer {
@@ -110,9 +116,17 @@ enum RealtimeBenchmark {
                 }
             }
             let serverCPU = ProcessMetrics.cpuSeconds() - cpuBefore
-            var last = ""
-            while let line = await lines.next() { last = line }
-            let applied = try JSONDecoder().decode([[UInt64]].self, from: Data(last.utf8))
+            guard let arrivals = await lines.next() else { throw BenchmarkError("the devices' process ended before its report") }
+            let applied = try JSONDecoder().decode([[UInt64]].self, from: Data(arrivals.utf8))
+            var reconnectSeconds: Double?
+            if options.restarts {
+                progress("restarting the server")
+                let restarted = try await server.restarted()
+                guard let line = await lines.next(), line.hasPrefix("reconnected ") else { throw BenchmarkError("the streams did not report reconnecting") }
+                reconnectSeconds = Double(line.dropFirst("reconnected ".count))
+                await restarted.stop()
+            }
+            while await lines.next() != nil {}
             var latencies: [Double] = []
             for (write, times) in applied.enumerated() {
                 latencies += times.filter { $0 > 0 }.map { Double(Int64($0) - Int64(acknowledged[write])) / 1e6 }
@@ -122,7 +136,8 @@ enum RealtimeBenchmark {
                 engine: engine.rawValue, devices: devices, writes: writes, delivered: delivered, latenciesMilliseconds: latencies,
                 serverKiBPerConnection: max(0, memoryAfter - memoryBefore) * 1024 / Double(devices),
                 serverTrimmedKiBPerConnection: max(0, heapAfter - heapBefore) * 1024 / Double(devices), connectSeconds: connectSeconds,
-                serverCPUMillisecondsPerWrite: serverCPU * 1000 / Double(writes)
+                serverCPUMillisecondsPerWrite: serverCPU * 1000 / Double(writes), isListeners: options.isListeners,
+                reconnectSeconds: reconnectSeconds
             )
         }
     }

@@ -35,6 +35,9 @@ struct SyncBenchmark {
         if arguments.first == RealtimeDevicesRun.flag {
             return try await RealtimeDevicesRun.main(Array(arguments.dropFirst()))
         }
+        if arguments.first == RealtimeListenersRun.flag {
+            return try await RealtimeListenersRun.main(Array(arguments.dropFirst()))
+        }
         let options = BenchmarkOptions.parse(arguments)
         let engine: TestEngine
         if let url = options.postgresURL {
