@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPTypes
+import NIOHTTP1
 import Logging
 import NIOSSL
 import NIOWebSocket
@@ -17,28 +18,30 @@ extension SyncClient: RealtimeRemote {
     public func openStream(_ onMessage: @escaping @Sendable (StreamMessage) async -> Void) async throws -> StreamClosure {
         // The pipeline's request, upgraded: the same URL and headers as any other request, on a WebSocket.
         let request = try await auth.authorizedRequest(ServerRequest("GET", "sync/v1/stream"))
-        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw URLError(.badURL) }
-        components.scheme = components.scheme == "https" ? "wss" : "ws"
-        guard let address = components.string else { throw URLError(.badURL) }
-        var headers = HTTPFields()
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            if let field = HTTPField.Name(name) { headers[field] = value }
+        guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw URLError(.badURL) }
+        let secure = components.scheme == "https"
+        guard let host = components.host else { throw URLError(.badURL) }
+        let port = components.port ?? (secure ? 443 : 80)
+        var headers = HTTPHeaders()
+        for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
+        headers.replaceOrAdd(name: "Origin", value: "\(secure ? "https" : "http")://\(host)")
+        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(20)))
+        let socket = StreamSocket(
+            host: Self.hostHeader(host, port: components.port),
+            serverName: host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host, path: components.percentEncodedPath + (components.percentEncodedQuery.map { "?\($0)" } ?? ""),
+            headers: headers, configuration: configuration,
+            tls: try secure ? NIOSSLContext(configuration: streamTLS ?? .makeClientConfiguration()) : nil
+        ) { inbound, _, _ in
+            var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            while let message = try await messages.next() {
+                guard case .text(let text) = message, let decoded = StreamMessage(jsonText: text) else { continue }
+                await onMessage(decoded)
+            }
         }
-        let configuration = WebSocketClientConfiguration(
-            maxFrameSize: 1 << 16, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(20))
-        )
         let closed: WebSocketCloseFrame?
         do {
-            closed = try await WebSocketClient.connect(
-                url: address, configuration: configuration, tlsConfiguration: streamTLS, logger: Self.streamLogger
-            ) { inbound, _, _ in
-                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
-                while let message = try await messages.next() {
-                    guard case .text(let text) = message, let decoded = StreamMessage(jsonText: text) else { continue }
-                    await onMessage(decoded)
-                }
-            }
-        } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
+            closed = try await ClientConnection(socket, address: .hostname(host, port: port), logger: Self.streamLogger).run()
+        } catch StreamSocket.Failure.declined {
             throw try await refusal()
         }
         return StreamClosure(code: closed.map { Int(UInt16(webSocketErrorCode: $0.closeCode)) }, reason: closed?.reason)
@@ -56,6 +59,12 @@ extension SyncClient: RealtimeRemote {
     }
 
     private static let streamLogger = Logger(label: "ferry.stream")
+
+    /// The `Host` header for `host` (an IPv6 address in brackets) and an explicit port.
+    static func hostHeader(_ host: String, port: Int?) -> String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port.map { "\(name):\($0)" } ?? name
+    }
 
     /// The stream trusts what the requests trust (a private CA given to the transport).
     private var streamTLS: TLSConfiguration? {

@@ -237,6 +237,32 @@ struct RealtimeEndToEndTests {
         }
     }
 
+    @Test("a refused stream (503 in a connect storm) closes its socket: ten refusals leave no connection to the server half-closed")
+    func refusedStreamClosesItsSocket() async throws {
+        try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { configuration in
+            configuration.useFastPasswordHashing()
+            configuration.realtime.maximumOpeningStreams = 0  // every stream request is refused
+        }) { server in
+            let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
+            for _ in 1...10 {
+                await #expect(throws: RemoteError.self) { try await device.client.openStream { _ in } }
+            }
+            // The server closed each refused connection; before, this side never did (CLOSE_WAIT until the process ended).
+            try await eventually("sockets to the server left half-closed: \(Self.halfClosed(to: server.port))") { Self.halfClosed(to: server.port) == 0 }
+        }
+    }
+
+    /// This process's TCP sockets to `port` that the peer closed and this side has not (`CLOSE_WAIT`, Linux's
+    /// `/proc/net/tcp` state 08); 0 where there is no such file.
+    static func halfClosed(to port: Int) -> Int {
+        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return 0 }
+        let remote = String(format: ":%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "08"
+        }.count
+    }
+
     /// With the default token lifetime: under a loaded machine a 3-second token could expire before the sign-out.
     @Test("the stream closes with 4003 when its session is signed out", arguments: TestEngine.available)
     func streamEndsWhenSignedOut(_ engine: TestEngine) async throws {
