@@ -23,12 +23,13 @@ struct StreamSocket: ClientConnectionChannel {
     struct Value: Sendable {
         let channel: any Channel
         let upgrade: EventLoopFuture<Upgrade>
+        let answer: AnswerHead
     }
 
     /// The upgrade ended without a stream.
     enum Failure: Error, Equatable {
-        /// The server answered without upgrading (it refused the stream; the plain request says why).
-        case declined
+        /// The server answered without upgrading: it refused the stream, with this status and `Retry-After` (seconds).
+        case declined(status: Int, retryAfter: Int?)
         /// The connection closed, or no answer came within ``upgradeTimeout``.
         case noAnswer
     }
@@ -72,13 +73,16 @@ struct StreamSocket: ClientConnectionChannel {
                 try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName), position: .first)
             }
             let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)
+            let answer = AnswerHead()
+            try channel.pipeline.syncOperations.addHandler(answer, position: .after(decoder))
             // Whichever comes first: the upgrade's end, the connection's close, or the timeout.
             let ends = channel.eventLoop.makePromise(of: Upgrade.self)
             ends.completeWith(upgraded)
             channel.closeFuture.whenComplete { _ in ends.fail(Failure.noAnswer) }
             let timeout = channel.eventLoop.scheduleTask(in: Self.upgradeTimeout) { ends.fail(Failure.noAnswer) }
             ends.futureResult.whenComplete { _ in timeout.cancel() }
-            return Value(channel: channel, upgrade: ends.futureResult)
+            return Value(channel: channel, upgrade: ends.futureResult, answer: answer)
         }
     }
 
@@ -92,8 +96,9 @@ struct StreamSocket: ClientConnectionChannel {
         }
         switch upgrade {
         case .declined:
+            let head = try? await value.channel.eventLoop.submit { value.answer.head }.get()
             try? await value.channel.close()
-            throw Failure.declined
+            throw Failure.declined(status: Int(head?.status.code ?? 0), retryAfter: head?.headers.first(name: "Retry-After").flatMap { Int($0) })
         case .upgraded(let socket):
             return try await WebSocketHandler.handle(
                 type: .client,
@@ -104,5 +109,25 @@ struct StreamSocket: ClientConnectionChannel {
                 asyncChannel: socket, context: Context(logger: logger), handler: handler
             )
         }
+    }
+}
+
+/// Notes the head of the server's answer to the upgrade request, so a refusal's status and `Retry-After` are known
+/// without asking again, then leaves the pipeline (an upgraded one carries WebSocket bytes, not HTTP parts). Runs on
+/// the channel's event loop only.
+final class AnswerHead: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundOut = HTTPClientResponsePart
+
+    private(set) var head: HTTPResponseHead?
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(let answer) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        head = answer
+        context.fireChannelRead(data)
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }

@@ -41,6 +41,13 @@ extension SyncClient: RealtimeRemote {
         let closed: WebSocketCloseFrame?
         do {
             closed = try await ClientConnection(socket, address: .hostname(host, port: port), logger: Self.streamLogger).run()
+        } catch StreamSocket.Failure.declined(let status, let retryAfter?) where status == 429 || status == 503 {
+            // Too many streams, or the server shutting down: retrying later is all there is to do, and asking again
+            // why would double the requests of a connect storm.
+            throw RemoteError(
+                code: status == 429 ? .tooManyStreams : .unavailable, message: "The server refused the stream (HTTP \(status)); retry later.",
+                status: status, retryAfter: .seconds(retryAfter)
+            )
         } catch StreamSocket.Failure.declined {
             throw try await refusal()
         }

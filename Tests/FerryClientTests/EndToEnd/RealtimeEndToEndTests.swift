@@ -237,7 +237,7 @@ struct RealtimeEndToEndTests {
         }
     }
 
-    @Test("a refused stream (503 in a connect storm) closes its socket: ten refusals leave no connection to the server half-closed")
+    @Test("a refused stream (503 in a connect storm) closes its socket and reports the refusal's Retry-After without asking again: ten refusals leave no connection half-closed")
     func refusedStreamClosesItsSocket() async throws {
         try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { configuration in
             configuration.useFastPasswordHashing()
@@ -245,7 +245,8 @@ struct RealtimeEndToEndTests {
         }) { server in
             let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
             for _ in 1...10 {
-                await #expect(throws: RemoteError.self) { try await device.client.openStream { _ in } }
+                let refusal = await #expect(throws: RemoteError.self) { try await device.client.openStream { _ in } }
+                #expect(refusal?.status == 503 && refusal?.retryAfter == .seconds(1), "\(String(describing: refusal))")
             }
             // The server closed each refused connection; before, this side never did (CLOSE_WAIT until the process ended).
             try await eventually("sockets to the server left half-closed: \(Self.halfClosed(to: server.port))") { Self.halfClosed(to: server.port) == 0 }
