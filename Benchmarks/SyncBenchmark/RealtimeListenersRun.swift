@@ -60,7 +60,7 @@ enum RealtimeListenersRun {
             DeviceOnlyRun.emit(String(decoding: try JSONEncoder().encode(listening.seen.times.withLock { $0 }), as: UTF8.self))
             if waitsForRestart {
                 try await waitUntil(seconds: 300, "the server's restart") { listening.firstClose.withLock { $0 } != nil }
-                try await waitUntil(seconds: 300, "every stream open again") { listening.open.load(ordering: .relaxed) == count }
+                try await waitUntil(seconds: 300, "every stream open again", status: { "open \(listening.open.load(ordering: .relaxed))" }) { listening.open.load(ordering: .relaxed) == count }
                 let since = ContinuousClock.now - (listening.firstClose.withLock { $0 } ?? .now)
                 DeviceOnlyRun.emit("reconnected \(since.seconds)")
             }
@@ -68,10 +68,15 @@ enum RealtimeListenersRun {
         }
     }
 
-    private static func waitUntil(seconds: Int, _ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
+    private static func waitUntil(seconds: Int, _ what: String, status: () -> String = { "" }, _ condition: () -> Bool) async throws {
+        let start = ContinuousClock.now, deadline = start + .seconds(seconds)
+        var reported = start
         while !condition() {
             guard ContinuousClock.now < deadline else { throw BenchmarkError("no \(what) within \(seconds) s") }
+            if ProcessInfo.processInfo.environment["FERRY_BENCHMARK_TRACE"] != nil, ContinuousClock.now - reported > .seconds(1) {
+                reported = .now
+                FileHandle.standardError.write(Data("waiting for \(what): \((reported - start).seconds) s \(status())\n".utf8))
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }

@@ -38,7 +38,9 @@ struct StreamSocket: ClientConnectionChannel {
         let logger: Logger
     }
 
-    static let upgradeTimeout: TimeAmount = .seconds(30)
+    /// How long the server may take to answer the upgrade: it admits or refuses at once (a bounded number of stream
+    /// requests at a time), so a longer wait is a connection nobody serves.
+    static let upgradeTimeout: TimeAmount = .seconds(10)
 
     /// The `Host` header: the server's name or address, and its port when not the scheme's.
     let host: String
