@@ -39,7 +39,14 @@ struct HTTPClient {
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await shared.execute(request, timeout: .seconds(120))
+        let response: HTTPClientResponse
+        do {
+            response = try await shared.execute(request, timeout: .seconds(120))
+        } catch where ["GET", "HEAD", "OPTIONS"].contains(method) && isStaleConnection(error) {
+            // A kept-alive connection the server closed (its idle timeout) as the request went out on it: as browsers
+            // and URLSession do, a request that changes nothing is sent again, on a new connection.
+            response = try await shared.execute(request, timeout: .seconds(120))
+        }
         var fields: [String: String] = [:]
         for (name, value) in response.headers {
             // As URLSession did: a repeated header's values joined by commas.
@@ -47,5 +54,9 @@ struct HTTPClient {
         }
         let bytes = try await response.body.collect(upTo: 512 << 20)
         return Reply(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
+    }
+
+    private static func isStaleConnection(_ error: any Error) -> Bool {
+        (error as? ChannelError) == .ioOnClosedChannel || (error as? HTTPClientError) == .remoteConnectionClosed
     }
 }
