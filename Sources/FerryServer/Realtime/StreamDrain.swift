@@ -12,7 +12,8 @@ struct StreamDrain: Service {
     static let limit: Duration = .seconds(3)
 
     func run() async throws {
-        // Returns at the graceful shutdown, or throws at cancellation (then the streams are cut with the connections).
+        // Returns at the graceful shutdown, or throws at cancellation: either way the streams end here (cancelled, they
+        // are cut with their connections, and the wait below returns at once).
         try? await gracefulShutdown()
         hub.closeAll()
         await hub.waitUntilEmpty(within: Self.limit)

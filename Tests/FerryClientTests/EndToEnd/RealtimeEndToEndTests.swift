@@ -225,11 +225,12 @@ struct RealtimeEndToEndTests {
 
     @Test("a server shutting down closes its streams with 1001 (going away), so their devices spread their reconnections", arguments: TestEngine.available)
     func streamClosesGoingAwayOnShutdown(_ engine: TestEngine) async throws {
-        try await TestDatabase.with(engine) { database in
-            let server = try await LiveServer.start(try database.endToEndConfiguration(schema: try ExampleSchemas.text("tabletnotes.yaml")))
+        // `with` stops the server (a second time, which does nothing) and deletes its database even if a step throws.
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
             let device = try await Device.signIn(server.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
             let messages = MessageLog()
             let stream = Task { try await device.client.openStream { await messages.append($0) } }
+            defer { stream.cancel() }
             try await eventually("no ready message") { await !messages.all.isEmpty }
             await server.stop()
             let ended = try await stream.value
