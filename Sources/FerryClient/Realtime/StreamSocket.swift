@@ -10,9 +10,9 @@ import WSClient
 /// The realtime stream's WebSocket connection: WSClient's connection, with an upgrade that always ends.
 ///
 /// WSClient's own channel leaves the socket open when the server declines the upgrade (a refused stream: `401`,
-/// `429`, `503` in a connect storm), so each refusal held a socket until the process ended; and it waits for ever
-/// when the server closes the connection before it answers. Here a declined upgrade, a connection closed on the way
-/// and an upgrade not answered within ``upgradeTimeout`` each close the socket and throw.
+/// `429`, `503` in a connect storm), so each refusal held a socket until the process ended; and nothing bounds its
+/// wait for the answer on a connection that stays open. Here a declined upgrade closes the socket and throws, and so
+/// does an upgrade not answered within ``upgradeTimeout``; a connection closed on the way throws at once.
 struct StreamSocket: ClientConnectionChannel {
     enum Upgrade: Sendable {
         case upgraded(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)

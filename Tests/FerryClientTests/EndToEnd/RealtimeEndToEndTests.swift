@@ -254,6 +254,27 @@ struct RealtimeEndToEndTests {
         }
     }
 
+    /// A guard on `StreamSocket`'s own upgrade: WSClient's ended here too; what it lacked was a bound on an open, silent one.
+    @Test("a stream whose connection closes before the upgrade is answered ends at once with an error")
+    func closedBeforeAnswer() async throws {
+        try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let proxy = try await FaultProxy.start(forwardingTo: server.port, configuration: { var c = FaultProxy.Configuration(seed: 15); c.isFaulty = false; return c }())
+            defer { Task { await proxy.stop() } }
+            let device = try await Device.signIn(proxy.baseURL, anonKey: server.server.keys.anonKey, email: uniqueEmail("rt"), signUp: true)
+            proxy.setRefusing(true)  // accepts each connection and closes it before any answer
+            let outcome = try await withThrowingTaskGroup(of: String.self) { group in
+                group.addTask { (try? await device.client.openStream { _ in }).map { "closed \($0)" } ?? "failed" }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(8))  // under the 10 s upgrade timeout: only the close can end it
+                    return "still waiting"
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? "nothing"
+            }
+            #expect(outcome == "failed", "\(outcome)")
+        }
+    }
+
     /// This process's TCP sockets to `port` that the peer closed and this side has not (`CLOSE_WAIT`, Linux's
     /// `/proc/net/tcp` state 08); 0 where there is no such file.
     static func halfClosed(to port: Int) -> Int {
