@@ -47,6 +47,12 @@ public struct RawConnection: Sendable {
 
     /// What the server sends within `timeout` (until it pauses for a second after answering), read on a thread of its own.
     public func receive(within timeout: Duration) async -> String {
+        String(decoding: await receiveBytes(within: timeout), as: UTF8.self)
+    }
+
+    /// The bytes the server sends within `timeout`, until it pauses for `pause` after sending some (or closes), read on
+    /// a thread of its own.
+    public func receiveBytes(within timeout: Duration, pause: Duration = .seconds(1)) async -> [UInt8] {
         await Self.onThread { [descriptor] in
             var received: [UInt8] = []
             var pollTarget = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -56,10 +62,15 @@ public struct RawConnection: Sendable {
                 let count = recv(descriptor, &buffer, buffer.count, 0)
                 guard count > 0 else { break }
                 received += buffer[..<count]
-                wait = 1000
+                wait = Int32(pause.components.seconds * 1000 + pause.components.attoseconds / 1_000_000_000_000_000)
             }
-            return String(decoding: received, as: UTF8.self)
+            return received
         }
+    }
+
+    /// Sends `bytes` as they are.
+    public func send(bytes: [UInt8]) {
+        _ = bytes.withUnsafeBufferPointer { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {

@@ -1,6 +1,5 @@
 import Hummingbird
 import Synchronization
-public import HummingbirdWebSocket
 import NIOCore
 
 /// A context that knows its connection: Ferry's own, and the authenticated one derived from it.
@@ -11,7 +10,7 @@ protocol FerryChanneledContext: RequestContext {
 extension FerryRequestContext: FerryChanneledContext {}
 
 /// The per-request context every Ferry route receives.
-public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
+public struct FerryRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
 
     /// The id that ties this request's log lines and its `X-Request-Id` response header together.
@@ -30,9 +29,8 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
     var operatorSession: OperatorService.Session?
     /// The connection, whose writability paces streamed responses (``BlobResponse``).
     let channel: any Channel
-    /// Where `GET /sync/v1/stream` leaves its WebSocket handler for the upgrade.
-    public var webSocket: WebSocketHandlerReference<FerryRequestContext> { webSocketSlot.reference }
-    private let webSocketSlot = WebSocketSlot()
+    /// Whether the request is a WebSocket upgrade, and where `GET /sync/v1/stream` leaves the stream it opened for it.
+    let streamUpgrade = StreamUpgrade()
     /// The account changes the hub had heard when a stream request began, before it was authenticated
     /// (``StreamAdmission/Mark``): the stream starts current only if none came since
     /// (``RealtimeHub/open(userID:deviceID:spaces:changesAtStart:)``).
@@ -47,30 +45,22 @@ public struct FerryRequestContext: RequestContext, WebSocketRequestContext {
         self.clientAddress = peer ?? "unknown"
         self.rateLimitKey = peerAddress?.rateLimitKey ?? clientAddress
     }
-
-    /// Lets go of the WebSocket handler reference once the stream runs. The router keeps the handler together with a
-    /// copy of this context inside the reference, which this context holds: a cycle that kept every stream's context,
-    /// and with it its connection's channel, after the stream ended.
-    func releaseWebSocket() {
-        webSocketSlot.release()
-    }
-
-    /// Lets go of the WebSocket handler reference when the connection closes, if the stream never started.
-    func releaseWebSocketWhenClosed() {
-        let slot = webSocketSlot
-        channel.closeFuture.whenComplete { _ in slot.release() }
-    }
 }
 
 extension FerryRequestContext {
     /// Request contexts alive in this process (one lives as long as any copy of it): what a leak test watches.
-    package static var alive: Int { WebSocketSlot.alive.load(ordering: .relaxed) }
+    package static var alive: Int { StreamUpgrade.alive.load(ordering: .relaxed) }
 }
 
-/// The context's WebSocket handler reference, until the stream it served has started.
-private final class WebSocketSlot: Sendable {
+/// A request's WebSocket upgrade: set by the connection (``UpgradableHTTPChannel``) when the request asks for one, and
+/// given the stream the route opened, which the connection then serves. Every copy of a context shares it.
+final class StreamUpgrade: Sendable {
     static let alive = Atomic<Int>(0)
-    private let slot = Mutex<WebSocketHandlerReference<FerryRequestContext>?>(WebSocketHandlerReference())
+    private struct State {
+        var isUpgrading = false
+        var stream: OpenStream?
+    }
+    private let state = Mutex(State())
 
     init() {
         Self.alive.add(1, ordering: .relaxed)
@@ -80,12 +70,23 @@ private final class WebSocketSlot: Sendable {
         Self.alive.subtract(1, ordering: .relaxed)
     }
 
-    /// The reference; a fresh, empty one once released (nothing reads it then).
-    var reference: WebSocketHandlerReference<FerryRequestContext> {
-        slot.withLock { $0 } ?? WebSocketHandlerReference()
+    /// Whether the request arrived as a WebSocket upgrade (``UpgradableHTTPChannel``), not as a plain request.
+    var isUpgrading: Bool { state.withLock { $0.isUpgrading } }
+
+    func markUpgrading() {
+        state.withLock { $0.isUpgrading = true }
     }
 
-    func release() {
-        slot.withLock { $0 = nil }
+    /// Hands over the stream the route opened.
+    func hand(_ stream: OpenStream) {
+        state.withLock { $0.stream = stream }
+    }
+
+    /// The stream handed over, once.
+    func take() -> OpenStream? {
+        state.withLock { state in
+            defer { state.stream = nil }
+            return state.stream
+        }
     }
 }

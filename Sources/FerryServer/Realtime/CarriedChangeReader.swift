@@ -1,5 +1,6 @@
 import FerryCore
 import Foundation
+import NIOCore
 
 /// A poke that carries its changes: the stream message, written once for every stream of its space.
 struct CarriedMessage: Sendable {
@@ -7,8 +8,11 @@ struct CarriedMessage: Sendable {
     let after: Int64
     /// The sequence number of the last of them.
     let seq: Int64
-    /// The whole `change` message.
-    let text: String
+    /// The whole `change` message, encoded once for every stream that sends it.
+    let bytes: ByteBuffer
+
+    /// The message as text.
+    var text: String { String(buffer: bytes) }
 }
 
 /// Reads what a poke carries: the changes a pull from the last announced sequence number gets, in the clock form and
@@ -41,7 +45,7 @@ struct CarriedChangeReader: Sendable {
         StreamMessage.writeChange(into: &bytes, space: space, seq: page.cursor, after: after) { reply.writeJSON(into: &$0) }
         // Clients read messages nested as deep as a pull reply allows; a field nested deeper goes by pull.
         guard bytes.count <= budget, Self.nesting(of: bytes) <= JSONValue.defaultMaximumDepth else { return nil }
-        return CarriedMessage(after: after, seq: page.cursor, text: String(decoding: bytes, as: UTF8.self))
+        return CarriedMessage(after: after, seq: page.cursor, bytes: ByteBuffer(bytes: bytes))
     }
 
     /// The deepest nesting of arrays and objects in JSON text.

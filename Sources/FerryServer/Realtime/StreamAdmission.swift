@@ -16,23 +16,29 @@ struct StreamAdmission: RouterMiddleware {
         }
         do {
             try hub.admits(userID: caller.userID)
-        } catch .accountFull {
-            throw APIError(
+        } catch {
+            throw Self.apiError(for: error, limits: hub.limits)
+        }
+        guard context.streamUpgrade.isUpgrading else {
+            throw APIError(.upgradeRequired, .upgradeRequired, "GET /sync/v1/stream is a WebSocket: send it as a connection's first request, with 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13' and a 'Sec-WebSocket-Key'.", headers: [.upgrade: "websocket"])
+        }
+        return try await next(request, context)
+    }
+
+    /// The answer to a stream the hub refused.
+    static func apiError(for refusal: RealtimeHub.Refusal, limits: RealtimeLimits) -> APIError {
+        switch refusal {
+        case .accountFull:
+            APIError(
                 .tooManyRequests, .tooManyStreams,
-                "This account has \(hub.limits.maximumStreamsPerAccount) streams open already; close one (or wait for it to time out) first.",
+                "This account has \(limits.maximumStreamsPerAccount) streams open already; close one (or wait for it to time out) first.",
                 headers: [.retryAfter: "5"]
             )
-        } catch .serverFull {
-            throw APIError(.serviceUnavailable, .tooManyStreams, "The server holds as many streams as it can; retry shortly.", headers: [.retryAfter: "5"])
-        } catch .closing {
-            throw APIError(.serviceUnavailable, .unavailable, "The server is shutting down; reconnect in a moment.", headers: [.retryAfter: "1"])
+        case .serverFull:
+            APIError(.serviceUnavailable, .tooManyStreams, "The server holds as many streams as it can; retry shortly.", headers: [.retryAfter: "5"])
+        case .closing:
+            APIError(.serviceUnavailable, .unavailable, "The server is shutting down; reconnect in a moment.", headers: [.retryAfter: "1"])
         }
-        guard request.isWebSocketUpgrade else {
-            throw APIError(.upgradeRequired, .upgradeRequired, "GET /sync/v1/stream is a WebSocket: send 'Connection: Upgrade' and 'Upgrade: websocket'.", headers: [.upgrade: "websocket"])
-        }
-        // An upgrade that never starts (the client gone before the 101) lets go of its handler when its connection closes.
-        context.releaseWebSocketWhenClosed()
-        return try await next(request, context)
     }
 }
 
@@ -56,14 +62,5 @@ extension StreamAdmission {
             context.accountChangesAtStart = hub.accountChangesHeard.load(ordering: .sequentiallyConsistent)
             return try await next(request, context)
         }
-    }
-}
-
-extension Request {
-    /// Whether the request asks for a WebSocket upgrade, spelled as the server's upgrade path reads it: one `Upgrade`
-    /// value, `websocket`. (A request spelled otherwise would reach the route as a plain request: it would answer 200
-    /// with no stream, holding its context until the connection closed.)
-    var isWebSocketUpgrade: Bool {
-        headers[.upgrade] == "websocket"
     }
 }

@@ -41,7 +41,8 @@ final class StreamMailbox: Sendable {
 
     private struct State {
         var batch = Batch()
-        var waiter: CheckedContinuation<Batch?, Never>?
+        /// Who is told once there is something to take: set by a ``take(orWhenReady:)`` that found nothing, called once.
+        var waker: (@Sendable () -> Void)?
         var ending: Ending?
         var isClosed: Bool { ending != nil }
     }
@@ -82,31 +83,53 @@ final class StreamMailbox: Sendable {
     }
 
     private func deliver(_ change: (inout Batch) -> Void) {
-        let resumed: (CheckedContinuation<Batch?, Never>, Batch)? = state.withLock { state in
+        let waker: (@Sendable () -> Void)? = state.withLock { state in
             guard !state.isClosed else { return nil }
             change(&state.batch)
-            guard let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            defer { state.batch = Batch() }
-            return (waiter, state.batch)
+            defer { state.waker = nil }
+            return state.waker
         }
-        if let (waiter, batch) = resumed { waiter.resume(returning: batch) }
+        waker?()
     }
 
-    /// The next non-empty batch, waiting for one; `nil` once the mailbox is closed or the task cancelled.
+    /// What ``take(orWhenReady:)`` found.
+    enum Taken: Sendable {
+        /// The signals gathered since the last take.
+        case batch(Batch)
+        /// The mailbox is closed, for this reason.
+        case ended(Ending)
+        /// Nothing yet: the waker will be called once there is.
+        case waiting
+    }
+
+    /// The gathered batch, or the mailbox's ending; when there is neither, `wake` is called (once, on the thread that
+    /// posts or closes) as soon as there is. The stream's channel handler reads its mailbox this way, with no task.
+    func take(orWhenReady wake: @escaping @Sendable () -> Void) -> Taken {
+        state.withLock { state in
+            if let ending = state.ending { return .ended(ending) }
+            if !state.batch.isEmpty {
+                defer { state.batch = Batch() }
+                return .batch(state.batch)
+            }
+            state.waker = wake
+            return .waiting
+        }
+    }
+
+    /// The next non-empty batch, waiting for one; `nil` once the mailbox is closed (closing it if the task is cancelled).
     func next() async -> Batch? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Batch?, Never>) in
-                let ready: Batch?? = state.withLock { state in
-                    if state.isClosed { return .some(nil) }
-                    if !state.batch.isEmpty {
-                        defer { state.batch = Batch() }
-                        return .some(state.batch)
-                    }
-                    state.waiter = continuation
-                    return .none
+            while true {
+                let taken: Taken = await withCheckedContinuation { continuation in
+                    let taken = take(orWhenReady: { continuation.resume(returning: .waiting) })
+                    if case .waiting = taken { return }
+                    continuation.resume(returning: taken)
                 }
-                if let ready { continuation.resume(returning: ready) }
+                switch taken {
+                case .batch(let batch): return batch
+                case .ended: return nil
+                case .waiting: continue
+                }
             }
         } onCancel: {
             close()
@@ -116,13 +139,13 @@ final class StreamMailbox: Sendable {
     /// Why the mailbox was closed; `nil` while it is open.
     var ending: Ending? { state.withLock { $0.ending } }
 
-    /// Ends the mailbox: a waiting ``next()`` returns `nil`, and later posts are ignored.
+    /// Ends the mailbox: its reader is told (a waiting ``next()`` returns `nil`), and later posts are ignored.
     func close(_ ending: Ending = .closed) {
-        let waiter = state.withLock { state in
+        let waker = state.withLock { state in
             if state.ending == nil { state.ending = ending }
-            defer { state.waiter = nil }
-            return state.waiter
+            defer { state.waker = nil }
+            return state.waker
         }
-        waiter?.resume(returning: nil)
+        waker?()
     }
 }

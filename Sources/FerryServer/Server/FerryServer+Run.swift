@@ -2,12 +2,10 @@ import FerryCore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
-import WSCore
 
 extension FerryServer {
     /// Builds the router: middleware outermost first, then every route group.
@@ -122,10 +120,7 @@ extension FerryServer {
         let heartbeat = min(configuration.realtime.heartbeatInterval, configuration.idleTimeout)
         let application = Application(
             router: router,
-            server: UpgradableHTTPChannel.builder(
-                router: router, idleTimeout: configuration.idleTimeout,
-                webSocket: .init(maxFrameSize: 1 << 12, autoPing: .enabled(timePeriod: heartbeat))
-            ),
+            server: UpgradableHTTPChannel.builder(router: router, idleTimeout: configuration.idleTimeout, heartbeat: StreamHeartbeat(period: TimeAmount(heartbeat))),
             // A listen queue of 4,096 (Linux's usual somaxconn) rather than Hummingbird's 256: when an instance restarts,
             // its devices all reconnect at once, and a busy server accepts them a little late rather than resetting them.
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "Ferry", backlog: 4096),
