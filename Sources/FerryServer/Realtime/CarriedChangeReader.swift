@@ -8,8 +8,31 @@ struct CarriedMessage: Sendable {
     let after: Int64
     /// The sequence number of the last of them.
     let seq: Int64
-    /// The whole `change` message, encoded once for every stream that sends it.
+    /// The whole `change` message.
     let bytes: ByteBuffer
+    /// The message as a WebSocket text frame from a server (RFC 6455 §5.2: final, unmasked), framed once for every
+    /// stream that sends it.
+    let frame: ByteBuffer
+
+    init(after: Int64, seq: Int64, bytes: ByteBuffer) {
+        self.after = after
+        self.seq = seq
+        self.bytes = bytes
+        var frame = ByteBuffer()
+        frame.reserveCapacity(bytes.readableBytes + 10)
+        frame.writeInteger(UInt8(0x81))  // FIN, text
+        switch bytes.readableBytes {
+        case ..<126: frame.writeInteger(UInt8(bytes.readableBytes))
+        case ..<65536:
+            frame.writeInteger(UInt8(126))
+            frame.writeInteger(UInt16(bytes.readableBytes))
+        default:
+            frame.writeInteger(UInt8(127))
+            frame.writeInteger(UInt64(bytes.readableBytes))
+        }
+        frame.writeImmutableBuffer(bytes)
+        self.frame = frame
+    }
 
     /// The message as text.
     var text: String { String(buffer: bytes) }

@@ -247,13 +247,17 @@ final class RealtimeHub: Sendable {
         case .accountChanged(let user):
             accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
             let mailboxes = state.withLock { state in (state.byUser[user] ?? []).compactMap { state.accountChanged($0) } }
-            for mailbox in mailboxes { mailbox.postSync(recheck: true) }
+            var wakers: [StreamWaker] = []
+            for mailbox in mailboxes { mailbox.postSync(recheck: true, wakers: &wakers) }
+            StreamWaker.wakeAll(wakers)
         case .sessionsChanged, .keysChanged:
             break
         case .resync:
             accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
             let mailboxes = state.withLock { state in state.subscribers.keys.compactMap { state.accountChanged($0) } }
-            for mailbox in mailboxes { mailbox.postSync(recheck: true) }
+            var wakers: [StreamWaker] = []
+            for mailbox in mailboxes { mailbox.postSync(recheck: true, wakers: &wakers) }
+            StreamWaker.wakeAll(wakers)
         }
     }
 
@@ -282,7 +286,11 @@ final class RealtimeHub: Sendable {
         }
         switch next {
         case .poke:
-            for (mailbox, _) in recipients(where: { $0.bySpace[space] }, excludingDevice: origin) { mailbox.post(space: space, seq: seq) }
+            var wakers: [StreamWaker] = []
+            for (mailbox, isCurrent) in recipients(where: { $0.bySpace[space] }, excludingDevice: origin) {
+                mailbox.post(space: space, seq: seq, isCurrent: isCurrent, wakers: &wakers)
+            }
+            StreamWaker.wakeAll(wakers)
         case .none:
             break
         case .read(let reader):
@@ -299,7 +307,11 @@ final class RealtimeHub: Sendable {
                 state.announced(space, through: through, carried: message)
                 return state.recipients(state.bySpace[space], excludingDevice: nil)
             }
-            for (mailbox, isCurrent) in mailboxes { mailbox.post(space: space, seq: seq, carrying: isCurrent ? message : nil) }
+            var wakers: [StreamWaker] = []
+            for (mailbox, isCurrent) in mailboxes {
+                mailbox.post(space: space, seq: seq, carrying: isCurrent ? message : nil, isCurrent: isCurrent, wakers: &wakers)
+            }
+            StreamWaker.wakeAll(wakers)
         }
     }
 

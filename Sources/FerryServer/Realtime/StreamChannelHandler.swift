@@ -23,6 +23,10 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
     private let stream: OpenStream
     private let heartbeat: StreamHeartbeat
     private var context: ChannelHandlerContext?
+    /// The frame encoder's context: a carried message, a frame already (``CarriedMessage/frame``), is written from it.
+    private var encoder: ChannelHandlerContext?
+    /// Runs ``drain()`` on this stream's event loop: what the mailbox calls when it has something.
+    private var waker: StreamWaker?
     private var expiry: Scheduled<Void>?
     private var closing: Scheduled<Void>?
     private var awaitsPong = false
@@ -50,6 +54,9 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        encoder = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        waker = StreamWaker(eventLoop: context.eventLoop) { handler.value.drain() }
         heartbeat.join(self, on: context.eventLoop)
         send(StreamMessage.ready(expiresAt: stream.expiresAt).jsonText, context: context)
         context.flush()
@@ -73,6 +80,8 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
     private func end(context: ChannelHandlerContext) {
         guard self.context != nil else { return }
         self.context = nil
+        encoder = nil
+        waker = nil
         stream.slot.mailbox.close(.clientLeft)
         stream.end()
         expiry?.cancel()
@@ -134,14 +143,12 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
 
     /// Writes what the mailbox holds while the connection takes it; asks the mailbox to call back when it has more.
     private func drain() {
-        while let context, !isChecking, !isClosing {
+        while let context, let waker, !isChecking, !isClosing {
             guard context.channel.isWritable else {
                 if let ending = stream.slot.mailbox.ending { finish(ending) }
                 return
             }
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let loop = context.eventLoop
-            switch stream.slot.mailbox.take(orWhenReady: { loop.execute { handler.value.drain() } }) {
+            switch stream.slot.mailbox.take(orWhenReady: waker) {
             case .waiting:
                 return
             case .ended(let ending):
@@ -150,7 +157,7 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
             case .batch(let batch):
                 let now = NIODeadline.now()
                 let carries = batch.changes.values.contains { !$0.carried.isEmpty }
-                if batch.recheck || (carries && now >= checkDue) || (now >= retryDue && !stream.isCurrent) {
+                if batch.recheck || (carries && now >= checkDue) || (batch.notCurrent && now >= retryDue) {
                     check(before: batch, now: now)
                     return
                 }
@@ -205,7 +212,11 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
                 continue
             }
             for message in announcement.carried {
-                context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: message.bytes)), promise: nil)
+                if let encoder {
+                    encoder.write(NIOAny(message.frame), promise: nil)  // the same bytes for every stream, framed once
+                } else {
+                    context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: message.bytes)), promise: nil)
+                }
                 sent += 1
                 carried += 1
             }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 
 /// What one open stream has still to send, coalesced: per space the highest announced sequence number (with the
@@ -25,6 +26,9 @@ final class StreamMailbox: Sendable {
         var sync = false
         /// Whether the stream should check its session and reload its spaces first.
         var recheck = false
+        /// Whether an announcement came while the hub counted the stream's spaces not current (a check failed): the
+        /// stream checks again once its retry is due.
+        var notCurrent = false
 
         var isEmpty: Bool { changes.isEmpty && !sync && !recheck }
     }
@@ -42,16 +46,19 @@ final class StreamMailbox: Sendable {
     private struct State {
         var batch = Batch()
         /// Who is told once there is something to take: set by a ``take(orWhenReady:)`` that found nothing, called once.
-        var waker: (@Sendable () -> Void)?
+        var waker: StreamWaker?
         var ending: Ending?
         var isClosed: Bool { ending != nil }
     }
 
     private let state = Mutex(State())
 
-    /// Adds a commit announcement, carrying its changes in `message` when they follow on from those it holds.
-    func post(space: UUID, seq: Int64, carrying message: CarriedMessage? = nil) {
-        deliver { batch in
+    /// Adds a commit announcement, carrying its changes in `message` when they follow on from those it holds; the
+    /// stream's reader is woken through `wakers` (``StreamWaker/wakeAll(_:)``), so one delivery to many streams hops
+    /// once per event loop.
+    func post(space: UUID, seq: Int64, carrying message: CarriedMessage? = nil, isCurrent: Bool = true, wakers: inout [StreamWaker]) {
+        deliver(wakers: &wakers) { batch in
+            if !isCurrent { batch.notCurrent = true }
             guard var announcement = batch.changes[space] else {
                 batch.changes[space] = Announcement(seq: seq, carried: message.map { [$0] } ?? [])
                 return
@@ -66,6 +73,13 @@ final class StreamMailbox: Sendable {
         }
     }
 
+    /// Adds a commit announcement and wakes the stream's reader at once.
+    func post(space: UUID, seq: Int64, carrying message: CarriedMessage? = nil) {
+        var wakers: [StreamWaker] = []
+        post(space: space, seq: seq, carrying: message, wakers: &wakers)
+        StreamWaker.wakeAll(wakers)
+    }
+
     /// Drops what is queued for `spaces` (spaces the stream's account no longer has).
     func forget(_ spaces: Set<UUID>) {
         guard !spaces.isEmpty else { return }
@@ -75,21 +89,28 @@ final class StreamMailbox: Sendable {
     }
 
     /// Asks the device to pull, after a session check when `recheck`.
-    func postSync(recheck: Bool) {
-        deliver { batch in
+    func postSync(recheck: Bool, wakers: inout [StreamWaker]) {
+        deliver(wakers: &wakers) { batch in
             batch.sync = true
             batch.recheck = batch.recheck || recheck
         }
     }
 
-    private func deliver(_ change: (inout Batch) -> Void) {
-        let waker: (@Sendable () -> Void)? = state.withLock { state in
+    /// Asks the device to pull, waking the stream's reader at once.
+    func postSync(recheck: Bool) {
+        var wakers: [StreamWaker] = []
+        postSync(recheck: recheck, wakers: &wakers)
+        StreamWaker.wakeAll(wakers)
+    }
+
+    private func deliver(wakers: inout [StreamWaker], _ change: (inout Batch) -> Void) {
+        let waker: StreamWaker? = state.withLock { state in
             guard !state.isClosed else { return nil }
             change(&state.batch)
             defer { state.waker = nil }
             return state.waker
         }
-        waker?()
+        if let waker { wakers.append(waker) }
     }
 
     /// What ``take(orWhenReady:)`` found.
@@ -102,9 +123,9 @@ final class StreamMailbox: Sendable {
         case waiting
     }
 
-    /// The gathered batch, or the mailbox's ending; when there is neither, `wake` is called (once, on the thread that
-    /// posts or closes) as soon as there is. The stream's channel handler reads its mailbox this way, with no task.
-    func take(orWhenReady wake: @escaping @Sendable () -> Void) -> Taken {
+    /// The gathered batch, or the mailbox's ending; when there is neither, `wake` is called (once) as soon as there is.
+    /// The stream's channel handler reads its mailbox this way, with no task.
+    func take(orWhenReady wake: StreamWaker) -> Taken {
         state.withLock { state in
             if let ending = state.ending { return .ended(ending) }
             if !state.batch.isEmpty {
@@ -121,7 +142,7 @@ final class StreamMailbox: Sendable {
         await withTaskCancellationHandler {
             while true {
                 let taken: Taken = await withCheckedContinuation { continuation in
-                    let taken = take(orWhenReady: { continuation.resume(returning: .waiting) })
+                    let taken = take(orWhenReady: StreamWaker(eventLoop: nil) { continuation.resume(returning: .waiting) })
                     if case .waiting = taken { return }
                     continuation.resume(returning: taken)
                 }
@@ -146,6 +167,38 @@ final class StreamMailbox: Sendable {
             defer { state.waker = nil }
             return state.waker
         }
-        waker?()
+        if let waker { StreamWaker.wakeAll([waker]) }
+    }
+}
+
+/// Who reads a mailbox, woken when it has something: a closure run on `eventLoop` (the stream's connection's), or on
+/// the posting thread when `nil`.
+struct StreamWaker: Sendable {
+    let eventLoop: (any EventLoop)?
+    let wake: @Sendable () -> Void
+
+    init(eventLoop: (any EventLoop)?, wake: @escaping @Sendable () -> Void) {
+        self.eventLoop = eventLoop
+        self.wake = wake
+    }
+
+    /// Runs every waker, one hop per event loop: a commit delivered to ten thousand streams on two loops is two
+    /// hand-offs between threads, not ten thousand.
+    static func wakeAll(_ wakers: [StreamWaker]) {
+        guard wakers.count > 1 else {
+            if let waker = wakers.first { waker.eventLoop?.execute(waker.wake) ?? waker.wake() }
+            return
+        }
+        var byLoop: [ObjectIdentifier: (loop: any EventLoop, wakes: [@Sendable () -> Void])] = [:]
+        for waker in wakers {
+            guard let loop = waker.eventLoop else {
+                waker.wake()
+                continue
+            }
+            byLoop[ObjectIdentifier(loop), default: (loop, [])].wakes.append(waker.wake)
+        }
+        for (loop, wakes) in byLoop.values {
+            loop.execute { for wake in wakes { wake() } }
+        }
     }
 }

@@ -67,9 +67,6 @@ final class OpenStream: Sendable {
     /// When the access token the stream was opened with expires.
     var expiresAt: Date { caller.account.claims.exp.value }
 
-    /// Whether the hub counts the stream's spaces current (its pokes carry changes).
-    var isCurrent: Bool { service.hub.isCurrent(slot.id) }
-
     /// Stops counting the stream and closes its mailbox; once only, whoever calls first (its close frame written, its
     /// connection closed, or an upgrade that never happened).
     func end() {

@@ -2,6 +2,7 @@ import FerryCore
 @testable import FerryServer
 import FerryTesting
 import Foundation
+import NIOCore
 import Testing
 
 /// The stream's connection as a raw client sees it: the upgrade's answers, the control frames, the heartbeat. The
@@ -88,6 +89,15 @@ struct StreamConnectionTests {
             #expect(await socket.waitForClose(within: .seconds(10)), "the server closes the connection after answering the close")
             try await eventually("the stream is still counted") { server.server.hub.count == 0 }
         }
+    }
+
+    @Test("a carried message is framed once, as RFC 6455 frames a server's text message, at every length form", arguments: [5, 125, 126, 300, 65_535, 65_536, 70_000])
+    func carriedFrame(length: Int) {
+        let text = String(repeating: "x", count: length)
+        let message = CarriedMessage(after: 1, seq: 2, bytes: ByteBuffer(string: text))
+        let frames = RawFrame.split(Array(message.frame.readableBytesView), afterHead: false).frames
+        #expect(frames == [RawFrame(opcode: 0x1, payload: Array(text.utf8))])
+        #expect(message.frame.getInteger(at: 0, as: UInt8.self) == 0x81, "final, text, unmasked")
     }
 
     @Test("a client that answers no ping is disconnected within two heartbeats, and its stream stops counting")
