@@ -39,7 +39,6 @@ struct UpgradableHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     struct Refusal: Sendable {
         var head = HTTPResponse(status: .badRequest)
         var body = ByteBuffer()
-
     }
 
     struct Value: ServerChildChannelValue {

@@ -51,7 +51,7 @@ struct StreamConnectionTests {
         }
     }
 
-    @Test("an Upgrade the server does not take (another protocol, no Sec-WebSocket-Key) is served as a plain request")
+    @Test("an Upgrade the server does not take (another protocol, no Sec-WebSocket-Key, not the first request) is served as a plain request")
     func otherUpgradesServedPlainly() async throws {
         try await LiveServer.with(.sqlite, configure: { $0.useFastPasswordHashing() }) { server in
             let h2c = try RawConnection(port: server.port)
@@ -66,6 +66,15 @@ struct StreamConnectionTests {
             keyless.send(Self.upgrade(headers: ["apikey": server.server.keys.anonKey, "Authorization": "Bearer \(device.session.accessToken)"], key: nil))
             let answer = await keyless.receive(within: .seconds(20))
             #expect(answer.hasPrefix("HTTP/1.1 426") && answer.contains("upgrade_required"), "\(answer)")
+
+            // An upgrade as a connection's second request is answered 426 too (it was a 307 to itself).
+            let second = try RawConnection(port: server.port)
+            defer { second.close() }
+            second.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(await second.receive(within: .seconds(20)).hasPrefix("HTTP/1.1 200"))
+            second.send(Self.upgrade(headers: ["apikey": server.server.keys.anonKey, "Authorization": "Bearer \(device.session.accessToken)"]))
+            let late = await second.receive(within: .seconds(20))
+            #expect(late.hasPrefix("HTTP/1.1 426") && late.contains("first request"), "\(late)")
             #expect(server.server.hub.count == 0)
         }
     }
