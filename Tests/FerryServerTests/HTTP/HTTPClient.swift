@@ -56,7 +56,10 @@ struct HTTPClient {
         return Reply(status: Int(response.status.code), headers: fields, body: Data(buffer: bytes))
     }
 
+    /// The server's close of an idle kept-alive connection, as the request met it: closed, or reset (a close with bytes
+    /// of the request unread).
     private static func isStaleConnection(_ error: any Error) -> Bool {
         (error as? ChannelError) == .ioOnClosedChannel || (error as? HTTPClientError) == .remoteConnectionClosed
+            || (error as? IOError)?.errnoCode == ECONNRESET
     }
 }
