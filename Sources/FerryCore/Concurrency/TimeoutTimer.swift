@@ -7,8 +7,8 @@ import Synchronization
 /// long before theirs, so a call that ends only removes its entry; the sleeper, woken for an entry that is gone,
 /// looks again and sleeps until the earliest left. A deadline earlier than the one slept to starts a new sleeper.
 /// A deadline that moved later (``withDeadline(_:throwing:_:)``) is looked at again when it would have passed.
-final class TimeoutTimer: Sendable {
-    static let shared = TimeoutTimer()
+package final class TimeoutTimer: Sendable {
+    package static let shared = TimeoutTimer()
 
     private struct Entry {
         let deadline: @Sendable () -> ContinuousClock.Instant
@@ -27,7 +27,7 @@ final class TimeoutTimer: Sendable {
     private let state = Mutex(State())
 
     /// Calls `fire` once `deadline()` has passed (looked at again when it comes), unless ``cancel(_:)`` comes first.
-    func schedule(deadline: @escaping @Sendable () -> ContinuousClock.Instant, fire: @escaping @Sendable () -> Void) -> Int {
+    package func schedule(deadline: @escaping @Sendable () -> ContinuousClock.Instant, fire: @escaping @Sendable () -> Void) -> Int {
         let due = deadline()
         let (id, sleeper) = state.withLock { state -> (Int, Int?) in
             state.nextID += 1
@@ -42,7 +42,7 @@ final class TimeoutTimer: Sendable {
     }
 
     /// Forgets a scheduled call that ended first.
-    func cancel(_ id: Int) {
+    package func cancel(_ id: Int) {
         _ = state.withLock { $0.entries.removeValue(forKey: id) }
     }
 

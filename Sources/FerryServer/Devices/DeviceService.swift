@@ -19,10 +19,12 @@ struct DeviceService: Sendable {
 
     /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device and,
     /// `withSpaces`, its account's spaces: all read in one go (see ``caller(_:)``), or for a pull from ``contexts``.
-    func caller(authorization: String?, auth: AuthService, withSpaces: Bool = false) async throws -> SyncCaller {
+    func caller(
+        authorization: String?, auth: AuthService, withSpaces: Bool = false, until deadline: ContinuousClock.Instant? = nil
+    ) async throws -> SyncCaller {
         let contexts = withSpaces ? contexts : nil
         let (caller, found) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
-            if let cached = await contexts?.context(session: sessionID) { return (cached.session, Found(context: cached, fromMemory: true)) }
+            if let cached = await contexts?.context(session: sessionID, until: deadline) { return (cached.session, Found(context: cached, fromMemory: true)) }
             let ticket = contexts?.ticket()
             let read = try await storage.sessionContext(id: sessionID, withSpaces: withSpaces)
             if let read, let ticket { contexts?.store(read, ticket: ticket) }
@@ -38,13 +40,14 @@ struct DeviceService: Sendable {
         return resolved
     }
 
-    /// The caller of a pull answered wholly from memory, with no database step to bound: one instance (no fence to
-    /// wait for), the session's context held, its device not due a last-seen write. `nil` for anything else (a token
-    /// refused included), and the pull takes ``caller(authorization:auth:withSpaces:)`` under the request deadline.
-    func callerFromMemory(authorization: String?, auth: AuthService) async -> SyncCaller? {
-        guard let contexts, contexts.fence == nil else { return nil }
+    /// The caller of a pull answered wholly from memory, with no database step to bound: the session's context held
+    /// (on PostgreSQL, proven current by a fence heard before `deadline`), its device not due a last-seen write. `nil`
+    /// for anything else (a token refused included), and the pull takes ``caller(authorization:auth:withSpaces:until:)``
+    /// under the request deadline.
+    func callerFromMemory(authorization: String?, auth: AuthService, until deadline: ContinuousClock.Instant) async -> SyncCaller? {
+        guard let contexts else { return nil }
         guard let (caller, context) = try? await auth.authenticate(authorization: authorization, lookUp: { sessionID in
-            guard let cached = await contexts.context(session: sessionID) else { throw CancellationError() }
+            guard let cached = await contexts.context(session: sessionID, until: deadline) else { throw CancellationError() }
             return (cached.session, cached)
         }), context.session.userID == caller.userID else { return nil }
         var resolved = SyncCaller(account: caller, spaces: context.spaces, spacesMayLag: true)

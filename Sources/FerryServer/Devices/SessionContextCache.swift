@@ -76,13 +76,13 @@ final class SessionContextCache: Sendable {
 
     /// The cached context of `session`, its spaces' sequence numbers brought up to the latest commits heard; `nil`
     /// when not cached, expired, or while events are not heard. With a fence, an entry is used only once every event
-    /// committed before this call has been heard (another instance's sign-out, say).
-    func context(session: UUID) async -> SessionContext? {
+    /// committed before this call has been heard (another instance's sign-out, say), unless `deadline` passes first.
+    func context(session: UUID, until deadline: ContinuousClock.Instant? = nil) async -> SessionContext? {
         if let fence {
             // Nothing held: a miss, without a fence. Held but not proven current: the database decides.
             let now = ContinuousClock.now
             guard state.withLock({ $0.entries[session].map { $0.expiresAt > now } ?? false }) else { return lookUp(session: session) }
-            guard await fence.wait() else { return nil }
+            guard await fence.wait(until: deadline) else { return nil }
         }
         return lookUp(session: session)
     }

@@ -40,6 +40,11 @@ enum RequestDeadline {
         try await withTimeout(duration, work)
     }
 
+    /// ``bound(_:)`` against a deadline set earlier: the step gets what is left of it.
+    static func bound<Value: Sendable>(until deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await withDeadline({ deadline }, work)
+    }
+
     /// Runs a whole request of a ``DeadlineGroup``: past the deadline it fails with 503, or 408 while reading the body;
     /// the body's arrival starts the work's deadline afresh (``Progress/bodyArrived(duration:)``).
     static func run(_ work: @escaping @Sendable () async throws -> Response) async throws -> Response {

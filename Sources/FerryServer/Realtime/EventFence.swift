@@ -35,23 +35,31 @@ final class EventFence: Sendable {
     }
 
     /// Waits until this instance has heard every event committed before the call; `false` when it cannot tell (no
-    /// listener, or the wait was cancelled), and the caller reads the database instead.
-    func wait() async -> Bool {
-        await wait(for: nil)
+    /// listener, `deadline` passed, or the wait was cancelled), and the caller reads the database instead.
+    ///
+    /// The deadline is a timer entry (``TimeoutTimer``), not a task racing the wait: a request answered from memory
+    /// on PostgreSQL waits here, bounded, with no task of its own.
+    func wait(until deadline: ContinuousClock.Instant? = nil) async -> Bool {
+        await wait(for: nil, until: deadline)
     }
 
     /// Waits until fence `number` is heard (the listener's watchdog in ``PostgresRealtimeFeed``), or, with `nil`, the
-    /// next fence sent after the call, asking for one.
-    func wait(for number: UInt64?) async -> Bool {
+    /// next fence sent after the call, asking for one; `false` once `deadline` passes.
+    func wait(for number: UInt64?, until deadline: ContinuousClock.Instant? = nil) async -> Bool {
         enum Step { case refuse, heard, ask, wait }
         let id = state.withLock { state -> Int in
             state.nextWaiter += 1
             return state.nextWaiter
         }
+        // A timer that fires before the waiter is registered finds nothing to release; the registration then sees
+        // the deadline passed and refuses.
+        let timer = deadline.map { deadline in TimeoutTimer.shared.schedule(deadline: { deadline }) { self.release(waiter: id) } }
+        defer { if let timer { TimeoutTimer.shared.cancel(timer) } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let step = state.withLock { state -> Step in
                     guard state.isListening, !Task.isCancelled else { return .refuse }
+                    if let deadline, ContinuousClock.now >= deadline { return .refuse }
                     if let number {
                         if number <= state.heard { return .heard }
                         state.waiters[number, default: [:]][id] = continuation
@@ -70,14 +78,19 @@ final class EventFence: Sendable {
                 }
             }
         } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                for key in state.waiters.keys {
-                    if let found = state.waiters[key]?.removeValue(forKey: id) { return found }
-                }
-                return nil
-            }
-            continuation?.resume(returning: false)
+            release(waiter: id)
         }
+    }
+
+    /// Tells waiter `id`, if it still waits, that it cannot tell (cancelled, or its deadline passed).
+    private func release(waiter id: Int) {
+        let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            for key in state.waiters.keys {
+                if let found = state.waiters[key]?.removeValue(forKey: id) { return found }
+            }
+            return nil
+        }
+        continuation?.resume(returning: false)
     }
 
     /// The payload of the next fence to send, when one is wanted; called by the listener's connection.

@@ -129,7 +129,7 @@ struct InvitationTests {
     @Test("members leave; owners and admins remove and change roles; a space always keeps an owner", arguments: TestEngine.available)
     func membership(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
-            var owner = try await SyncDevice.signUp(server, "owner")
+            let owner = try await SyncDevice.signUp(server, "owner")
             let admin = try await SyncDevice.signUp(server, "admin")
             var member = try await SyncDevice.signUp(server, "member")
             let viewer = try await SyncDevice.signUp(server, "viewer")

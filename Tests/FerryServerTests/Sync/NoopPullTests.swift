@@ -293,4 +293,22 @@ struct EventFenceTests {
         fence.sendFailed()
         #expect(await unsent.value == false)
     }
+
+    @Test("a wait whose deadline passes before its fence is heard reads the database; one past its deadline already does not wait")
+    func deadline() async throws {
+        let fence = EventFence()
+        fence.setListening(true)
+        let started = ContinuousClock.now
+        #expect(await fence.wait(until: started + .milliseconds(100)) == false, "no fence came back in time")
+        #expect(ContinuousClock.now - started >= .milliseconds(100))
+        #expect(ContinuousClock.now - started < .seconds(5), "released by its deadline, not by anything else")
+        #expect(await fence.wait(until: .now - .seconds(1)) == false)
+        // The released waiter is gone: the fence it asked for, heard late, releases only those that wait now.
+        let sent = try #require(fence.nextFence())
+        let later = Task { await fence.wait(until: .now + .seconds(30)) }
+        try await eventually("the later waiter asks for a fence") { fence.nextFence() != nil }
+        #expect(fence.heard(Substring(sent)))
+        #expect(fence.heard("f \(fence.instance) \(fence.lastSent)"))
+        #expect(await later.value == true)
+    }
 }

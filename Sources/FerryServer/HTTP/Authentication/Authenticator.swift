@@ -47,13 +47,15 @@ struct Authenticator: RouterMiddleware {
         var context = context
         switch requirement {
         case .required:
-            // A pull whose caller memory holds needs no database step, so no deadline race (a task of its own).
-            if readsSpaces, let caller = await devices.callerFromMemory(authorization: authorization, auth: auth) {
+            // A pull whose caller memory holds needs no database step, so no deadline race (a task of its own); on
+            // PostgreSQL it waits for a fence, bounded by a timer. Whatever that wait took comes off the deadline.
+            let deadline = ContinuousClock.now + RequestDeadline.duration
+            if readsSpaces, let caller = await devices.callerFromMemory(authorization: authorization, auth: auth, until: deadline) {
                 context.caller = caller
                 break
             }
-            context.caller = try await RequestDeadline.bound { [auth, devices, readsSpaces] in
-                try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces)
+            context.caller = try await RequestDeadline.bound(until: deadline) { [auth, devices, readsSpaces] in
+                try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces, until: deadline)
             }
         case .presented(let when):
             if authorization != nil, when(request),
