@@ -21,6 +21,8 @@ struct BenchmarkOptions {
     /// `--blobs`: the blob benchmark, with a file of `megabytes` MiB.
     var isBlobs = false
     var megabytes = 256
+    /// `--blob-files` (with `--blobs --postgres`): blob bytes in files beside PostgreSQL (`--blob-dir`), not in it.
+    var blobFiles = false
     /// `--rest`: the table API benchmark (`rows` sermons, five notes each; 2,000 unless `--rows` says).
     var isRest = false
     /// `--notifications`: do background notifications slow commits (APNs normal, slow, down)?
@@ -29,7 +31,7 @@ struct BenchmarkOptions {
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
                ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B (0: plain pokes)] [--listeners] [--restart] [--postgres URL] [--json]
-               ferry-benchmark --blobs [--megabytes M] [--postgres URL] [--json]
+               ferry-benchmark --blobs [--megabytes M] [--postgres URL [--blob-files]] [--json]
                ferry-benchmark --rest [--rows N] [--postgres URL] [--json]
                ferry-benchmark --notifications [--devices N (at most 200)] [--writes K] [--postgres URL] [--json]
         """
@@ -69,6 +71,7 @@ struct BenchmarkOptions {
                 if !arguments.contains("--devices") { options.devices = 20 }
                 if !arguments.contains("--writes") { options.writes = 200 }
             case "--megabytes": options.megabytes = number(argument, minimum: 1)
+            case "--blob-files": options.blobFiles = true
             case "-h", "--help":
                 print(usage)
                 exit(0)
@@ -77,6 +80,7 @@ struct BenchmarkOptions {
             }
         }
         if options.restarts, !options.isListeners { fail("--restart needs --listeners") }
+        if options.blobFiles, !options.isBlobs || options.postgresURL == nil { fail("--blob-files needs --blobs and --postgres") }
         return options
     }
 

@@ -4,7 +4,7 @@ import FerryServer
 import FerryTesting
 import Foundation
 
-/// `ferry-benchmark --blobs [--megabytes M] [--postgres URL] [--json]`: one file of M MiB (default 256) moved the way an
+/// `ferry-benchmark --blobs [--megabytes M] [--postgres URL [--blob-files]] [--json]`: one file of M MiB (default 256) moved the way an
 /// app moves it — attached on one device (copied into its cache and hashed), uploaded by a sync, downloaded by another
 /// device's sync (hashed again) — against the disk doing the least that work needs: copying the file once. Each step's
 /// ratio is its wall time over that copy's; CPU seconds of this process (client and server) stand beside them.
@@ -34,7 +34,11 @@ enum BlobBenchmark {
         let copy = try measure("copy the file once (the disk)") {
             try copyFile(source, to: folder.appending(path: "copy"))
         }
-        return try await LiveServer.with(engine, schema: schema, configure: { $0.useFastPasswordHashing() }) { server in
+        let blobFolder = options.blobFiles ? folder.appending(path: "server-blobs").path() : nil
+        return try await LiveServer.with(engine, schema: schema, configure: { configuration in
+            configuration.useFastPasswordHashing()
+            configuration.blobDirectory = blobFolder
+        }) { server in
             let endpoint = BenchmarkDevice.Endpoint(baseURL: server.baseURL, anonKey: server.server.keys.anonKey)
             let email = "blobs-\(UUID().uuidString.prefix(8).lowercased())@example.com", password = "correct horse battery"
             let phone = try await BenchmarkDevice.signIn(
@@ -60,7 +64,7 @@ enum BlobBenchmark {
             let steps = [attach, upload, download]
             var table = """
 
-                | Blobs (\(options.megabytes) MiB, server on \(engine)) | wall | MiB/s | × the copy | CPU s |
+                | Blobs (\(options.megabytes) MiB, server on \(engine)\(options.blobFiles ? ", blobs in files" : "")) | wall | MiB/s | × the copy | CPU s |
                 |---|---:|---:|---:|---:|
                 | \(copy.name) | \(format(copy.wall)) s | \(format(Double(options.megabytes) / copy.wall, 0)) | 1.00 | \(format(copy.cpu)) |
                 """
@@ -68,7 +72,7 @@ enum BlobBenchmark {
                 table += "\n| \(step.name) | \(format(step.wall)) s | \(format(Double(options.megabytes) / step.wall, 0)) | \(format(step.wall / copy.wall)) | \(format(step.cpu)) |"
             }
             let json: [String: Any] = [
-                "engine": "\(engine)", "megabytes": options.megabytes, "copy_seconds": copy.wall,
+                "engine": "\(engine)", "blob_files": options.blobFiles, "megabytes": options.megabytes, "copy_seconds": copy.wall,
                 "attach_ratio": attach.wall / copy.wall, "upload_ratio": upload.wall / copy.wall, "download_ratio": download.wall / copy.wall,
                 "attach_cpu_seconds": attach.cpu, "upload_cpu_seconds": upload.cpu, "download_cpu_seconds": download.cpu,
             ]

@@ -77,6 +77,8 @@ struct ServeCommandTests {
         (["serve", "--backup-every", "0"], "--backup-every must be between 1 and"),
         (["serve", "--backup-keep", "0"], "--backup-keep must be between 1 and 10000"),
         (["serve", "--backup-every", "60", "--database", "postgres://u@localhost/db"], "--backup-every backs up the embedded database only"),
+        (["serve", "--blob-dir", "/tmp/ferry-blobs"], "--blob-dir is for PostgreSQL"),
+        (["serve", "--blob-dir", "/tmp/ferry-blobs", "--database", "sqlite:/tmp/ferry.sqlite"], "--blob-dir is for PostgreSQL"),
     ])
     func badFlags(_ arguments: [String], _ fragment: String) async throws {
         let exit = try await FerryProcess.run(arguments + ["--data-dir", NSTemporaryDirectory() + "ferry-cli-\(UUID())"])

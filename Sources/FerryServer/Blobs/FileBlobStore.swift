@@ -5,20 +5,23 @@ import NIOPosix
 import NIOCore
 import Synchronization
 
-/// Blobs as files under the data folder: `blobs/<space>/<sha256>` for complete ones, `uploads/<id>` (with
-/// `uploads/<id>.length`) for uploads in progress. Folders are 0700 and files 0600, like the database.
+/// Blobs as files under a folder (the data folder on SQLite; with PostgreSQL, `--blob-dir`, a volume every instance
+/// mounts): `blobs/<space>/<sha256>` for complete ones, `uploads/<id>` (with `uploads/<id>.length`) for uploads in
+/// progress. Folders are 0700 and files 0600, like the database.
 ///
 /// A complete blob is renamed into place only after its hash was checked, so a file under `blobs/` is always whole.
 /// Reads and writes go through blocking file calls in chunks of ``chunkSize``: one chunk of memory per request.
+/// Several processes may share the folder: an upload is written, completed or discarded by one request at a time
+/// among them all (a lock file, `uploads/<id>.lock`, held with `flock`).
 final class FileBlobStore: BlobStore {
     let root: String
     /// The size of each read and of each buffer written.
     static let chunkSize = 256 * 1024
     private let writing = Mutex<Set<String>>([])
 
-    /// Opens (creating) the store under `dataDirectory/blobs` and `dataDirectory/uploads`.
-    init(dataDirectory: String) throws {
-        root = dataDirectory.hasSuffix("/") ? String(dataDirectory.dropLast()) : dataDirectory
+    /// Opens (creating) the store under `folder/blobs` and `folder/uploads`.
+    init(folder: String) throws {
+        root = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
         try OwnerOnlyPath.folder(root + "/blobs")
         try OwnerOnlyPath.folder(root + "/uploads")
     }
@@ -35,10 +38,16 @@ final class FileBlobStore: BlobStore {
         return UploadProgress(length: length, received: Self.fileSize(uploadPath(id)) ?? 0)
     }
 
-    /// Runs `body` while no other request writes, completes or discards upload `id` (``BlobStoreError/busy`` otherwise).
+    /// Runs `body` while no other request, of this process or another sharing the folder, writes, completes or
+    /// discards upload `id` (``BlobStoreError/busy`` otherwise).
     private func exclusively<Result>(_ id: UploadID, _ body: () async throws -> Result) async throws -> Result {
         guard writing.withLock({ $0.insert(id.text).inserted }) else { throw BlobStoreError.busy }
         defer { _ = writing.withLock { $0.remove(id.text) } }
+        // Two instances behind a load balancer can both be handed an upload (a client's retry lands on the second while
+        // the first still drains the broken request, or two devices send one file): unlocked, both would append at the
+        // same offset and the upload would grow past its length, never to complete.
+        guard let lock = try ExclusiveFileLock.take(uploadPath(id) + ".lock") else { throw BlobStoreError.busy }
+        defer { lock.release() }
         return try await body()
     }
 
@@ -114,9 +123,11 @@ final class FileBlobStore: BlobStore {
         try await exclusively(id) { removeUpload(id) }
     }
 
+    /// Removes an upload's files, its lock file last (the caller holds the lock: see ``ExclusiveFileLock``).
     private func removeUpload(_ id: UploadID) {
         unlink(uploadPath(id))
         unlink(uploadPath(id) + ".length")
+        unlink(uploadPath(id) + ".lock")
     }
 
     func touch(_ key: BlobKey) async throws {

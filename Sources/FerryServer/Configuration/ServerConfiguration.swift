@@ -10,6 +10,9 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: String = "./ferry-data"
     /// Where records live: the embedded SQLite file (default) or a PostgreSQL URL.
     public var database: DatabaseLocation?
+    /// With PostgreSQL, a folder for blob bytes instead of the database: a volume every instance mounts (`--blob-dir`).
+    /// `nil` keeps them in PostgreSQL. On SQLite blobs are always files in the data folder, where backups include them.
+    public var blobDirectory: String?
     /// Schema files, merged in order.
     public var schemaFiles: [String] = []
     /// How long `/health` waits for the database before answering 503.

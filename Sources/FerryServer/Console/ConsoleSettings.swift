@@ -20,6 +20,7 @@ struct ConsoleSettings {
         return [
             "server": [
                 "host": .string(c.host), "port": .number(Double(c.port)), "public_url": text(c.publicURL), "data_directory": .string(c.dataDirectory),
+                "blob_directory": text(c.blobDirectory),
                 "database": .string(c.resolvedDatabase.description), "schema_files": .array(c.schemaFiles.map(JSONValue.string)),
                 "request_deadline_seconds": seconds(c.requestDeadline), "idle_timeout_seconds": seconds(c.idleTimeout),
                 "metrics_token": secret(c.metricsToken),

@@ -236,19 +236,29 @@ public final class FerryServer: Sendable {
     ) async throws(ServerStartupError) -> (any DatabaseStorage, any RecordsStorage, any RealtimeFeed, any BlobStore, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
-            let storage = try SQLiteStorage(path: path)
-            let blobs: FileBlobStore
-            do {
-                blobs = try FileBlobStore(dataDirectory: configuration.dataDirectory)
-            } catch {
-                throw ServerStartupError(.dataDirectoryUnusable, "cannot create the blob folders in \(configuration.dataDirectory): \(error)")
+            guard configuration.blobDirectory == nil else {
+                throw ServerStartupError(
+                    .invalidConfiguration,
+                    "--blob-dir is for PostgreSQL; on SQLite blobs are files in the data folder, where backups include them: drop --blob-dir"
+                )
             }
-            return (storage, storage, LocalRealtimeFeed(hub: hub), blobs, [])
+            let storage = try SQLiteStorage(path: path)
+            return (storage, storage, LocalRealtimeFeed(hub: hub), try fileBlobs(in: configuration.dataDirectory), [])
         case .postgres(let url):
             let storage = PostgresStorage(url: url, logger: logger)
+            let blobs: any BlobStore = try configuration.blobDirectory.map(fileBlobs(in:))
+                ?? PostgresBlobStore(client: storage.client, logger: logger)
             try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
             let feed = PostgresRealtimeFeed(storage: storage, hub: hub, fence: fence, logger: logger)
-            return (storage, storage, feed, PostgresBlobStore(client: storage.client, logger: logger), [storage.client, feed])
+            return (storage, storage, feed, blobs, [storage.client, feed])
+        }
+    }
+
+    private static func fileBlobs(in folder: String) throws(ServerStartupError) -> FileBlobStore {
+        do {
+            return try FileBlobStore(folder: folder)
+        } catch {
+            throw ServerStartupError(.dataDirectoryUnusable, "cannot create the blob folders in \(folder): \(error)")
         }
     }
 }

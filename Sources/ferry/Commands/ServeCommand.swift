@@ -39,6 +39,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "postgres://user:password@host:5432/db, or sqlite:PATH. [default: SQLite in the data dir]")
     var database: String?
 
+    @Option(name: .customLong("blob-dir"), help: "With PostgreSQL: a folder for file bytes, on a volume every instance mounts. [default: in PostgreSQL]")
+    var blobDirectory: String?
+
     @Option(name: .customLong("schema"), help: "A schema file (YAML or JSON); repeat for several.")
     var schemaFiles: [String] = []
 
@@ -190,6 +193,12 @@ struct ServeSettings {
         }
         if let database = command.database ?? environment["FERRY_DATABASE"], !database.isEmpty {
             configuration.database = try DatabaseLocation(parsing: database)
+        }
+        if let folder = command.blobDirectory ?? environment["FERRY_BLOB_DIR"], !folder.isEmpty {
+            guard case .postgres = configuration.resolvedDatabase else {
+                throw CommandFailure(message: "--blob-dir is for PostgreSQL (--database postgres://…); on SQLite files live in the data dir, where backups include them", status: 64)
+            }
+            configuration.blobDirectory = folder
         }
         configuration.schemaFiles = command.schemaFiles.isEmpty
             ? (environment["FERRY_SCHEMA"] ?? "").split(separator: ":").map(String.init)
