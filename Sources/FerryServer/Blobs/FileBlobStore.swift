@@ -18,6 +18,8 @@ final class FileBlobStore: BlobStore {
     /// The size of each read and of each buffer written.
     static let chunkSize = 256 * 1024
     private let writing = Mutex<Set<String>>([])
+    /// The SHA-256 state of the uploads whose bytes this process wrote, so completing one reads nothing back.
+    private let hashes = RunningUploadHashes()
 
     /// Opens (creating) the store under `folder/blobs` and `folder/uploads`.
     init(folder: String) throws {
@@ -34,7 +36,7 @@ final class FileBlobStore: BlobStore {
     }
 
     func upload(_ id: UploadID) async throws -> UploadProgress? {
-        guard let length = try declaredLength(id) else { return nil }
+        guard let length = try header(id)?.length else { return nil }
         return UploadProgress(length: length, received: Self.fileSize(uploadPath(id)) ?? 0)
     }
 
@@ -58,10 +60,13 @@ final class FileBlobStore: BlobStore {
 
     private func appendExclusively<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
     where Body.Element == ByteBuffer {
-        if let declared = try declaredLength(id) {
-            guard declared == length else { throw BlobStoreError.lengthMismatch(declared: declared) }
+        let header: UploadHeader
+        if let declared = try self.header(id) {
+            guard declared.length == length else { throw BlobStoreError.lengthMismatch(declared: declared.length) }
+            header = declared
         } else {
-            try OwnerOnlyFile.write(Data(String(length).utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
+            header = UploadHeader(length: length, token: UUID())
+            try store(header, id)
         }
         let path = uploadPath(id)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
@@ -69,13 +74,27 @@ final class FileBlobStore: BlobStore {
         defer { close(descriptor) }
         var received = Int64(lseek(descriptor, 0, SEEK_END))
         guard received == offset else { throw BlobStoreError.offsetMismatch(current: received) }
+        // The bytes are hashed as they are written when this process wrote every byte before them, into this upload.
+        var hasher = offset == 0 ? ContentHasher() : hashes.take(id).flatMap { entry in
+            entry.content == header.token && entry.offset == offset ? entry.hasher : nil
+        }
         // Whatever arrives is kept and made durable, even when the body breaks off: that is where a resumed upload starts.
-        defer { fsync(descriptor) }
+        defer {
+            fsync(descriptor)
+            if let hasher, let token = header.token { hashes.put(id, RunningUploadHashes.Entry(content: token, offset: received, hasher: hasher)) }
+        }
         for try await buffer in body {
             let room = length - received
             let count = min(Int64(buffer.readableBytes), room)
             try buffer.withUnsafeReadableBytes { bytes in
-                try Self.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(count))))
+                let kept = UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(count)))
+                do {
+                    try Self.writeAll(descriptor, kept)
+                } catch {
+                    hasher = nil  // some of it may be in the file: the hash no longer says which bytes
+                    throw error
+                }
+                hasher?.update(kept)
             }
             received += count
             if count < buffer.readableBytes { throw BlobStoreError.beyondLength }
@@ -85,10 +104,10 @@ final class FileBlobStore: BlobStore {
 
     func seal(_ id: UploadID) async throws -> Int64 {
         try await exclusively(id) {
-            guard try declaredLength(id) != nil else { throw BlobStoreError.uploadNotFound }
-            let received = Self.fileSize(uploadPath(id)) ?? 0
-            try OwnerOnlyFile.write(Data(String(received).utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
-            return received
+            guard var header = try header(id) else { throw BlobStoreError.uploadNotFound }
+            header.length = Self.fileSize(uploadPath(id)) ?? 0
+            try store(header, id)
+            return header.length
         }
     }
 
@@ -99,11 +118,18 @@ final class FileBlobStore: BlobStore {
     private func completeExclusively(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
         guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
         let path = uploadPath(id)
-        var hasher = ContentHasher()
-        for try await chunk in FileChunks(path: path, offset: 0) {
-            chunk.withUnsafeReadableBytes { hasher.update($0) }
+        let header = try header(id)
+        let hash: String
+        if let entry = hashes.take(id), let token = header?.token, entry.content == token, entry.offset == progress.length {
+            hash = entry.hasher.finalize()
+        } else {
+            // Bytes another process wrote (or written before a restart): read back.
+            var hasher = ContentHasher()
+            for try await chunk in FileChunks(path: path, offset: 0) {
+                chunk.withUnsafeReadableBytes { hasher.update($0) }
+            }
+            hash = hasher.finalize()
         }
-        let hash = hasher.finalize()
         if let expected, expected != hash {
             removeUpload(id)
             throw BlobStoreError.hashMismatch
@@ -125,6 +151,7 @@ final class FileBlobStore: BlobStore {
 
     /// Removes an upload's files, its lock file last (the caller holds the lock: see ``ExclusiveFileLock``).
     private func removeUpload(_ id: UploadID) {
+        _ = hashes.take(id)
         unlink(uploadPath(id))
         unlink(uploadPath(id) + ".length")
         unlink(uploadPath(id) + ".lock")
@@ -199,9 +226,34 @@ final class FileBlobStore: BlobStore {
         return count
     }
 
-    private func declaredLength(_ id: UploadID) throws -> Int64? {
+    /// What `uploads/<id>.length` holds: the upload's length, then a token naming this upload's bytes (a new one each
+    /// time an upload is begun under the id, by any process), which a running hash must match.
+    struct UploadHeader {
+        var length: Int64
+        /// `nil` in a file written before the token was (its upload is hashed by reading it back).
+        var token: UUID?
+
+        init(length: Int64, token: UUID?) {
+            self.length = length
+            self.token = token
+        }
+
+        init?(_ text: String) {
+            let lines = text.split(separator: "\n")
+            guard let first = lines.first, let length = Int64(first) else { return nil }
+            self.init(length: length, token: lines.dropFirst().first.flatMap { UUID(uuidString: String($0)) })
+        }
+
+        var text: String { token.map { "\(length)\n\($0.lowercasedText)" } ?? String(length) }
+    }
+
+    private func header(_ id: UploadID) throws -> UploadHeader? {
         guard let data = FileManager.default.contents(atPath: uploadPath(id) + ".length") else { return nil }
-        return Int64(String(decoding: data, as: UTF8.self))
+        return UploadHeader(String(decoding: data, as: UTF8.self))
+    }
+
+    private func store(_ header: UploadHeader, _ id: UploadID) throws {
+        try OwnerOnlyFile.write(Data(header.text.utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
     }
 
     static func fileSize(_ path: String) -> Int64? {

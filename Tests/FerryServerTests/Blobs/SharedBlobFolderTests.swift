@@ -27,7 +27,67 @@ struct SharedBlobFolderTests {
         }
     }
 
-    static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) } }
+    static func bytes(_ count: Int, seed: Int = 0) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7 &+ seed) } }
+
+    /// A whole body, in pieces as a request's arrives.
+    static func body(_ bytes: ArraySlice<UInt8>) -> AsyncStream<ByteBuffer> {
+        AsyncStream { continuation in
+            var start = bytes.startIndex
+            while start < bytes.endIndex {
+                let end = min(start + 64_000, bytes.endIndex)
+                continuation.yield(ByteBuffer(bytes: bytes[start..<end]))
+                start = end
+            }
+            continuation.finish()
+        }
+    }
+
+    @Test("bytes hashed as they arrive name what the folder holds: written by one store or two, begun again under the same id by the other, or begun before the token existed")
+    func runningHashes() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let first = try FileBlobStore(folder: folder.url.path()), second = try FileBlobStore(folder: folder.url.path())
+        let space = UUID(), length = 300_000, half = 120_000
+        func start(_ bytes: [UInt8]) -> (UploadID, String) {
+            let hash = TestFiles.sha256(Data(bytes))
+            return (UploadID(space: space, sha256: hash), hash)
+        }
+
+        // One store writes everything, in two requests.
+        let whole = Self.bytes(length, seed: 1)
+        let (one, oneHash) = start(whole)
+        _ = try await first.append(one, length: Int64(length), at: 0, body: Self.body(whole[..<half]))
+        _ = try await first.append(one, length: Int64(length), at: Int64(half), body: Self.body(whole[half...]))
+        #expect(try await first.complete(one, space: space, expected: oneHash).sha256 == oneHash)
+
+        // The first half through one store, the rest through the other, completed by the first.
+        let mixed = Self.bytes(length, seed: 2)
+        let (two, twoHash) = start(mixed)
+        _ = try await first.append(two, length: Int64(length), at: 0, body: Self.body(mixed[..<half]))
+        _ = try await second.append(two, length: Int64(length), at: Int64(half), body: Self.body(mixed[half...]))
+        #expect(try await first.complete(two, space: space, expected: nil).sha256 == twoHash)
+
+        // The first store holds the hash of X's first half; the other discards the upload and begins it again under the
+        // same id with Y's first half; the first then receives X's rest. The folder holds Y's half and X's rest: the
+        // claimed hash (X's) must be refused, not taken from the first store's running hash.
+        let claimed = Self.bytes(length, seed: 3), other = Self.bytes(length, seed: 4)
+        let (three, threeHash) = start(claimed)
+        _ = try await first.append(three, length: Int64(length), at: 0, body: Self.body(claimed[..<half]))
+        try await second.discard(three)
+        _ = try await second.append(three, length: Int64(length), at: 0, body: Self.body(other[..<half]))
+        _ = try await first.append(three, length: Int64(length), at: Int64(half), body: Self.body(claimed[half...]))
+        await #expect(throws: BlobStoreError.hashMismatch) { try await first.complete(three, space: space, expected: threeHash) }
+        #expect(try await first.size(of: BlobKey(space: space, sha256: threeHash)) == nil)
+
+        // An upload begun by an older version (its length file holds the length only) is hashed by reading it back.
+        let old = Self.bytes(length, seed: 5)
+        let (four, fourHash) = start(old)
+        let uploads = folder.url.appending(path: "uploads")
+        try Data(old[..<half]).write(to: uploads.appending(path: four.description))
+        try Data(String(length).utf8).write(to: uploads.appending(path: "\(four.description).length"))
+        _ = try await second.append(four, length: Int64(length), at: Int64(half), body: Self.body(old[half...]))
+        #expect(try await second.complete(four, space: space, expected: fourHash).sha256 == fourHash)
+    }
 
     @Test("two stores on one folder (two processes): an upload one is writing is busy for the other, which then goes on from where it stopped")
     func uploadLockedAcrossStores() async throws {
