@@ -13,6 +13,8 @@ import Synchronization
 final class EventFence: Sendable {
     private struct State {
         var isListening = false
+        /// The last fence is overdue: the listener may only be slow, but until it hears it, no pull waits for a fence.
+        var isSlow = false
         /// The last fence sent (or being sent), and whether another is wanted after it.
         var sent: UInt64 = 0
         var wanted = false
@@ -65,6 +67,7 @@ final class EventFence: Sendable {
                         state.waiters[number, default: [:]][id] = continuation
                         return .wait
                     }
+                    if state.isSlow { return .refuse }
                     // A fence already sent may have committed before this request arrived: only the next one proves.
                     state.waiters[state.sent + 1, default: [:]][id] = continuation
                     defer { state.wanted = true }
@@ -128,6 +131,13 @@ final class EventFence: Sendable {
     /// A fence could not be sent: its waiters are told they cannot tell (they read the database).
     func sendFailed() {
         releaseAll(listening: nil)
+    }
+
+    /// A fence is overdue (`true`): every pull waiting reads the database, and so does every pull until the watchdog
+    /// hears the fence after all (`false`), instead of waiting for a listener that may be dead.
+    func setSlow(_ slow: Bool) {
+        state.withLock { $0.isSlow = slow }
+        if slow { releaseAll(listening: nil) }
     }
 
     private func releaseAll(listening: Bool?) {

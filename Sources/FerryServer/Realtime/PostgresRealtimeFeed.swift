@@ -79,12 +79,18 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
         }
     }
 
-    /// How long a fence may take to come back before the listening connection counts as dead (one that dies without
-    /// a reset, behind a NAT or a failover, is otherwise never noticed: it only reads).
+    /// How long pulls wait for a fence before reading the database instead.
     static let fenceTimeout = Duration.seconds(2)
+    /// How long a fence may take to come back, in all, before the listening connection counts as dead (one that dies
+    /// without a reset, behind a NAT or a failover, is otherwise never noticed: it only reads).
+    static let deadListenerTimeout = Duration.seconds(10)
 
-    /// Sends each fence wanted, one at a time: those who ask while one is on its way share the next. A fence not heard
-    /// back in time releases its waiters to the database and has the listener connect again.
+    /// Sends each fence wanted, one at a time: those who ask while one is on its way share the next.
+    ///
+    /// A fence not heard back within ``fenceTimeout`` sends its pulls, and every pull after them, to the database; one
+    /// not heard within ``deadListenerTimeout`` has the listener connect again. Slow is not dead: on a loaded server
+    /// a fence can take seconds, and a reconnection makes every stream check again and every device pull, which would
+    /// load it more.
     private func sendFences() async {
         for await _ in fence.wanted {
             while let payload = fence.nextFence() {
@@ -95,14 +101,22 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
                     fence.sendFailed()
                     continue
                 }
-                let heard = (try? await withTimeout(Self.fenceTimeout) { [fence] in await fence.wait(for: number) }) ?? false
-                if !heard, !Task.isCancelled, let connection = listening.withLock({ $0 }) {
-                    logger.warning("realtime listener did not hear its own notification in time; reconnecting")
+                if await heard(number, within: Self.fenceTimeout) { continue }
+                fence.setSlow(true)
+                logger.notice("realtime listener slow to hear its own notification; pulls read the database until it does")
+                let late = await heard(number, within: Self.deadListenerTimeout - Self.fenceTimeout)
+                fence.setSlow(false)
+                if !late, !Task.isCancelled, let connection = listening.withLock({ $0 }) {
+                    logger.warning("realtime listener did not hear its own notification in \(Self.deadListenerTimeout); reconnecting")
                     stopListening()
                     try? await connection.close()
                 }
             }
         }
+    }
+
+    private func heard(_ fence: UInt64, within timeout: Duration) async -> Bool {
+        (try? await withTimeout(timeout) { [self] in await self.fence.wait(for: fence) }) ?? false
     }
 
     /// Events may be missed from now on: nothing is answered from memory until the listener is back.

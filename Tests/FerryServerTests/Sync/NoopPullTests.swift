@@ -294,6 +294,27 @@ struct EventFenceTests {
         #expect(await unsent.value == false)
     }
 
+    @Test("an overdue fence sends every waiting pull, and every pull after them, to the database until the watchdog hears it after all")
+    func slowListener() async throws {
+        let fence = EventFence()
+        fence.setListening(true)
+        let waiting = Task { await fence.wait() }
+        try await eventually("the pull asks for a fence") { fence.nextFence() != nil }
+        let number = fence.lastSent
+        fence.setSlow(true)  // the watchdog's first wait timed out
+        let watchdog = Task { await fence.wait(for: number) }
+        #expect(await waiting.value == false, "released to the database")
+        #expect(await fence.wait() == false, "no pull waits while the fence is overdue")
+        #expect(fence.nextFence() == nil, "and none asks for another")
+        #expect(fence.heard("f \(fence.instance) \(number)"))
+        #expect(await watchdog.value == true, "the watchdog still hears it late")
+        fence.setSlow(false)
+        let next = Task { await fence.wait() }
+        try await eventually("pulls wait for fences again") { fence.nextFence() != nil }
+        #expect(fence.heard("f \(fence.instance) \(fence.lastSent)"))
+        #expect(await next.value == true)
+    }
+
     @Test("a wait whose deadline passes before its fence is heard reads the database; one past its deadline already does not wait")
     func deadline() async throws {
         let fence = EventFence()
