@@ -12,7 +12,7 @@ public struct ExclusiveFileLock: Sendable {
     /// Takes the lock on `path`, creating the file; `nil` when another holds it.
     public static func take(_ path: String) throws -> ExclusiveFileLock? {
         while true {
-            let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {
                 let failure = errno

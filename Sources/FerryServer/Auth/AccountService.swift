@@ -42,7 +42,7 @@ struct AccountService: Sendable {
         let erased = try await storage.deleteAccount(userID: userID, collections: tables, check: check)
         // Told first: every instance's memory of the account's sessions goes, whatever happens to the files.
         await events?.publish([.accountChanged(userID)])
-        // The bytes of the spaces the transaction erased, once it committed (on PostgreSQL they went in it): a
+        // The bytes of the spaces the transaction erased, once it committed (bytes kept in PostgreSQL went in it): a
         // deletion that fails leaves every file in place. Files a crash leaves behind, nothing names, so blob
         // collection removes them.
         try await blobs.deleteAll(in: erased)

@@ -56,8 +56,9 @@ enum BlobStoreError: Error, Sendable, Equatable {
     case uploadNotFound
 }
 
-/// Where blob bytes live: files under the data folder (``FileBlobStore``, the default) or PostgreSQL
-/// (``PostgresBlobStore``, so every instance of a scaled-out server sees every blob).
+/// Where blob bytes live: files (``FileBlobStore``: under the data folder, the default, or with PostgreSQL a folder
+/// every instance mounts) or PostgreSQL (``PostgresBlobStore``, so every instance of a scaled-out server sees every
+/// blob with nothing else to share).
 ///
 /// Bytes stream both ways: no method holds a whole blob in memory. Uploads are resumable: bytes received are kept,
 /// and ``upload(_:)`` says how far an upload got.

@@ -48,8 +48,13 @@ final class FileBlobStore: BlobStore {
         // Two instances behind a load balancer can both be handed an upload (a client's retry lands on the second while
         // the first still drains the broken request, or two devices send one file): unlocked, both would append at the
         // same offset and the upload would grow past its length, never to complete.
-        guard let lock = try ExclusiveFileLock.take(uploadPath(id) + ".lock") else { throw BlobStoreError.busy }
-        defer { lock.release() }
+        let lockPath = uploadPath(id) + ".lock"
+        guard let lock = try ExclusiveFileLock.take(lockPath) else { throw BlobStoreError.busy }
+        defer {
+            // No upload under this id (none was, or it ended): its lock file goes too.
+            if !FileManager.default.fileExists(atPath: uploadPath(id) + ".length") { unlink(lockPath) }
+            lock.release()
+        }
         return try await body()
     }
 
@@ -60,12 +65,13 @@ final class FileBlobStore: BlobStore {
 
     private func appendExclusively<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
     where Body.Element == ByteBuffer {
-        let header: UploadHeader
+        var header: UploadHeader
+        let isNew: Bool
         if let declared = try self.header(id) {
             guard declared.length == length else { throw BlobStoreError.lengthMismatch(declared: declared.length) }
-            header = declared
+            (header, isNew) = (declared, false)
         } else {
-            header = UploadHeader(length: length, token: UUID())
+            (header, isNew) = (UploadHeader(length: length, token: UUID()), true)
             try store(header, id)
         }
         let path = uploadPath(id)
@@ -74,13 +80,20 @@ final class FileBlobStore: BlobStore {
         defer { close(descriptor) }
         var received = Int64(lseek(descriptor, 0, SEEK_END))
         guard received == offset else { throw BlobStoreError.offsetMismatch(current: received) }
+        // An upload's first bytes get a token of their own, even under a length file left behind by one that ended
+        // half-removed: no running hash of an earlier upload under this id can match it.
+        if offset == 0, !isNew {
+            header.token = UUID()
+            try store(header, id)
+        }
         // The bytes are hashed as they are written when this process wrote every byte before them, into this upload.
         var hasher = offset == 0 ? ContentHasher() : hashes.take(id).flatMap { entry in
             entry.content == header.token && entry.offset == offset ? entry.hasher : nil
         }
         // Whatever arrives is kept and made durable, even when the body breaks off: that is where a resumed upload starts.
         defer {
-            fsync(descriptor)
+            // A write error a network file system reports only now leaves the file short of what was hashed.
+            if fsync(descriptor) != 0 { hasher = nil }
             if let hasher, let token = header.token { hashes.put(id, RunningUploadHashes.Entry(content: token, offset: received, hasher: hasher)) }
         }
         for try await buffer in body {
@@ -149,11 +162,12 @@ final class FileBlobStore: BlobStore {
         try await exclusively(id) { removeUpload(id) }
     }
 
-    /// Removes an upload's files, its lock file last (the caller holds the lock: see ``ExclusiveFileLock``).
+    /// Removes an upload's files: its length file first (an upload without one is none), its lock file last (the
+    /// caller holds the lock: see ``ExclusiveFileLock``).
     private func removeUpload(_ id: UploadID) {
         _ = hashes.take(id)
-        unlink(uploadPath(id))
         unlink(uploadPath(id) + ".length")
+        unlink(uploadPath(id))
         unlink(uploadPath(id) + ".lock")
     }
 
@@ -256,8 +270,14 @@ final class FileBlobStore: BlobStore {
         try OwnerOnlyFile.write(Data(header.text.utf8), to: URL(fileURLWithPath: uploadPath(id) + ".length"))
     }
 
+    /// Opened, not `stat`ed: a network file system revalidates a file at `open` (close-to-open), where a `stat` may
+    /// answer from its attribute cache while another host appends to an upload.
     static func fileSize(_ path: String) -> Int64? {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let end = lseek(descriptor, 0, SEEK_END)
+        return end >= 0 ? Int64(end) : nil
     }
 
     private static func modificationDate(_ path: String) -> Date? {

@@ -18,36 +18,32 @@ struct DeviceService: Sendable {
     var now: @Sendable () -> Date = Date.init
 
     /// The verified caller of a request with `Authorization: Bearer <access token>`, with its bound device and,
-    /// `withSpaces`, its account's spaces: all read in one go (see ``caller(_:)``), or for a pull from ``contexts``.
-    func caller(
-        authorization: String?, auth: AuthService, withSpaces: Bool = false, until deadline: ContinuousClock.Instant? = nil
-    ) async throws -> SyncCaller {
+    /// `withSpaces`, its account's spaces: all read from the database in one go (see ``caller(_:)``), and for a pull
+    /// kept in ``contexts`` for the next one (which ``callerFromMemory(authorization:auth:until:)`` tries first).
+    func caller(authorization: String?, auth: AuthService, withSpaces: Bool = false) async throws -> SyncCaller {
         let contexts = withSpaces ? contexts : nil
-        let (caller, found) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
-            if let cached = await contexts?.context(session: sessionID, until: deadline) { return (cached.session, Found(context: cached, fromMemory: true)) }
+        let (caller, context) = try await auth.authenticate(authorization: authorization) { [storage] sessionID in
             let ticket = contexts?.ticket()
             let read = try await storage.sessionContext(id: sessionID, withSpaces: withSpaces)
             if let read, let ticket { contexts?.store(read, ticket: ticket) }
-            return (read?.session, Found(context: read, fromMemory: false))
+            return (read?.session, read)
         }
-        let context = found.context
         var resolved = try await resolve(caller, device: context?.device)
         // The spaces of the token's account: a session is always its own account's, but the claim decides.
-        if context?.session.userID == caller.userID {
-            resolved.spaces = context?.spaces
-            resolved.spacesMayLag = found.fromMemory
-        }
+        if context?.session.userID == caller.userID { resolved.spaces = context?.spaces }
         return resolved
     }
 
     /// The caller of a pull answered wholly from memory, with no database step to bound: the session's context held
     /// (on PostgreSQL, proven current by a fence heard before `deadline`), its device not due a last-seen write. `nil`
-    /// for anything else (a token refused included), and the pull takes ``caller(authorization:auth:withSpaces:until:)``
+    /// for anything else (a token refused included), and the pull takes ``caller(authorization:auth:withSpaces:)``
     /// under the request deadline.
     func callerFromMemory(authorization: String?, auth: AuthService, until deadline: ContinuousClock.Instant) async -> SyncCaller? {
         guard let contexts else { return nil }
+        // A fence that takes longer than its watchdog's first bound will not come sooner: the database answers then.
+        let fenceDeadline = min(deadline, .now + PostgresRealtimeFeed.fenceTimeout)
         guard let (caller, context) = try? await auth.authenticate(authorization: authorization, lookUp: { sessionID in
-            guard let cached = await contexts.context(session: sessionID, until: deadline) else { throw CancellationError() }
+            guard let cached = await contexts.context(session: sessionID, until: fenceDeadline) else { throw CancellationError() }
             return (cached.session, cached)
         }), context.session.userID == caller.userID else { return nil }
         var resolved = SyncCaller(account: caller, spaces: context.spaces, spacesMayLag: true)
@@ -56,11 +52,6 @@ struct DeviceService: Sendable {
             resolved.device = device
         }
         return resolved
-    }
-
-    private struct Found: Sendable {
-        var context: SessionContext?
-        var fromMemory: Bool
     }
 
     /// The caller with its bound device. A revoked device is refused (403 `device_revoked`); a bound device's

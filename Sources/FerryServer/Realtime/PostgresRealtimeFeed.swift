@@ -101,7 +101,8 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
                     fence.sendFailed()
                     continue
                 }
-                if await heard(number, within: Self.fenceTimeout) { continue }
+                // Not heard: slow, or no listener any more (which ``listen()`` handles).
+                if await heard(number, within: Self.fenceTimeout) || listening.withLock({ $0 }) == nil { continue }
                 fence.setSlow(true)
                 logger.notice("realtime listener slow to hear its own notification; pulls read the database until it does")
                 let late = await heard(number, within: Self.deadListenerTimeout - Self.fenceTimeout)

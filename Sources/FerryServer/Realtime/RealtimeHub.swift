@@ -77,7 +77,7 @@ final class RealtimeHub: Sendable {
         }
 
         /// The mailboxes of streams `ids`, except those of `device`, and whether each stream's spaces are current.
-        func recipients(_ ids: Set<Int>?, excludingDevice device: UUID?) -> [(StreamMailbox, isCurrent: Bool)] {
+        func recipients(_ ids: Set<Int>?, excludingDevice device: UUID?) -> [(mailbox: StreamMailbox, isCurrent: Bool)] {
             (ids ?? []).compactMap { id in
                 guard let subscriber = subscribers[id] else { return nil }
                 if let device, subscriber.deviceID == device { return nil }
@@ -245,20 +245,20 @@ final class RealtimeHub: Sendable {
         case .committed(let space, let seq, let origin):
             announce(space, seq: seq, origin: origin)
         case .accountChanged(let user):
-            accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
-            let mailboxes = state.withLock { state in (state.byUser[user] ?? []).compactMap { state.accountChanged($0) } }
-            var wakers: [StreamWaker] = []
-            for mailbox in mailboxes { mailbox.postSync(recheck: true, wakers: &wakers) }
-            StreamWaker.wakeAll(wakers)
+            recheck { state in Array(state.byUser[user] ?? []) }
         case .sessionsChanged, .keysChanged:
             break
         case .resync:
-            accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
-            let mailboxes = state.withLock { state in state.subscribers.keys.compactMap { state.accountChanged($0) } }
-            var wakers: [StreamWaker] = []
-            for mailbox in mailboxes { mailbox.postSync(recheck: true, wakers: &wakers) }
-            StreamWaker.wakeAll(wakers)
+            recheck { state in Array(state.subscribers.keys) }
         }
+    }
+
+    /// The streams `ids` chooses check their session and reload their spaces before they write anything more, as after
+    /// a change to their account.
+    private func recheck(_ ids: (State) -> [Int]) {
+        accountChangesHeard.add(1, ordering: .sequentiallyConsistent)
+        let mailboxes = state.withLock { state in ids(state).compactMap { state.accountChanged($0) } }
+        StreamWaker.post(to: mailboxes) { mailbox, wakers in mailbox.postSync(recheck: true, wakers: &wakers) }
     }
 
     /// Reads of changes to carry running at once (one per space at most); past it commits are plain pokes.
@@ -286,11 +286,9 @@ final class RealtimeHub: Sendable {
         }
         switch next {
         case .poke:
-            var wakers: [StreamWaker] = []
-            for (mailbox, isCurrent) in recipients(where: { $0.bySpace[space] }, excludingDevice: origin) {
-                mailbox.post(space: space, seq: seq, isCurrent: isCurrent, wakers: &wakers)
+            StreamWaker.post(to: recipients(where: { $0.bySpace[space] }, excludingDevice: origin)) { recipient, wakers in
+                recipient.mailbox.post(space: space, seq: seq, isCurrent: recipient.isCurrent, wakers: &wakers)
             }
-            StreamWaker.wakeAll(wakers)
         case .none:
             break
         case .read(let reader):
@@ -307,15 +305,13 @@ final class RealtimeHub: Sendable {
                 state.announced(space, through: through, carried: message)
                 return state.recipients(state.bySpace[space], excludingDevice: nil)
             }
-            var wakers: [StreamWaker] = []
-            for (mailbox, isCurrent) in mailboxes {
-                mailbox.post(space: space, seq: seq, carrying: isCurrent ? message : nil, isCurrent: isCurrent, wakers: &wakers)
+            StreamWaker.post(to: mailboxes) { recipient, wakers in
+                recipient.mailbox.post(space: space, seq: seq, carrying: recipient.isCurrent ? message : nil, isCurrent: recipient.isCurrent, wakers: &wakers)
             }
-            StreamWaker.wakeAll(wakers)
         }
     }
 
-    private func recipients(where ids: (State) -> Set<Int>?, excludingDevice device: UUID?) -> [(StreamMailbox, isCurrent: Bool)] {
+    private func recipients(where ids: (State) -> Set<Int>?, excludingDevice device: UUID?) -> [(mailbox: StreamMailbox, isCurrent: Bool)] {
         state.withLock { state in state.recipients(ids(state), excludingDevice: device) }
     }
 }

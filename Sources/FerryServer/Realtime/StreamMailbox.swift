@@ -182,6 +182,14 @@ struct StreamWaker: Sendable {
         self.wake = wake
     }
 
+    /// Posts to each of `recipients` with `post`, which notes the wakers of the streams that have something new, then
+    /// wakes them (``wakeAll(_:)``).
+    static func post<Recipients: Sequence>(to recipients: Recipients, _ post: (Recipients.Element, inout [StreamWaker]) -> Void) {
+        var wakers: [StreamWaker] = []
+        for recipient in recipients { post(recipient, &wakers) }
+        wakeAll(wakers)
+    }
+
     /// Runs every waker, one hop per event loop: a commit delivered to ten thousand streams on two loops is two
     /// hand-offs between threads, not ten thousand.
     static func wakeAll(_ wakers: [StreamWaker]) {

@@ -23,7 +23,7 @@ protocol AccountStorage: Sendable {
     /// shared space it created passes to another owner; and the user goes, and with it
     /// its sessions, refresh tokens, devices, sealed secrets, memberships and pending invitations, freeing the address.
     /// `collections` are the tables to erase rows from. Returns the spaces erased, whose blob bytes the caller deletes
-    /// after the commit (``BlobStore/deleteAll(in:)``; on PostgreSQL they are rows, which this transaction deletes).
+    /// after the commit (``BlobStore/deleteAll(in:)``; bytes kept in PostgreSQL are rows, which this transaction deletes).
     func deleteAccount(
         userID: UUID, collections: [CollectionDefinition], check: @Sendable ([SharedMembership]) throws -> Void
     ) async throws -> Set<UUID>

@@ -3,6 +3,7 @@ import FerrySecurity
 @testable import FerryServer
 import FerryTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// A pull with nothing new is answered from memory (``SessionContextCache``), and every change that decides a pull
@@ -326,9 +327,15 @@ struct EventFenceTests {
         #expect(await fence.wait(until: .now - .seconds(1)) == false)
         // The released waiter is gone: the fence it asked for, heard late, releases only those that wait now.
         let sent = try #require(fence.nextFence())
-        let later = Task { await fence.wait(until: .now + .seconds(30)) }
+        let finished = Mutex(false)
+        let later = Task {
+            defer { finished.withLock { $0 = true } }
+            return await fence.wait(until: .now + .seconds(30))
+        }
         try await eventually("the later waiter asks for a fence") { fence.nextFence() != nil }
         #expect(fence.heard(Substring(sent)))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!finished.withLock { $0 }, "a fence sent before the later waiter asked does not release it")
         #expect(fence.heard("f \(fence.instance) \(fence.lastSent)"))
         #expect(await later.value == true)
     }

@@ -55,7 +55,7 @@ struct Authenticator: RouterMiddleware {
                 break
             }
             context.caller = try await RequestDeadline.bound(until: deadline) { [auth, devices, readsSpaces] in
-                try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces, until: deadline)
+                try await devices.caller(authorization: authorization, auth: auth, withSpaces: readsSpaces)
             }
         case .presented(let when):
             if authorization != nil, when(request),
