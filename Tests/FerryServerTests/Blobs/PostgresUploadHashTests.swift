@@ -23,18 +23,7 @@ struct PostgresUploadHashTests {
         return hasher.finalize()
     }
 
-    static func body(_ bytes: ArraySlice<UInt8>) -> AsyncStream<ByteBuffer> {
-        AsyncStream { continuation in
-            // In pieces smaller than a part, as a request body arrives.
-            var start = bytes.startIndex
-            while start < bytes.endIndex {
-                let end = min(start + 300_000, bytes.endIndex)
-                continuation.yield(ByteBuffer(bytes: bytes[start..<end]))
-                start = end
-            }
-            continuation.finish()
-        }
-    }
+    static func body(_ bytes: ArraySlice<UInt8>) -> AsyncStream<ByteBuffer> { UploadBody.pieces(bytes) }
 
     /// Runs `body` with two stores on one fresh database and the id of a space in it.
     static func withStores(_ body: (PostgresBlobStore, PostgresBlobStore, UUID) async throws -> Void) async throws {

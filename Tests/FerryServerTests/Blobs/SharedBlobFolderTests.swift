@@ -29,18 +29,7 @@ struct SharedBlobFolderTests {
 
     static func bytes(_ count: Int, seed: Int = 0) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7 &+ seed) } }
 
-    /// A whole body, in pieces as a request's arrives.
-    static func body(_ bytes: ArraySlice<UInt8>) -> AsyncStream<ByteBuffer> {
-        AsyncStream { continuation in
-            var start = bytes.startIndex
-            while start < bytes.endIndex {
-                let end = min(start + 64_000, bytes.endIndex)
-                continuation.yield(ByteBuffer(bytes: bytes[start..<end]))
-                start = end
-            }
-            continuation.finish()
-        }
-    }
+    static func body(_ bytes: ArraySlice<UInt8>) -> AsyncStream<ByteBuffer> { UploadBody.pieces(bytes, of: 64_000) }
 
     @Test("bytes hashed as they arrive name what the folder holds: written by one store or two, begun again under the same id by the other, or begun before the token existed")
     func runningHashes() async throws {
