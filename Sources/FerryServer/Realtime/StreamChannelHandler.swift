@@ -105,15 +105,26 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
             // The client closes: answer with its code, then close the connection.
             isClosing = true
             stream.slot.mailbox.close(.clientLeft)
-            var data = frame.unmaskedData
             var answer = context.channel.allocator.buffer(capacity: 2)
-            if let code = data.readWebSocketErrorCode() { answer.write(webSocketErrorCode: code) }
+            if let code = Self.answerCode(toClose: frame.unmaskedData) { answer.writeInteger(code) }
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: answer))).whenComplete { _ in
                 channel.close(promise: nil)
             }
         default:
             break  // clients send nothing but control frames; data is dropped
+        }
+    }
+
+    /// The code that answers a client's close frame (RFC 6455 §5.5.1, §7.4): its own when it is one a peer may send,
+    /// none when it sent none, and 1002 (protocol error) for a one-byte payload or a code no endpoint sends (below 1000,
+    /// 1004–1006, 1015, the unassigned 1016–2999, 5000 and above).
+    static func answerCode(toClose payload: ByteBuffer) -> UInt16? {
+        if payload.readableBytes == 0 { return nil }
+        guard let code = payload.getInteger(at: payload.readerIndex, as: UInt16.self) else { return 1002 }
+        switch code {
+        case 1000...1003, 1007...1014, 3000...4999: return code
+        default: return 1002
         }
     }
 

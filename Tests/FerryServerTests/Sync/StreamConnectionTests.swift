@@ -100,6 +100,31 @@ struct StreamConnectionTests {
         }
     }
 
+    @Test("a client's close is answered with its code when a peer may send it, with 1002 when not, and with none when it gave none",
+          arguments: [
+              ([], []), ([0x03, 0xE8], [0x03, 0xE8]), ([0x0F, 0xA0], [0x0F, 0xA0]),  // none; 1000; 4000
+              ([0x03], [0x03, 0xEA]), ([0x03, 0xED], [0x03, 0xEA]), ([0x03, 0xF7], [0x03, 0xEA]),  // one byte; 1005; 1015
+              ([0x03, 0xE7], [0x03, 0xEA]), ([0x07, 0xD0], [0x03, 0xEA]), ([0x13, 0x88], [0x03, 0xEA]),  // 999; 2000; 5000
+          ] as [([UInt8], [UInt8])])
+    func closeCodes(sent: [UInt8], answered: [UInt8]) {
+        let payload = ByteBuffer(bytes: sent.count == 2 ? sent + Array("bye".utf8) : sent)  // a code is followed by its reason
+        let code = StreamChannelHandler.answerCode(toClose: payload)
+        #expect((code.map { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } ?? []) == answered)
+    }
+
+    @Test("a close with a code no endpoint may send is answered on the wire with 1002, and the connection closed")
+    func reservedCloseCode() async throws {
+        try await LiveServer.with(.sqlite, configure: { $0.useFastPasswordHashing() }) { server in
+            let device = try await SyncDevice.signUp(server, "reserved")
+            let (socket, _) = try await Self.openStream(server, device)
+            defer { socket.close() }
+            socket.send(bytes: RawFrame(opcode: 0x8, payload: [0x03, 0xEE]).masked())  // 1006: never sent in a frame
+            let answer = RawFrame.split(await socket.receiveBytes(within: .seconds(10), pause: .milliseconds(300)), afterHead: false).frames
+            #expect(answer == [RawFrame(opcode: 0x8, payload: [0x03, 0xEA])], "\(answer)")
+            #expect(await socket.waitForClose(within: .seconds(10)))
+        }
+    }
+
     @Test("a carried message is framed once, as RFC 6455 frames a server's text message, at every length form", arguments: [5, 125, 126, 300, 65_535, 65_536, 70_000])
     func carriedFrame(length: Int) {
         let text = String(repeating: "x", count: length)
