@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOPosix
 import ServiceLifecycle
 
 /// `ferry serve --backup-every SECONDS --backup-keep N`: backs the embedded database up on a schedule into
@@ -34,12 +33,12 @@ struct BackupScheduler: Service {
         }
     }
 
-    /// One backup, then the oldest beyond `keep` deleted. The copying blocks, so it runs on NIO's thread pool, not on
-    /// the threads that serve requests.
+    /// One backup, then the oldest beyond `keep` deleted. The copying blocks, so it runs through ``FileWork``, not on the
+    /// threads that serve requests.
     func backUp(now: Date) async {
         do {
             let (dataDirectory, folder) = (self.dataDirectory, self.folder)
-            let (path, manifest) = try await NIOThreadPool.singleton.runIfActive {
+            let (path, manifest) = try await FileWork.run {
                 try DataDirectoryBackup.create(dataDirectory: dataDirectory, into: folder, now: now)
             }
             logger.info("backup taken", metadata: ["ferry.backup.path": "\(path)", "ferry.backup.blobs": "\(manifest.blobs.count)"])

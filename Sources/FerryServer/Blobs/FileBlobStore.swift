@@ -1,7 +1,6 @@
 import FerryCore
 import FerrySecurity
 import Foundation
-import NIOPosix
 import NIOCore
 import Synchronization
 
@@ -10,12 +9,12 @@ import Synchronization
 /// progress. Folders are 0700 and files 0600, like the database.
 ///
 /// A complete blob is renamed into place only after its hash was checked, so a file under `blobs/` is always whole.
-/// Reads and writes go through blocking file calls in chunks of ``chunkSize``: one chunk of memory per request.
-/// Several processes may share the folder: an upload is written, completed or discarded by one request at a time
-/// among them all (a lock file, `uploads/<id>.lock`, held with `flock`).
+/// Every file call runs through ``FileWork``, never on the threads that serve requests; received bytes are written as
+/// they arrive, and reads go in chunks of ``chunkSize``: one chunk of memory per request. Several processes may share the folder: an upload is written,
+/// completed or discarded by one request at a time among them all (a lock file, `uploads/<id>.lock`, held with `flock`).
 final class FileBlobStore: BlobStore {
     let root: String
-    /// The size of each read and of each buffer written.
+    /// The size of each read.
     static let chunkSize = 256 * 1024
     private let writing = Mutex<Set<String>>([])
     /// The SHA-256 state of the uploads whose bytes this process wrote, so completing one reads nothing back.
@@ -32,10 +31,15 @@ final class FileBlobStore: BlobStore {
     private func uploadPath(_ id: UploadID) -> String { "\(root)/uploads/\(id.text)" }
 
     func size(of key: BlobKey) async throws -> Int64? {
-        Self.fileSize(blobPath(key))
+        let path = blobPath(key)
+        return try await FileWork.run { Self.fileSize(path) }
     }
 
     func upload(_ id: UploadID) async throws -> UploadProgress? {
+        try await FileWork.run { try self.progress(id) }
+    }
+
+    private func progress(_ id: UploadID) throws -> UploadProgress? {
         guard let length = try header(id)?.length else { return nil }
         return UploadProgress(length: length, received: Self.fileSize(uploadPath(id)) ?? 0)
     }
@@ -49,13 +53,20 @@ final class FileBlobStore: BlobStore {
         // the first still drains the broken request, or two devices send one file): unlocked, both would append at the
         // same offset and the upload would grow past its length, never to complete.
         let lockPath = uploadPath(id) + ".lock"
-        guard let lock = try ExclusiveFileLock.take(lockPath) else { throw BlobStoreError.busy }
-        defer {
+        guard let lock = try await FileWork.run({ try ExclusiveFileLock.take(lockPath) }) else { throw BlobStoreError.busy }
+        let release: @Sendable () -> Void = { [self] in
             // No upload under this id (none was, or it ended): its lock file goes too.
             if !FileManager.default.fileExists(atPath: uploadPath(id) + ".length") { unlink(lockPath) }
             lock.release()
         }
-        return try await body()
+        do {
+            let result = try await body()
+            try await FileWork.run(release)
+            return result
+        } catch {
+            try await FileWork.run(release)
+            throw error
+        }
     }
 
     func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
@@ -65,6 +76,47 @@ final class FileBlobStore: BlobStore {
 
     private func appendExclusively<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
     where Body.Element == ByteBuffer {
+        let (descriptor, header) = try await FileWork.run { try self.openForAppending(id, length: length, at: offset) }
+        // The bytes are hashed as they are written when this process wrote every byte before them, into this upload.
+        var hasher = offset == 0 ? ContentHasher() : hashes.take(id).flatMap { entry in
+            entry.content == header.token && entry.offset == offset ? entry.hasher : nil
+        }
+        var received = offset
+        // Whatever arrives is kept and made durable, even when the body breaks off: that is where a resumed upload starts.
+        var failure: (any Error)?
+        do {
+            for try await buffer in body {
+                let count = Int(min(Int64(buffer.readableBytes), length - received))
+                // Each piece is written as it arrives, so another instance sees the upload's progress (and a process
+                // killed mid-upload keeps it): one trip to a file-work thread per piece the connection read.
+                let current = hasher
+                let written = try await FileWork.run {
+                    Self.append(buffer.getSlice(at: buffer.readerIndex, length: count)!, to: descriptor, hashing: current)
+                }
+                // After a failed write some of the piece may be in the file: the hash no longer says which bytes.
+                hasher = written.hasher
+                received += written.count
+                if let error = written.error { throw error }
+                if count < buffer.readableBytes { throw BlobStoreError.beyondLength }
+            }
+        } catch {
+            failure = error
+        }
+        // A write error a network file system reports only at `fsync` leaves the file short of what was hashed.
+        let synced = try await FileWork.run {
+            let (synced, closed) = (fsync(descriptor) == 0, close(descriptor) == 0)
+            return synced && closed
+        }
+        if synced, let hasher, let token = header.token {
+            hashes.put(id, RunningUploadHashes.Entry(content: token, offset: received, hasher: hasher))
+        }
+        if let failure { throw failure }
+        return received
+    }
+
+    /// Opens upload `id` for appending at `offset` (beginning it, with a new token, when it has no length file),
+    /// and returns its descriptor and header.
+    private func openForAppending(_ id: UploadID, length: Int64, at offset: Int64) throws -> (Int32, UploadHeader) {
         var header: UploadHeader
         let isNew: Bool
         if let declared = try self.header(id) {
@@ -74,53 +126,49 @@ final class FileBlobStore: BlobStore {
             (header, isNew) = (UploadHeader(length: length, token: UUID()), true)
             try store(header, id)
         }
-        let path = uploadPath(id)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        let descriptor = open(uploadPath(id), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { close(descriptor) }
-        var received = Int64(lseek(descriptor, 0, SEEK_END))
-        guard received == offset else { throw BlobStoreError.offsetMismatch(current: received) }
-        // An upload's first bytes get a token of their own, even under a length file left behind by one that ended
-        // half-removed: no running hash of an earlier upload under this id can match it.
-        if offset == 0, !isNew {
-            header.token = UUID()
-            try store(header, id)
-        }
-        // The bytes are hashed as they are written when this process wrote every byte before them, into this upload.
-        var hasher = offset == 0 ? ContentHasher() : hashes.take(id).flatMap { entry in
-            entry.content == header.token && entry.offset == offset ? entry.hasher : nil
-        }
-        // Whatever arrives is kept and made durable, even when the body breaks off: that is where a resumed upload starts.
-        defer {
-            // A write error a network file system reports only now leaves the file short of what was hashed.
-            if fsync(descriptor) != 0 { hasher = nil }
-            if let hasher, let token = header.token { hashes.put(id, RunningUploadHashes.Entry(content: token, offset: received, hasher: hasher)) }
-        }
-        for try await buffer in body {
-            let room = length - received
-            let count = min(Int64(buffer.readableBytes), room)
-            try buffer.withUnsafeReadableBytes { bytes in
-                let kept = UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(count)))
-                do {
-                    try Self.writeAll(descriptor, kept)
-                } catch {
-                    hasher = nil  // some of it may be in the file: the hash no longer says which bytes
-                    throw error
-                }
-                hasher?.update(kept)
+        do {
+            let received = Int64(lseek(descriptor, 0, SEEK_END))
+            guard received == offset else { throw BlobStoreError.offsetMismatch(current: received) }
+            // An upload's first bytes get a token of their own, even under a length file left behind by one that ended
+            // half-removed: no running hash of an earlier upload under this id can match it.
+            if offset == 0, !isNew {
+                header.token = UUID()
+                try store(header, id)
             }
-            received += count
-            if count < buffer.readableBytes { throw BlobStoreError.beyondLength }
+            return (descriptor, header)
+        } catch {
+            close(descriptor)
+            throw error
         }
-        return received
+    }
+
+    /// Writes `bytes` and returns how many went in, `hasher` updated with them (`nil` after a failed write), and the
+    /// error that stopped it, if one did.
+    private static func append(_ bytes: ByteBuffer, to descriptor: Int32, hashing hasher: ContentHasher?)
+        -> (count: Int64, hasher: ContentHasher?, error: (any Error)?)
+    {
+        do {
+            var hasher = hasher
+            try bytes.withUnsafeReadableBytes { bytes in
+                try writeAll(descriptor, bytes)
+                hasher?.update(bytes)
+            }
+            return (Int64(bytes.readableBytes), hasher, nil)
+        } catch {
+            return (0, nil, error)
+        }
     }
 
     func seal(_ id: UploadID) async throws -> Int64 {
         try await exclusively(id) {
-            guard var header = try header(id) else { throw BlobStoreError.uploadNotFound }
-            header.length = Self.fileSize(uploadPath(id)) ?? 0
-            try store(header, id)
-            return header.length
+            try await FileWork.run {
+                guard var header = try self.header(id) else { throw BlobStoreError.uploadNotFound }
+                header.length = Self.fileSize(self.uploadPath(id)) ?? 0
+                try self.store(header, id)
+                return header.length
+            }
         }
     }
 
@@ -129,9 +177,9 @@ final class FileBlobStore: BlobStore {
     }
 
     private func completeExclusively(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
-        guard let progress = try await upload(id), progress.isComplete else { throw BlobStoreError.uploadNotFound }
+        let (progress, header) = try await FileWork.run { (try self.progress(id), try self.header(id)) }
+        guard let progress, progress.isComplete else { throw BlobStoreError.uploadNotFound }
         let path = uploadPath(id)
-        let header = try header(id)
         let hash: String
         if let entry = hashes.take(id), let token = header?.token, entry.content == token, entry.offset == progress.length {
             hash = entry.hasher.finalize()
@@ -144,22 +192,25 @@ final class FileBlobStore: BlobStore {
             hash = hasher.finalize()
         }
         if let expected, expected != hash {
-            removeUpload(id)
+            try await FileWork.run { self.removeUpload(id) }
             throw BlobStoreError.hashMismatch
         }
         let key = BlobKey(space: space, sha256: hash)
-        try OwnerOnlyPath.folder("\(root)/blobs/\(space.lowercasedText)")
-        if Self.fileSize(blobPath(key)) == nil {
-            guard rename(path, blobPath(key)) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        } else {
-            try await touch(key)
+        try await FileWork.run {
+            try OwnerOnlyPath.folder("\(self.root)/blobs/\(space.lowercasedText)")
+            let blob = self.blobPath(key)
+            if Self.fileSize(blob) == nil {
+                guard rename(path, blob) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            } else {
+                _ = utime(blob, nil)
+            }
+            self.removeUpload(id)
         }
-        removeUpload(id)
         return key
     }
 
     func discard(_ id: UploadID) async throws {
-        try await exclusively(id) { removeUpload(id) }
+        try await exclusively(id) { try await FileWork.run { self.removeUpload(id) } }
     }
 
     /// Removes an upload's files: its length file first (an upload without one is none), its lock file last (the
@@ -172,7 +223,8 @@ final class FileBlobStore: BlobStore {
     }
 
     func touch(_ key: BlobKey) async throws {
-        _ = utime(blobPath(key), nil)
+        let path = blobPath(key)
+        _ = try await FileWork.run { utime(path, nil) }
     }
 
     func read(_ key: BlobKey, from offset: Int64) async throws -> any AsyncSequence<ByteBuffer, any Error> & Sendable {
@@ -180,64 +232,74 @@ final class FileBlobStore: BlobStore {
     }
 
     func delete(_ key: BlobKey) async throws {
-        unlink(blobPath(key))
+        let path = blobPath(key)
+        _ = try await FileWork.run { unlink(path) }
     }
 
     func deleteAll(in spaces: Set<UUID>) async throws {
-        for space in spaces {
-            let folder = "\(root)/blobs/\(space.lowercasedText)"
-            guard FileManager.default.fileExists(atPath: folder) else { continue }
-            try FileManager.default.removeItem(atPath: folder)
+        let root = self.root
+        try await FileWork.run {
+            for space in spaces {
+                let folder = "\(root)/blobs/\(space.lowercasedText)"
+                guard FileManager.default.fileExists(atPath: folder) else { continue }
+                try FileManager.default.removeItem(atPath: folder)
+            }
         }
     }
 
     func blobs(storedBefore cutoff: Date) async throws -> [BlobKey] {
-        let manager = FileManager.default
-        var keys: [BlobKey] = []
-        for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] {
-            guard let space = UUID(uuidString: folder) else { continue }
-            for name in (try? manager.contentsOfDirectory(atPath: "\(root)/blobs/\(folder)")) ?? [] where BlobReference.isValidHash(name) {
-                let modified = Self.modificationDate("\(root)/blobs/\(folder)/\(name)")
-                if let modified, modified < cutoff { keys.append(BlobKey(space: space, sha256: name)) }
+        let root = self.root
+        return try await FileWork.run {
+            let manager = FileManager.default
+            var keys: [BlobKey] = []
+            for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] {
+                guard let space = UUID(uuidString: folder) else { continue }
+                for name in (try? manager.contentsOfDirectory(atPath: "\(root)/blobs/\(folder)")) ?? [] where BlobReference.isValidHash(name) {
+                    let modified = Self.modificationDate("\(root)/blobs/\(folder)/\(name)")
+                    if let modified, modified < cutoff { keys.append(BlobKey(space: space, sha256: name)) }
+                }
             }
+            return keys
         }
-        return keys
     }
 
     func totals() async throws -> (count: Int, bytes: Int64) {
-        // A walk of every blob file: on NIO's thread pool, not a cooperative thread.
         let root = self.root
-        return try await NIOThreadPool.singleton.runIfActive { Self.totals(root: root) }
+        return try await FileWork.run { Self.totals(root: root) }
     }
 
     private static func totals(root: String) -> (count: Int, bytes: Int64) {
         let manager = FileManager.default
-        var (count, bytes): (Int, Int64) = (0, 0)
+        var totals: (count: Int, bytes: Int64) = (0, 0)
         for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] where UUID(uuidString: folder) != nil {
             for name in (try? manager.contentsOfDirectory(atPath: "\(root)/blobs/\(folder)")) ?? [] where BlobReference.isValidHash(name) {
-                count += 1
-                bytes += ((try? manager.attributesOfItem(atPath: "\(root)/blobs/\(folder)/\(name)"))?[.size] as? NSNumber)?.int64Value ?? 0
+                totals.count += 1
+                totals.bytes += ((try? manager.attributesOfItem(atPath: "\(root)/blobs/\(folder)/\(name)"))?[.size] as? NSNumber)?.int64Value ?? 0
             }
         }
-        return (count, bytes)
+        return totals
     }
 
     func openUploads(in space: UUID) async throws -> Int {
-        let prefix = space.lowercasedText + "-"
-        return ((try? FileManager.default.contentsOfDirectory(atPath: root + "/uploads")) ?? [])
-            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".length") }.count
+        let (prefix, folder) = (space.lowercasedText + "-", root + "/uploads")
+        return try await FileWork.run {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+                .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".length") }.count
+        }
     }
 
     func discardUploads(writtenBefore cutoff: Date) async throws -> Int {
-        var count = 0
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: root + "/uploads")) ?? [] where !name.hasSuffix(".length") {
-            guard let id = UploadID(parsing: name), let modified = Self.modificationDate(uploadPath(id) + ".length"), modified < cutoff,
-                  (Self.modificationDate(uploadPath(id)) ?? modified) < cutoff
-            else { continue }
-            try? await discard(id)
-            count += 1
+        let stale = try await FileWork.run {
+            ((try? FileManager.default.contentsOfDirectory(atPath: self.root + "/uploads")) ?? []).compactMap { name -> UploadID? in
+                guard !name.hasSuffix(".length"), let id = UploadID(parsing: name),
+                      let modified = Self.modificationDate(self.uploadPath(id) + ".length"), modified < cutoff,
+                      (Self.modificationDate(self.uploadPath(id)) ?? modified) < cutoff
+                else { return nil }
+                return id
+            }
         }
-        return count
+        for id in stale { try? await discard(id) }
+        return stale.count
     }
 
     /// What `uploads/<id>.length` holds: the upload's length, then a token naming this upload's bytes (a new one each
@@ -297,13 +359,14 @@ final class FileBlobStore: BlobStore {
     }
 }
 
-/// A file's bytes from an offset, one chunk per `next()`: the reader pulls, so a slow client holds one chunk.
+/// A file's bytes from an offset, one chunk per `next()`, each read on a ``FileWork`` thread: the reader pulls, so a
+/// slow client holds one chunk.
 struct FileChunks: AsyncSequence, Sendable {
     let path: String
     let offset: Int64
 
     /// An open file, closed when the last reader lets go of it (a client that disconnects mid-download included).
-    final class Descriptor {
+    final class Descriptor: Sendable {
         let value: Int32
         init(_ value: Int32) { self.value = value }
         deinit { close(value) }
@@ -317,23 +380,30 @@ struct FileChunks: AsyncSequence, Sendable {
 
         mutating func next() async throws -> ByteBuffer? {
             if finished { return nil }
-            if descriptor == nil {
-                let opened = open(path, O_RDONLY)
-                guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ENOENT) }
-                descriptor = Descriptor(opened)
-            }
-            let file = descriptor!.value
-            var buffer = ByteBufferAllocator().buffer(capacity: FileBlobStore.chunkSize)
-            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileBlobStore.chunkSize) { bytes in
-                Swift.max(0, pread(file, bytes.baseAddress!, FileBlobStore.chunkSize, off_t(offset)))
-            }
-            if count == 0 {
+            let (path, offset, opened) = (self.path, self.offset, self.descriptor)
+            let (file, buffer) = try await FileWork.run { try Self.readChunk(opened ?? Self.openFile(path), at: offset) }
+            descriptor = file
+            if buffer.readableBytes == 0 {
                 descriptor = nil
                 finished = true
                 return nil
             }
-            offset += Int64(count)
+            self.offset += Int64(buffer.readableBytes)
             return buffer
+        }
+
+        private static func openFile(_ path: String) throws -> Descriptor {
+            let opened = open(path, O_RDONLY | O_CLOEXEC)
+            guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ENOENT) }
+            return Descriptor(opened)
+        }
+
+        private static func readChunk(_ file: Descriptor, at offset: Int64) -> (Descriptor, ByteBuffer) {
+            var buffer = ByteBufferAllocator().buffer(capacity: FileBlobStore.chunkSize)
+            _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileBlobStore.chunkSize) { bytes in
+                Swift.max(0, pread(file.value, bytes.baseAddress!, FileBlobStore.chunkSize, off_t(offset)))
+            }
+            return (file, buffer)
         }
     }
 

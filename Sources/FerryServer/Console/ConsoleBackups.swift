@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import NIOPosix
 
 /// The console's backups page: the backups in the data folder (taken by hand and scheduled), and one taken now, as
 /// `ferry backup create` takes it. The embedded database only: PostgreSQL is backed up with its own tools.
@@ -10,11 +9,11 @@ struct ConsoleBackups: Sendable {
 
     private var folders: [String] { [dataDirectory + "/backups", dataDirectory + "/backups/scheduled"] }
 
-    /// Reads each backup's manifest on NIO's thread pool (a manifest lists every blob file).
+    /// Reads each backup's manifest through ``FileWork`` (a manifest lists every blob file).
     func list() async throws -> JSONValue {
         guard isEmbedded else { return ConsoleService.list([], total: 0) }
         let folders = self.folders
-        return try await NIOThreadPool.singleton.runIfActive { Self.list(folders) }
+        return try await FileWork.run { Self.list(folders) }
     }
 
     private static func list(_ folders: [String]) -> JSONValue {
@@ -39,7 +38,7 @@ struct ConsoleBackups: Sendable {
         let (dataDirectory, destination) = (self.dataDirectory, self.dataDirectory + "/backups")
         let (path, manifest): (String, BackupManifest)
         do {
-            (path, manifest) = try await NIOThreadPool.singleton.runIfActive {
+            (path, manifest) = try await FileWork.run {
                 try DataDirectoryBackup.create(dataDirectory: dataDirectory, into: destination)
             }
         } catch let error as BackupError {
