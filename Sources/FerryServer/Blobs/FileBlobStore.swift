@@ -9,13 +9,16 @@ import Synchronization
 /// progress. Folders are 0700 and files 0600, like the database.
 ///
 /// A complete blob is renamed into place only after its hash was checked, so a file under `blobs/` is always whole.
-/// Every file call runs through ``FileWork``, never on the threads that serve requests; received bytes are written as
-/// they arrive, and reads go in chunks of ``chunkSize``: one chunk of memory per request. Several processes may share the folder: an upload is written,
+/// Every file call runs through ``FileWork``, never on the threads that serve requests; received bytes are written
+/// while more arrive (``writeBatchSize`` at a time), and reads go in chunks of ``chunkSize``. Several processes may share the folder: an upload is written,
 /// completed or discarded by one request at a time among them all (a lock file, `uploads/<id>.lock`, held with `flock`).
 final class FileBlobStore: BlobStore {
     let root: String
     /// The size of each read.
     static let chunkSize = 256 * 1024
+    /// How many received bytes an upload gathers while one write runs: a PostgreSQL part's size. Smaller batches cost
+    /// more trips to the file-work threads (256 KiB: a tenth more CPU per upload than writing on the request's thread).
+    static let writeBatchSize = 1024 * 1024
     private let writing = Mutex<Set<String>>([])
     /// The SHA-256 state of the uploads whose bytes this process wrote, so completing one reads nothing back.
     private let hashes = RunningUploadHashes()
@@ -81,26 +84,59 @@ final class FileBlobStore: BlobStore {
         var hasher = offset == 0 ? ContentHasher() : hashes.take(id).flatMap { entry in
             entry.content == header.token && entry.offset == offset ? entry.hasher : nil
         }
-        var received = offset
+        // Pieces are written on a file-work thread while the next ones arrive: the first at once (so another instance
+        // sees an upload's progress even while its body waits), then, while one write runs, those that come meanwhile,
+        // up to a batch, in the next trip. A trip per piece the connection read cost a fifth more CPU.
+        var received = offset, accepted = offset
+        var pending: [ByteBuffer] = [], pendingBytes = 0
+        var writing: Task<Written, Never>?
+        var writeFailed = false
+        func startWrite() {
+            let (buffers, current) = (pending, hasher)
+            (pending, pendingBytes) = ([], 0)
+            writing = Task { await Self.append(buffers, to: descriptor, hashing: current) }
+        }
+        func finishWrite() async throws {
+            guard let task = writing else { return }
+            writing = nil
+            let written = await task.value
+            // After a failed write some of it may be in the file: the hash no longer says which bytes, and nothing
+            // more may be appended after them.
+            hasher = written.hasher
+            received += written.count
+            if let error = written.error {
+                writeFailed = true
+                throw error
+            }
+        }
         // Whatever arrives is kept and made durable, even when the body breaks off: that is where a resumed upload starts.
         var failure: (any Error)?
         do {
             for try await buffer in body {
-                let count = Int(min(Int64(buffer.readableBytes), length - received))
-                // Each piece is written as it arrives, so another instance sees the upload's progress (and a process
-                // killed mid-upload keeps it): one trip to a file-work thread per piece the connection read.
-                let current = hasher
-                let written = try await FileWork.run {
-                    Self.append(buffer.getSlice(at: buffer.readerIndex, length: count)!, to: descriptor, hashing: current)
+                let count = Int(min(Int64(buffer.readableBytes), length - accepted))
+                if count > 0 {
+                    pending.append(buffer.getSlice(at: buffer.readerIndex, length: count)!)
+                    (pendingBytes, accepted) = (pendingBytes + count, accepted + Int64(count))
                 }
-                // After a failed write some of the piece may be in the file: the hash no longer says which bytes.
-                hasher = written.hasher
-                received += written.count
-                if let error = written.error { throw error }
                 if count < buffer.readableBytes { throw BlobStoreError.beyondLength }
+                if writing == nil, pendingBytes > 0 {
+                    startWrite()
+                } else if pendingBytes >= Self.writeBatchSize {
+                    try await finishWrite()
+                    startWrite()
+                }
             }
         } catch {
             failure = error
+        }
+        do {
+            try await finishWrite()
+            if !pending.isEmpty, !writeFailed {
+                startWrite()
+                try await finishWrite()
+            }
+        } catch {
+            failure = failure ?? error
         }
         // A write error a network file system reports only at `fsync` leaves the file short of what was hashed.
         let synced = try await FileWork.run {
@@ -144,20 +180,34 @@ final class FileBlobStore: BlobStore {
         }
     }
 
-    /// Writes `bytes` and returns how many went in, `hasher` updated with them (`nil` after a failed write), and the
-    /// error that stopped it, if one did.
-    private static func append(_ bytes: ByteBuffer, to descriptor: Int32, hashing hasher: ContentHasher?)
-        -> (count: Int64, hasher: ContentHasher?, error: (any Error)?)
-    {
+    /// What one trip to a file-work thread wrote: how many bytes went in, the hash with them (`nil` after a failed
+    /// write), and the error that stopped it.
+    private struct Written: Sendable {
+        var count: Int64 = 0
+        var hasher: ContentHasher?
+        var error: (any Error)?
+    }
+
+    /// Writes `buffers` in order, on a file-work thread.
+    private static func append(_ buffers: [ByteBuffer], to descriptor: Int32, hashing hasher: ContentHasher?) async -> Written {
         do {
-            var hasher = hasher
-            try bytes.withUnsafeReadableBytes { bytes in
-                try writeAll(descriptor, bytes)
-                hasher?.update(bytes)
+            return try await FileWork.run {
+                var written = Written(hasher: hasher)
+                for buffer in buffers {
+                    do {
+                        try buffer.withUnsafeReadableBytes { bytes in
+                            try writeAll(descriptor, bytes)
+                            written.hasher?.update(bytes)
+                        }
+                    } catch {
+                        return Written(count: written.count, hasher: nil, error: error)
+                    }
+                    written.count += Int64(buffer.readableBytes)
+                }
+                return written
             }
-            return (Int64(bytes.readableBytes), hasher, nil)
         } catch {
-            return (0, nil, error)
+            return Written(error: error)
         }
     }
 

@@ -2,12 +2,12 @@ import FerryCore
 @testable import FerryServer
 import FerryTesting
 import Foundation
+import NIOCore
 import Testing
 
-/// A blob file that makes its caller wait (a slow disk, a network volume) holds a file-work thread, never one of the
-/// cooperative threads every request runs on.
-@Suite("Blobs: file calls off the threads that serve requests")
-struct BlockingFileTests {
+/// The file store's writes: off the threads that serve requests, and every byte a body delivered kept.
+@Suite("Blobs: the file store's writes")
+struct FileBlobStoreTests {
     @Test("twice as many blob reads as there are cores, each waiting in `open` (a FIFO with no writer yet), leave tasks running")
     func waitingFilesLeaveThePoolFree() async throws {
         let folder = try TemporaryFolder()
@@ -39,5 +39,27 @@ struct BlockingFileTests {
         #expect(sum == 500_500)
         #expect(waited < .seconds(2), "a task waited \(waited) for a cooperative thread while blob files blocked")
         for reader in readers { try await reader.value }
+    }
+
+    @Test("a body that breaks off after many pieces leaves every piece it delivered in the upload, which resumes from there")
+    func brokenBodyKeepsItsPieces() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try FileBlobStore(folder: folder.url.path())
+        let bytes = (0..<5_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        let hash = TestFiles.sha256(Data(bytes)), space = UUID()
+        let id = UploadID(space: space, sha256: hash)
+        let delivered = 3_000_000
+        let broken = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+            for start in stride(from: 0, to: delivered, by: 65_536) {
+                continuation.yield(ByteBuffer(bytes: bytes[start..<min(start + 65_536, delivered)]))
+            }
+            continuation.finish(throwing: CancellationError())  // the connection drops
+        }
+        await #expect(throws: CancellationError.self) { try await store.append(id, length: Int64(bytes.count), at: 0, body: broken) }
+        #expect(try await store.upload(id) == UploadProgress(length: Int64(bytes.count), received: Int64(delivered)))
+
+        #expect(try await store.append(id, length: Int64(bytes.count), at: Int64(delivered), body: UploadBody.pieces(bytes[delivered...])) == Int64(bytes.count))
+        #expect(try await store.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
     }
 }
