@@ -12,6 +12,7 @@ public struct ServerConfiguration: Sendable {
     public var database: DatabaseLocation?
     /// With PostgreSQL, a folder for blob bytes instead of the database: a volume every instance mounts (`--blob-dir`).
     /// `nil` keeps them in PostgreSQL. On SQLite blobs are always files in the data folder, where backups include them.
+    /// The database's first start records which it is; a later start that disagrees throws `blob_location_mismatch`.
     public var blobDirectory: String?
     /// Schema files, merged in order.
     public var schemaFiles: [String] = []

@@ -42,6 +42,8 @@ extension ErrorCode {
     public static let cannotListen: ErrorCode = "cannot_listen"
     /// A flag or variable has a value the server cannot use.
     public static let invalidConfiguration: ErrorCode = "invalid_configuration"
+    /// The blob folder (`--blob-dir`, or none) is not where this PostgreSQL database keeps its blobs.
+    public static let blobLocationMismatch: ErrorCode = "blob_location_mismatch"
     /// The SMTP URL for outgoing mail is not one Ferry can use.
     public static let invalidSMTPURL: ErrorCode = "invalid_smtp_url"
 }

@@ -145,6 +145,7 @@ public final class FerryServer: Sendable {
         let changes: [SchemaChange]
         do {
             try await storage.migrate(Migration.server)
+            if let postgres = storage as? PostgresStorage { try await postgres.claimBlobLocation(folder: configuration.blobDirectory) }
             changes = try await storage.apply(schema)
         } catch let error as ServerStartupError {
             try? await storage.close()

@@ -722,5 +722,20 @@ extension Migration {
                 "ALTER TABLE ferry_spaces ADD COLUMN changed_at timestamptz",
             ]
         ),
+        Migration(
+            version: 18,
+            name: "where blobs live",
+            // PostgreSQL keeps its blobs in the database or in a folder (`--blob-dir`); the first start records which
+            // (BlobLocation), so a later one with the other cannot lose them. A database that already holds blobs holds
+            // them itself. On SQLite they are always files in the data folder.
+            sqlite: [],
+            postgres: [
+                "CREATE TABLE ferry_settings (name text PRIMARY KEY, value text NOT NULL)",
+                """
+                INSERT INTO ferry_settings (name, value) SELECT 'blob_store', 'database'
+                WHERE EXISTS (SELECT 1 FROM ferry_blobs) OR EXISTS (SELECT 1 FROM ferry_blob_uploads)
+                """,
+            ]
+        ),
     ]
 }

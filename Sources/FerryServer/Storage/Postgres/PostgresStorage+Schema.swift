@@ -83,7 +83,7 @@ extension PostgresStorage {
 
     /// Runs `body` in a transaction on `connection`, rethrowing its own error (not PostgresNIO's wrapper),
     /// so a refused schema change reaches the caller as ``DestructiveSchemaChangeError``.
-    private func transaction<Result: Sendable>(
+    func transaction<Result: Sendable>(
         on connection: PostgresConnection, _ body: () async throws -> Result
     ) async throws -> Result {
         try await connection.query("BEGIN", logger: logger)
@@ -98,7 +98,7 @@ extension PostgresStorage {
     }
 
     /// Serialises migrations and schema changes of server instances starting together on one database.
-    private func lockSchema(_ connection: PostgresConnection) async throws {
+    func lockSchema(_ connection: PostgresConnection) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.schemaLockKey))", logger: logger)
     }
 
