@@ -40,7 +40,7 @@ public enum FieldValue {
             guard let date = Timestamp.parse(text) else { throw mismatch("an ISO 8601 timestamp") }
             return .string(Timestamp.format(date))
         case (.uuid, .string(let text)):
-            guard let uuid = UUID(uuidString: text) else { throw mismatch("a UUID") }
+            guard let uuid = UUID(wireText: text) else { throw mismatch("a UUID") }
             return .string(uuid.lowercasedText)
         case (.bytes, .string(let text)):
             guard let data = Data(base64Encoded: text) else { throw mismatch("base64 bytes") }

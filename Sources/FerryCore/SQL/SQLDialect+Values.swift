@@ -24,7 +24,7 @@ extension SQLDialect {
             guard let date = Timestamp.parse(text) else { throw refused("'\(text.prefix(40))', which is not an ISO 8601 timestamp") }
             return self == .postgres ? .timestamp(date) : .text(Timestamp.format(date))
         case (.uuid, .string(let text)):
-            guard let uuid = UUID(uuidString: text) else { throw refused("'\(text.prefix(40))', which is not a UUID") }
+            guard let uuid = UUID(wireText: text) else { throw refused("'\(text.prefix(40))', which is not a UUID") }
             return self == .postgres ? .uuid(uuid) : .text(uuid.lowercasedText)
         case (.bytes, .string(let text)):
             guard let data = Data(base64Encoded: text) else { throw refused("text that is not standard base64") }

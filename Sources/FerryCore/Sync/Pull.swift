@@ -169,7 +169,7 @@ enum SpaceKeyed {
     static func decode<Value>(_ raw: [String: Value], at path: [any CodingKey]) throws -> [UUID: Value] {
         var result: [UUID: Value] = [:]
         for (key, value) in raw {
-            guard let id = UUID(uuidString: key) else {
+            guard let id = UUID(wireText: key) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "cursor key \(key.prefix(40)) is not a space id"))
             }
             result[id] = value

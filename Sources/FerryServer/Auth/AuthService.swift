@@ -236,7 +236,7 @@ struct AuthService: Sendable {
             throw ServiceError(.unauthenticated, .noAuthorization, "This endpoint requires a valid Bearer token")
         }
         guard let claims = try? await issuer.verifyAccessToken(token),
-              let userID = UUID(uuidString: claims.sub.value), let sessionID = UUID(uuidString: claims.sessionID)
+              let userID = UUID(wireText: claims.sub.value), let sessionID = UUID(wireText: claims.sessionID)
         else {
             throw ServiceError(.unauthenticated, .badJWT, "invalid JWT: unable to parse or verify signature, or the token is expired")
         }

@@ -215,7 +215,7 @@ public enum DataDirectoryBackup {
     /// `blobs/<space id>/<sha256>`, the one shape a blob file has.
     private static func isBlobPath(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 3 && parts[0] == "blobs" && UUID(uuidString: String(parts[1])) != nil && BlobReference.isValidHash(String(parts[2]))
+        return parts.count == 3 && parts[0] == "blobs" && UUID(wireText: String(parts[1])) != nil && BlobReference.isValidHash(String(parts[2]))
     }
 
     private static func linkOrCopy(_ source: URL, to target: URL) throws {

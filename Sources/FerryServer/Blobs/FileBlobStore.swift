@@ -85,8 +85,10 @@ final class FileBlobStore: BlobStore {
             entry.content == header.token && entry.offset == offset ? entry.hasher : nil
         }
         // Pieces are written on a file-work thread while the next ones arrive: the first at once (so another instance
-        // sees an upload's progress even while its body waits), then, while one write runs, those that come meanwhile,
-        // up to a batch, in the next trip. A trip per piece the connection read cost a fifth more CPU.
+        // sees that the upload is under way), then in batches of ``writeBatchSize``, one written while the next gathers.
+        // A trip per piece the connection read cost a fifth more CPU. A body that pauses leaves less than a batch
+        // unwritten until it goes on or ends (it is written then, even when it breaks off); a process killed meanwhile
+        // loses those bytes, which the upload's offset tells the client to send again.
         var received = offset, accepted = offset
         var pending: [ByteBuffer] = [], pendingBytes = 0
         var writing: Task<Written, Never>?
@@ -303,7 +305,7 @@ final class FileBlobStore: BlobStore {
             let manager = FileManager.default
             var keys: [BlobKey] = []
             for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] {
-                guard let space = UUID(uuidString: folder) else { continue }
+                guard let space = UUID(wireText: folder) else { continue }
                 for name in (try? manager.contentsOfDirectory(atPath: "\(root)/blobs/\(folder)")) ?? [] where BlobReference.isValidHash(name) {
                     let modified = Self.modificationDate("\(root)/blobs/\(folder)/\(name)")
                     if let modified, modified < cutoff { keys.append(BlobKey(space: space, sha256: name)) }
@@ -321,7 +323,7 @@ final class FileBlobStore: BlobStore {
     private static func totals(root: String) -> (count: Int, bytes: Int64) {
         let manager = FileManager.default
         var totals: (count: Int, bytes: Int64) = (0, 0)
-        for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] where UUID(uuidString: folder) != nil {
+        for folder in (try? manager.contentsOfDirectory(atPath: root + "/blobs")) ?? [] where UUID(wireText: folder) != nil {
             for name in (try? manager.contentsOfDirectory(atPath: "\(root)/blobs/\(folder)")) ?? [] where BlobReference.isValidHash(name) {
                 totals.count += 1
                 totals.bytes += ((try? manager.attributesOfItem(atPath: "\(root)/blobs/\(folder)/\(name)"))?[.size] as? NSNumber)?.int64Value ?? 0
@@ -367,7 +369,7 @@ final class FileBlobStore: BlobStore {
         init?(_ text: String) {
             let lines = text.split(separator: "\n")
             guard let first = lines.first, let length = Int64(first) else { return nil }
-            self.init(length: length, token: lines.dropFirst().first.flatMap { UUID(uuidString: String($0)) })
+            self.init(length: length, token: lines.dropFirst().first.flatMap { UUID(wireText: String($0)) })
         }
 
         var text: String { token.map { "\(length)\n\($0.lowercasedText)" } ?? String(length) }
@@ -448,12 +450,20 @@ struct FileChunks: AsyncSequence, Sendable {
             return Descriptor(opened)
         }
 
-        private static func readChunk(_ file: Descriptor, at offset: Int64) -> (Descriptor, ByteBuffer) {
+        private static func readChunk(_ file: Descriptor, at offset: Int64) throws -> (Descriptor, ByteBuffer) {
             var buffer = ByteBufferAllocator().buffer(capacity: FileBlobStore.chunkSize)
-            _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileBlobStore.chunkSize) { bytes in
-                Swift.max(0, pread(file.value, bytes.baseAddress!, FileBlobStore.chunkSize, off_t(offset)))
+            while true {
+                var failure: Int32 = 0
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileBlobStore.chunkSize) { bytes in
+                    let count = pread(file.value, bytes.baseAddress!, FileBlobStore.chunkSize, off_t(offset))
+                    if count < 0 { failure = errno }
+                    return Swift.max(0, count)
+                }
+                // A failed read is not the end of the file: hashing a truncated read would name the whole file wrongly.
+                if failure == EINTR { continue }
+                if failure != 0 { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
+                return (file, buffer)
             }
-            return (file, buffer)
         }
     }
 

@@ -35,7 +35,7 @@ struct ConsoleRecords: Sendable {
             // `*` is the table API's wildcard; the search's own are matched as they are.
             let pattern = "*\(search.replacingOccurrences(of: "*", with: ""))*"
             var matches: [RowFilter] = searchable.map { .compare($0.name, .ilike, pattern) }
-            if UUID(uuidString: search) != nil { matches.append(.compare("id", .eq, search.lowercased())) }
+            if UUID(wireText: search) != nil { matches.append(.compare("id", .eq, search.lowercased())) }
             // Nothing to match in: no record matches (an empty `any` would match them all).
             filters.append(matches.isEmpty ? .isValue("id", .null) : .any(matches))
         }

@@ -37,10 +37,16 @@ extension Request {
         // Cleared only once the body is in: when the deadline cancels the read, the flag must still say so.
         progress?.isReadingBody.store(true, ordering: .sequentiallyConsistent)
         do {
-            // The body arrives within the deadline too: a client trickling it cannot hold the request open.
-            buffer = try await withTimeout(RequestDeadline.duration) { [self] in
-                var request = self
-                return try await request.collectBody(upTo: limit)
+            if progress != nil {
+                // In a DeadlineGroup the request's deadline already bounds the body (408 while it arrives) and then
+                // the work: a race of its own here would cost a task and a timer more per request.
+                buffer = try await collectBody(upTo: limit)
+            } else {
+                // The body arrives within the deadline too: a client trickling it cannot hold the request open.
+                buffer = try await withTimeout(RequestDeadline.duration) { [self] in
+                    var request = self
+                    return try await request.collectBody(upTo: limit)
+                }
             }
         } catch is TimeoutError {
             throw RequestDeadline.bodyTimedOut
@@ -49,6 +55,7 @@ extension Request {
         }
         progress?.bodyArrived(duration: RequestDeadline.duration)
         do {
+            if progress != nil { return try read(buffer.readableBytesView) }
             return try await withTimeout(RequestDeadline.duration) { try read(buffer.readableBytesView) }
         } catch let error as JSONParseError {
             throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: \(error).")

@@ -32,7 +32,7 @@ struct ObjectListing: Sendable {
         let folder = ObjectStorageService.canonicalName((request.prefix ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "/")))
         let prefix = folder.isEmpty ? "" : folder + "/"
         if let first = folder.split(separator: "/").first {
-            guard let space = UUID(uuidString: String(first)), try await storage.blobs.role(of: user, in: space) != nil else { return [] }
+            guard let space = UUID(wireText: String(first)), try await storage.blobs.role(of: user, in: space) != nil else { return [] }
         }
         var files: [StoredObject] = []
         var folders: Set<String> = []

@@ -38,7 +38,7 @@ struct ObjectStorageService: Sendable {
                 "Invalid key: an object's path has non-empty segments, no '.' or '..', no control or invisible characters, at most \(Self.maximumPathBytes) bytes."
             )
         }
-        guard segments.count >= 2, let space = UUID(uuidString: String(segments[0])) else {
+        guard segments.count >= 2, let space = UUID(wireText: String(segments[0])) else {
             throw ServiceError(.invalidRequest, .invalidKey, "Invalid key: an object's path starts with the id of its space, as in {space}/{file} (your personal space's id is your user id).")
         }
         return space
@@ -58,7 +58,7 @@ struct ObjectStorageService: Sendable {
     /// `{space}/a` name one object, and listings find it.
     static func canonicalName(_ name: String) -> String {
         let end = name.firstIndex(of: "/") ?? name.endIndex
-        guard let space = UUID(uuidString: String(name[..<end])) else { return name }
+        guard let space = UUID(wireText: String(name[..<end])) else { return name }
         return space.lowercasedText + name[end...]
     }
 
@@ -209,7 +209,7 @@ struct ObjectStorageService: Sendable {
     /// The object a signed read URL's token names, while its bytes and its signer's membership are unchanged.
     func signedObject(_ token: String?, bucket: String, name: String) async throws -> StoredObject {
         let claim = try verifiedClaim(token, kind: "r", bucket: bucket, name: name)
-        guard case .string(let hash)? = claim["h"], case .string(let signerText)? = claim["s"], let signer = UUID(uuidString: signerText),
+        guard case .string(let hash)? = claim["h"], case .string(let signerText)? = claim["s"], let signer = UUID(wireText: signerText),
               let object = try await catalog.object(bucket: bucket, name: name), object.sha256 == hash,
               try await blobs.role(of: signer, in: object.space) != nil
         else {

@@ -117,15 +117,14 @@ final class StreamChannelHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     /// The code that answers a client's close frame (RFC 6455 §5.5.1, §7.4): its own when it is one a peer may send,
-    /// none when it sent none, and 1002 (protocol error) for a one-byte payload or a code no endpoint sends (below 1000,
-    /// 1004–1006, 1015, the unassigned 1016–2999, 5000 and above).
+    /// none when it sent none, 1002 (protocol error) for a one-byte payload or a code no endpoint sends (below 1000,
+    /// 1004–1006, 1015, the unassigned 1016–2999, 5000 and above), and 1007 for a reason that is not UTF-8.
     static func answerCode(toClose payload: ByteBuffer) -> UInt16? {
         if payload.readableBytes == 0 { return nil }
         guard let code = payload.getInteger(at: payload.readerIndex, as: UInt16.self) else { return 1002 }
-        switch code {
-        case 1000...1003, 1007...1014, 3000...4999: return code
-        default: return 1002
-        }
+        guard (1000...1003).contains(code) || (1007...1014).contains(code) || (3000...4999).contains(code) else { return 1002 }
+        let reason = payload.readableBytesView.dropFirst(2)
+        return String(validating: reason, as: UTF8.self) == nil ? 1007 : code
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

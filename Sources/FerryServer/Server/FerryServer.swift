@@ -141,11 +141,14 @@ public final class FerryServer: Sendable {
             listening: isSQLite, fence: fence
         ) : nil
         let hub = RealtimeHub(limits: configuration.realtime, contexts: contexts)
-        let (storage, records, hubFeed, blobStore, poolServices) = try await openStorage(configuration, hub: hub, fence: fence ?? EventFence(), logger: logger)
+        let (storage, records, hubFeed, openedBlobs, poolServices) = try await openStorage(configuration, hub: hub, fence: fence ?? EventFence(), logger: logger)
         let changes: [SchemaChange]
+        let blobStore: any BlobStore
         do {
             try await storage.migrate(Migration.server)
             if let postgres = storage as? PostgresStorage { try await postgres.claimBlobLocation(folder: configuration.blobDirectory) }
+            // A blob folder beside PostgreSQL is opened (its folders made) only once it is known to be this database's.
+            blobStore = try openedBlobs ?? fileBlobs(in: configuration.blobDirectory ?? configuration.dataDirectory)
             changes = try await storage.apply(schema)
         } catch let error as ServerStartupError {
             try? await storage.close()
@@ -231,10 +234,11 @@ public final class FerryServer: Sendable {
         return [BackupScheduler(dataDirectory: configuration.dataDirectory, interval: interval, keep: configuration.backups.keep, logger: logger)]
     }
 
-    /// The database, and how realtime events travel: within this process on SQLite, through `NOTIFY` on PostgreSQL.
+    /// The database, how realtime events travel (within this process on SQLite, through `NOTIFY` on PostgreSQL), and
+    /// the blob store, unless it is a folder beside PostgreSQL (`nil`), opened once the database has accepted it.
     private static func openStorage(
         _ configuration: ServerConfiguration, hub: RealtimeHub, fence: EventFence, logger: Logger
-    ) async throws(ServerStartupError) -> (any DatabaseStorage, any RecordsStorage, any RealtimeFeed, any BlobStore, [any Service]) {
+    ) async throws(ServerStartupError) -> (any DatabaseStorage, any RecordsStorage, any RealtimeFeed, (any BlobStore)?, [any Service]) {
         switch configuration.resolvedDatabase {
         case .sqlite(let path):
             guard configuration.blobDirectory == nil else {
@@ -247,8 +251,7 @@ public final class FerryServer: Sendable {
             return (storage, storage, LocalRealtimeFeed(hub: hub), try fileBlobs(in: configuration.dataDirectory), [])
         case .postgres(let url):
             let storage = PostgresStorage(url: url, logger: logger)
-            let blobs: any BlobStore = try configuration.blobDirectory.map(fileBlobs(in:))
-                ?? PostgresBlobStore(client: storage.client, logger: logger)
+            let blobs: (any BlobStore)? = configuration.blobDirectory == nil ? PostgresBlobStore(client: storage.client, logger: logger) : nil
             try await storage.checkReachable(timeout: configuration.databaseConnectTimeout)
             let feed = PostgresRealtimeFeed(storage: storage, hub: hub, fence: fence, logger: logger)
             return (storage, storage, feed, blobs, [storage.client, feed])

@@ -16,8 +16,15 @@ enum FileWork {
         return pool
     }()
 
-    /// Runs `work` on a file-work thread and returns its result.
+    /// Runs `work` on a file-work thread and returns its result, even when the calling task is cancelled meanwhile:
+    /// what is handed here (a close, an unlock, the rest of a write) must happen, and each piece is short. NIO's own
+    /// `runIfActive` skips work whose task was cancelled, which left descriptors open and upload locks held.
     static func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        try await pool.runIfActive(work)
+        try await withCheckedThrowingContinuation { continuation in
+            pool.submit { state in
+                guard case .active = state else { return continuation.resume(throwing: CancellationError()) }
+                continuation.resume(with: Swift.Result { try work() })
+            }
+        }
     }
 }

@@ -139,7 +139,7 @@ extension TableService {
     }
 
     private func uuid(_ value: JSONValue, column: String) throws(TableError) -> UUID {
-        guard let text = value.stringValue, let id = UUID(uuidString: text) else {
+        guard let text = value.stringValue, let id = UUID(wireText: text) else {
             throw .invalidValue("invalid input syntax for type uuid: \(value.jsonText.prefix(40)) (column \(column))")
         }
         return id

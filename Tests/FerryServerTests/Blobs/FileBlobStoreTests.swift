@@ -3,6 +3,7 @@ import FerryCore
 import FerryTesting
 import Foundation
 import NIOCore
+import Synchronization
 import Testing
 
 /// The file store's writes: off the threads that serve requests, and every byte a body delivered kept.
@@ -16,29 +17,33 @@ struct FileBlobStoreTests {
         let space = UUID()
         let spaceFolder = folder.url.path() + "/blobs/" + space.lowercasedText
         try FileManager.default.createDirectory(atPath: spaceFolder, withIntermediateDirectories: true)
-        let keys = (0..<ProcessInfo.processInfo.activeProcessorCount * 2).map { index in
-            BlobKey(space: space, sha256: String(format: "%064x", index))
-        }
+        // Twice the cooperative threads, but no more than the file-work threads, so no reader waits for a thread.
+        let count = min(ProcessInfo.processInfo.activeProcessorCount * 2, FileWork.threadCount)
+        let keys = (0..<count).map { index in BlobKey(space: space, sha256: String(format: "%064x", index)) }
         for key in keys { #expect(mkfifo(spaceFolder + "/" + key.sha256, 0o600) == 0) }
 
         let readers = keys.map { key in
             Task {
-                for try await _ in try await store.read(key, from: 0) {}
+                // Reading a FIFO fails once it opens (it has no offsets): what counts is that `open` waited.
+                _ = try? await store.read(key, from: 0).reduce(0) { $0 + $1.readableBytes }
             }
         }
-        // A thread of its own lets the readers go after 3 s (opening each FIFO for writing), whatever happens here.
+        // A thread of its own lets the readers go after 3 s, whatever happens here: it opens each FIFO read-write,
+        // which never blocks, and keeps it open until the readers are done.
         let paths = keys.map { spaceFolder + "/" + $0.sha256 }
+        let writers = Mutex<[Int32]>([])
         Thread.detachNewThread {
             Thread.sleep(forTimeInterval: 3)
-            for path in paths { close(open(path, O_WRONLY)) }
+            writers.withLock { $0 = paths.map { open($0, O_RDWR) } }
         }
+        defer { writers.withLock { $0.forEach { close($0) } } }
         let start = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(300))  // every reader is in `open` by now
         let sum = await Task.detached { (1...1000).reduce(0, +) }.value
         let waited = ContinuousClock.now - start
         #expect(sum == 500_500)
         #expect(waited < .seconds(2), "a task waited \(waited) for a cooperative thread while blob files blocked")
-        for reader in readers { try await reader.value }
+        for reader in readers { await reader.value }
     }
 
     @Test("a body that breaks off after many pieces leaves every piece it delivered in the upload, which resumes from there")
@@ -61,5 +66,26 @@ struct FileBlobStoreTests {
 
         #expect(try await store.append(id, length: Int64(bytes.count), at: Int64(delivered), body: UploadBody.pieces(bytes[delivered...])) == Int64(bytes.count))
         #expect(try await store.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
+    }
+
+    @Test("an upload whose request is cancelled mid-body still closes, syncs and unlocks: another store goes on from what arrived")
+    func cancelledUpload() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try FileBlobStore(folder: folder.url.path()), other = try FileBlobStore(folder: folder.url.path())
+        let bytes = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        let hash = TestFiles.sha256(Data(bytes)), space = UUID()
+        let id = UploadID(space: space, sha256: hash)
+        let (body, arriving) = AsyncStream.makeStream(of: ByteBuffer.self)
+        arriving.yield(ByteBuffer(bytes: bytes[..<1_000_000]))
+        let request = Task { try await store.append(id, length: Int64(bytes.count), at: 0, body: body) }
+        try await eventually("the first piece is written") { try await other.upload(id)?.received == 1_000_000 }
+        request.cancel()  // the request's deadline passed, or the server is shutting down
+        _ = try? await request.value
+
+        // Had the closing steps been skipped for the cancelled task, the lock (an flock) would still be held.
+        let rest = try await other.append(id, length: Int64(bytes.count), at: 1_000_000, body: UploadBody.pieces(bytes[1_000_000...]))
+        #expect(rest == Int64(bytes.count))
+        #expect(try await other.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
     }
 }

@@ -105,11 +105,20 @@ struct StreamConnectionTests {
               ([], []), ([0x03, 0xE8], [0x03, 0xE8]), ([0x0F, 0xA0], [0x0F, 0xA0]),  // none; 1000; 4000
               ([0x03], [0x03, 0xEA]), ([0x03, 0xED], [0x03, 0xEA]), ([0x03, 0xF7], [0x03, 0xEA]),  // one byte; 1005; 1015
               ([0x03, 0xE7], [0x03, 0xEA]), ([0x07, 0xD0], [0x03, 0xEA]), ([0x13, 0x88], [0x03, 0xEA]),  // 999; 2000; 5000
+              ([0x03, 0xEC], [0x03, 0xEA]), ([0x03, 0xF8], [0x03, 0xEA]), ([0x0B, 0xB7], [0x03, 0xEA]),  // 1004; 1016; 2999
+              ([0x03, 0xF4], [0x03, 0xF4]), ([0x03, 0xF6], [0x03, 0xF6]),  // 1012; 1014
+              ([0x0B, 0xB8], [0x0B, 0xB8]), ([0x13, 0x87], [0x13, 0x87]),  // 3000; 4999
           ] as [([UInt8], [UInt8])])
     func closeCodes(sent: [UInt8], answered: [UInt8]) {
         let payload = ByteBuffer(bytes: sent.count == 2 ? sent + Array("bye".utf8) : sent)  // a code is followed by its reason
         let code = StreamChannelHandler.answerCode(toClose: payload)
         #expect((code.map { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } ?? []) == answered)
+    }
+
+    @Test("a close whose reason is not UTF-8 is answered with 1007")
+    func closeReasonNotUTF8() {
+        #expect(StreamChannelHandler.answerCode(toClose: ByteBuffer(bytes: [0x03, 0xE8, 0xC3, 0x28])) == 1007)
+        #expect(StreamChannelHandler.answerCode(toClose: ByteBuffer(bytes: [0x03, 0xE8] + Array("au revoir, ça va".utf8))) == 1000)
     }
 
     @Test("a close with a code no endpoint may send is answered on the wire with 1002, and the connection closed")

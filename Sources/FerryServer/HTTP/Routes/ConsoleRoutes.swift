@@ -136,7 +136,7 @@ struct ConsoleRoutes {
     }
 
     static func uuid(_ text: String, _ what: String) throws -> UUID {
-        guard let id = UUID(uuidString: text) else { throw ServiceError(.invalidRequest, .validationFailed, "The \(what) is not a UUID.") }
+        guard let id = UUID(wireText: text) else { throw ServiceError(.invalidRequest, .validationFailed, "The \(what) is not a UUID.") }
         return id
     }
 }

@@ -112,7 +112,7 @@ struct StorageRoutes {
         openUploads.put("object/upload/sign/:bucket/**") { request, context in
             let (bucket, name) = try Self.location(context)
             let claim = try storage.verifiedClaim(request.uri.queryParameters.get("token"), kind: "w", bucket: bucket, name: name)
-            guard case .string(let ownerText)? = claim["o"], let owner = UUID(uuidString: ownerText) else { throw storage.notFound }
+            guard case .string(let ownerText)? = claim["o"], let owner = UUID(wireText: ownerText) else { throw storage.notFound }
             let object = try await Self.store(request, storage, owner: owner, bucket: bucket, name: name, upsert: claim["u"] == true)
             return JSONResponse(Self.uploadJSON(object))
         }

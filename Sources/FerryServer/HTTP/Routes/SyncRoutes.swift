@@ -29,7 +29,7 @@ struct SyncRoutes {
 extension RequestContext {
     /// The UUID in the path parameter `name`, or 400 naming what it should be.
     func uuidParameter(_ name: String, what: String) throws -> UUID {
-        guard let text = parameters.get(name), let id = UUID(uuidString: text) else {
+        guard let text = parameters.get(name), let id = UUID(wireText: text) else {
             throw APIError(.badRequest, .badRequest, "The \(what) in the path is not a UUID.")
         }
         return id

@@ -65,7 +65,7 @@ extension SQLiteStorage: AccountStorage {
                 """,
             arguments: [userID.databaseText]
         ).compactMap { row in
-            guard let id = UUID(uuidString: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { return nil }
+            guard let id = UUID(wireText: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { return nil }
             return SharedMembership(space: id, name: row["name"], role: role, otherOwners: row["owners"], otherMembers: row["members"])
         }
     }

@@ -183,7 +183,7 @@ extension UUID {
 extension UserRecord {
     init(row: Row) {
         self.init(
-            id: UUID(uuidString: row["id"])!, email: row["email"], passwordHash: row["password_hash"],
+            id: UUID(wireText: row["id"])!, email: row["email"], passwordHash: row["password_hash"],
             userMetadata: row["user_metadata"], createdAt: row["created_at"], updatedAt: row["updated_at"],
             lastSignInAt: row["last_sign_in_at"], bannedUntil: row["banned_until"], emailConfirmedAt: row["email_confirmed_at"],
             isEmailProven: row["email_proven"], providers: UserRecord.providers(fromText: row["providers"])
@@ -194,7 +194,7 @@ extension UserRecord {
 extension SessionRecord {
     init(row: Row) {
         self.init(
-            id: UUID(uuidString: row["id"])!, userID: UUID(uuidString: row["user_id"])!, createdAt: row["created_at"],
+            id: UUID(wireText: row["id"])!, userID: UUID(wireText: row["user_id"])!, createdAt: row["created_at"],
             refreshedAt: row["refreshed_at"], deviceID: (row["device_id"] as String?).flatMap(UUID.init(uuidString:))
         )
     }
@@ -203,7 +203,7 @@ extension SessionRecord {
 extension RefreshTokenRecord {
     init(row: Row) {
         self.init(
-            tokenHash: row["token_hash"], sessionID: UUID(uuidString: row["session_id"])!, parentHash: row["parent_hash"],
+            tokenHash: row["token_hash"], sessionID: UUID(wireText: row["session_id"])!, parentHash: row["parent_hash"],
             createdAt: row["created_at"], revokedAt: row["revoked_at"]
         )
     }

@@ -52,7 +52,7 @@ extension SQLiteStorage: ConsoleStorage {
     }
 
     private static func consoleSpace(_ row: Row) -> ConsoleSpace? {
-        guard let id = UUID(uuidString: row["id"]) else { return nil }
+        guard let id = UUID(wireText: row["id"]) else { return nil }
         return ConsoleSpace(
             id: id, name: row["name"], isEncrypted: row["is_encrypted"], isPersonal: row["is_personal"], members: row["members"], seq: row["seq"],
             createdAt: row["created_at"], changedAt: row["changed_at"]

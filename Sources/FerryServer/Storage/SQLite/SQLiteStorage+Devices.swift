@@ -137,7 +137,7 @@ extension DeviceRecord {
     init(row: Row) {
         func date(_ column: String) -> Date? { (row[column] as String?).flatMap(Timestamp.parse) }
         self.init(
-            id: UUID(uuidString: row["id"])!, userID: UUID(uuidString: row["user_id"])!, name: row["name"],
+            id: UUID(wireText: row["id"])!, userID: UUID(wireText: row["user_id"])!, name: row["name"],
             type: DeviceKind(rawValue: row["type"]) ?? .other, hostname: row["hostname"], publicKey: row["public_key"],
             pushToken: row["push_token"], pushEnvironment: (row["push_environment"] as String?).flatMap(PushEnvironment.init(rawValue:)),
             trust: DeviceTrust(rawValue: row["trust"]) ?? .pending, createdAt: date("created_at") ?? .distantPast,

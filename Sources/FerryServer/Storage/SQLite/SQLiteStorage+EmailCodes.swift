@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 import GRDB
 
@@ -94,7 +95,7 @@ extension SQLiteStorage {
 extension EmailCodeRecord {
     init(row: Row) {
         self.init(
-            userID: UUID(uuidString: row["user_id"])!, purpose: row["purpose"], email: row["email"], codeHash: row["code_hash"],
+            userID: UUID(wireText: row["user_id"])!, purpose: row["purpose"], email: row["email"], codeHash: row["code_hash"],
             linkHash: row["link_hash"], createdAt: row["created_at"], expiresAt: row["expires_at"]
         )
         attempts = row["attempts"]

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 import GRDB
 
@@ -56,7 +57,7 @@ extension SQLiteStorage {
 extension IdentityRecord {
     init(row: Row) {
         self.init(
-            provider: row["provider"], subject: row["subject"], userID: UUID(uuidString: row["user_id"])!, email: row["email"],
+            provider: row["provider"], subject: row["subject"], userID: UUID(wireText: row["user_id"])!, email: row["email"],
             data: row["data"], createdAt: row["created_at"], updatedAt: row["updated_at"]
         )
     }

@@ -36,9 +36,9 @@ extension SQLiteStorage: NotificationStorage {
             )
             let claimed = rows.map { row in
                 QueuedNotification(
-                    deviceID: UUID(uuidString: row["device_id"])!, deviceToken: row["push_token"],
+                    deviceID: UUID(wireText: row["device_id"])!, deviceToken: row["push_token"],
                     environment: (row["push_environment"] as String?).flatMap(PushEnvironment.init(rawValue:)) ?? .production,
-                    space: UUID(uuidString: row["space_id"])!, seq: row["seq"], version: row["version"], attempts: row["attempts"]
+                    space: UUID(wireText: row["space_id"])!, seq: row["seq"], version: row["version"], attempts: row["attempts"]
                 )
             }
             for notification in claimed {
@@ -101,7 +101,7 @@ extension SQLiteStorage: NotificationStorage {
                 arguments: [space?.databaseText ?? userID.databaseText, excluding?.databaseText, limit]
             ).map { row in
                 AlertTarget(
-                    deviceID: UUID(uuidString: row["id"])!, deviceToken: row["push_token"],
+                    deviceID: UUID(wireText: row["id"])!, deviceToken: row["push_token"],
                     environment: (row["push_environment"] as String?).flatMap(PushEnvironment.init(rawValue:)) ?? .production
                 )
             }

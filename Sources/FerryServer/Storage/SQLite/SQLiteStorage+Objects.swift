@@ -80,7 +80,7 @@ extension SQLiteStorage: ObjectCatalog {
     func resumableUpload(id: UploadID) async throws -> ResumableUpload? {
         try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM ferry_object_uploads WHERE id = ?", arguments: [id.text]),
-                  let space = UUID(uuidString: row["space_id"]), let owner = UUID(uuidString: row["owner_id"]) else { return nil }
+                  let space = UUID(wireText: row["space_id"]), let owner = UUID(wireText: row["owner_id"]) else { return nil }
             return ResumableUpload(
                 id: id, bucket: row["bucket"], name: row["name"], space: space, owner: owner, contentType: row["content_type"],
                 cacheControl: row["cache_control"], upsert: row["upsert"], length: row["length"],
@@ -120,14 +120,14 @@ extension SQLiteStorage: ObjectCatalog {
         try await pool.read { db in
             var keys: Set<BlobKey> = []
             for row in try Row.fetchAll(db, sql: "SELECT DISTINCT space_id, sha256 FROM ferry_objects") {
-                if let space = UUID(uuidString: row["space_id"]) { keys.insert(BlobKey(space: space, sha256: row["sha256"])) }
+                if let space = UUID(wireText: row["space_id"]) { keys.insert(BlobKey(space: space, sha256: row["sha256"])) }
             }
             return keys
         }
     }
 
     static func object(_ row: Row) -> StoredObject? {
-        guard let id = UUID(uuidString: row["id"]), let space = UUID(uuidString: row["space_id"]), let owner = UUID(uuidString: row["owner_id"])
+        guard let id = UUID(wireText: row["id"]), let space = UUID(wireText: row["space_id"]), let owner = UUID(wireText: row["owner_id"])
         else { return nil }
         return StoredObject(
             id: id, bucket: row["bucket"], name: row["name"], space: space, sha256: row["sha256"], size: row["size"],

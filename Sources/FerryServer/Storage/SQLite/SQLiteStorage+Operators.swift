@@ -105,7 +105,7 @@ extension SQLiteStorage {
 extension OperatorRecord {
     init(row: Row) {
         self.init(
-            id: UUID(uuidString: row["id"]) ?? UUID(), email: row["email"], passwordHash: row["password_hash"], createdAt: row["created_at"],
+            id: UUID(wireText: row["id"]) ?? UUID(), email: row["email"], passwordHash: row["password_hash"], createdAt: row["created_at"],
             updatedAt: row["updated_at"], lastSignInAt: row["last_sign_in_at"]
         )
     }

@@ -16,7 +16,7 @@ extension SQLiteStorage {
                     """,
                 arguments: [userID.databaseText]
             ).compactMap { row -> SpaceKeyState? in
-                guard let id = UUID(uuidString: row["id"]) else { return nil }
+                guard let id = UUID(wireText: row["id"]) else { return nil }
                 return SpaceKeyState(spaceId: id, keyVersion: row["key_version"], rotationRequired: row["rotation_required"])
             }
             let missing = try Row.fetchAll(
@@ -34,7 +34,7 @@ extension SQLiteStorage {
                     """,
                 arguments: [deviceID.databaseText, userID.databaseText]
             ).compactMap { row -> MissingSecret? in
-                guard let space = UUID(uuidString: row["space_id"]), let device = UUID(uuidString: row["device_id"]) else { return nil }
+                guard let space = UUID(wireText: row["space_id"]), let device = UUID(wireText: row["device_id"]) else { return nil }
                 return MissingSecret(spaceId: space, keyVersion: row["key_version"], deviceId: device, publicKey: row["public_key"])
             }
             return SecretsState(secrets: secrets, spaces: spaces, missing: missing)
@@ -58,7 +58,7 @@ extension SQLiteStorage {
                     """,
                 arguments: StatementArguments([batch.userID.databaseText] + spaceIDs)
             ) {
-                guard let id = UUID(uuidString: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { continue }
+                guard let id = UUID(wireText: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { continue }
                 spaces[id] = SecretsPlan.SpaceState(
                     isEncrypted: row["is_encrypted"], keyVersion: row["key_version"],
                     creator: (row["created_by_device"] as String?).flatMap(UUID.init(uuidString:)), role: role
@@ -68,14 +68,14 @@ extension SQLiteStorage {
             for row in try Row.fetchAll(
                 db, sql: "SELECT space_id, user_id FROM ferry_members WHERE space_id IN (\(spaceList))", arguments: StatementArguments(spaceIDs)
             ) {
-                guard let space = UUID(uuidString: row["space_id"]), let user = UUID(uuidString: row["user_id"]) else { continue }
+                guard let space = UUID(wireText: row["space_id"]), let user = UUID(wireText: row["user_id"]) else { continue }
                 members[space, default: []].insert(user)
             }
             var recipients: [UUID: SecretsPlan.Recipient] = [:]
             for row in try Row.fetchAll(
                 db, sql: "SELECT id, user_id, trust FROM ferry_devices WHERE id IN (\(deviceList))", arguments: StatementArguments(deviceIDs)
             ) {
-                guard let id = UUID(uuidString: row["id"]), let user = UUID(uuidString: row["user_id"]) else { continue }
+                guard let id = UUID(wireText: row["id"]), let user = UUID(wireText: row["user_id"]) else { continue }
                 recipients[id] = SecretsPlan.Recipient(userID: user, trust: DeviceTrust(rawValue: row["trust"]) ?? .pending)
             }
             var sealers: [SecretsPlan.Slot: UUID] = [:]
@@ -87,8 +87,8 @@ extension SQLiteStorage {
                     """,
                 arguments: StatementArguments(spaceIDs)
             ) {
-                guard let space = UUID(uuidString: row["space_id"]), let device = UUID(uuidString: row["device_id"]),
-                      let sealer = UUID(uuidString: row["sealed_by"]) else { continue }
+                guard let space = UUID(wireText: row["space_id"]), let device = UUID(wireText: row["device_id"]),
+                      let sealer = UUID(wireText: row["sealed_by"]) else { continue }
                 sealers[SecretsPlan.Slot(space: space, device: device, version: row["key_version"])] = sealer
             }
             let plan = SecretsPlan(batch: batch, spaces: spaces, members: members, recipients: recipients, sealers: sealers)
@@ -130,7 +130,7 @@ extension SQLiteStorage {
 
 extension SealedSecret {
     init?(row: Row) {
-        guard let space = UUID(uuidString: row["space_id"]), let device = UUID(uuidString: row["device_id"]) else { return nil }
+        guard let space = UUID(wireText: row["space_id"]), let device = UUID(wireText: row["device_id"]) else { return nil }
         self.init(
             spaceId: space, deviceId: device, keyVersion: row["key_version"], enc: row["enc"], ciphertext: row["ciphertext"],
             sealedBy: (row["sealed_by"] as String?).flatMap(UUID.init(uuidString:))

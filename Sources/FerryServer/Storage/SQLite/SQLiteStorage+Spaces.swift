@@ -16,7 +16,7 @@ extension SQLiteStorage: SpaceStorage {
                 """,
             arguments: [userID.databaseText]
         ).compactMap { row in
-            guard let id = UUID(uuidString: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { return nil }
+            guard let id = UUID(wireText: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { return nil }
             return SpaceSummary(
                 id: id, name: row["name"], isPersonal: row["is_personal"], isEncrypted: row["is_encrypted"], role: role, seq: row["seq"],
                 keyVersion: row["key_version"]
@@ -180,7 +180,7 @@ extension SQLiteStorage: SpaceStorage {
             arguments: [space.databaseText, user?.databaseText, user?.databaseText]
         ).compactMap { row -> SpaceMember? in
             guard let role = SpaceRole(rawValue: row["role"]) else { return nil }
-            return SpaceMember(email: row["email"], userId: UUID(uuidString: row["id"]), role: role)
+            return SpaceMember(email: row["email"], userId: UUID(wireText: row["id"]), role: role)
         }
     }
 
@@ -203,8 +203,8 @@ extension SQLiteStorage: SpaceStorage {
         "id, space_id, email, role, invited_by, created_at, expires_at, accepted_by, accepted_at, revoked_at"
 
     private static func invitation(_ row: Row) -> StoredInvitation? {
-        guard let id = UUID(uuidString: row["id"]), let space = UUID(uuidString: row["space_id"]),
-              let role = SpaceRole(rawValue: row["role"]), let sender = UUID(uuidString: row["invited_by"]),
+        guard let id = UUID(wireText: row["id"]), let space = UUID(wireText: row["space_id"]),
+              let role = SpaceRole(rawValue: row["role"]), let sender = UUID(wireText: row["invited_by"]),
               let created = Timestamp.parse(row["created_at"]), let expires = Timestamp.parse(row["expires_at"]) else { return nil }
         return StoredInvitation(
             invitation: SpaceInvitation(id: id, spaceId: space, email: row["email"], role: role, invitedBy: sender, createdAt: created, expiresAt: expires),

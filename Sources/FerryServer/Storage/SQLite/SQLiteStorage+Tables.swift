@@ -42,7 +42,7 @@ extension SQLiteStorage: TableStorage {
                 db, sql: "SELECT id, name, is_personal, is_encrypted, seq, key_version FROM ferry_spaces WHERE id IN (SELECT value FROM json_each(?))",
                 arguments: [list]
             ).compactMap { row in
-                guard let id = UUID(uuidString: row["id"]) else { return nil }
+                guard let id = UUID(wireText: row["id"]) else { return nil }
                 return SpaceSummary(
                     id: id, name: row["name"], isPersonal: row["is_personal"], isEncrypted: row["is_encrypted"], role: .owner,
                     seq: row["seq"], keyVersion: row["key_version"]
