@@ -77,7 +77,7 @@ struct ExportService: Sendable {
     /// The files a row's blob fields name, read back from the row's JSON.
     private static func files(in row: ArraySlice<UInt8>, fields: [String]) -> Set<BlobKey> {
         guard !fields.isEmpty, let object = JSONValue(jsonText: String(decoding: row, as: UTF8.self))?.objectValue,
-              let space = object["_space"]?.stringValue.flatMap(UUID.init(uuidString:)) else { return [] }
+              let space = object["_space"]?.stringValue.flatMap(UUID.init(wireText:)) else { return [] }
         return Set(fields.compactMap { field in
             guard let value = object[field], let reference = try? BlobReference(json: value) else { return nil }
             return BlobKey(space: space, sha256: reference.sha256)

@@ -147,7 +147,8 @@ public final class FerryServer: Sendable {
         do {
             try await storage.migrate(Migration.server)
             if let postgres = storage as? PostgresStorage { try await postgres.claimBlobLocation(folder: configuration.blobDirectory) }
-            // A blob folder beside PostgreSQL is opened (its folders made) only once it is known to be this database's.
+            // A blob folder beside PostgreSQL is opened (its folders made) only once it is known to be this database's;
+            // a failure here closes the database like any other.
             blobStore = try openedBlobs ?? fileBlobs(in: configuration.blobDirectory ?? configuration.dataDirectory)
             changes = try await storage.apply(schema)
         } catch let error as ServerStartupError {
@@ -235,7 +236,8 @@ public final class FerryServer: Sendable {
     }
 
     /// The database, how realtime events travel (within this process on SQLite, through `NOTIFY` on PostgreSQL), and
-    /// the blob store, unless it is a folder beside PostgreSQL (`nil`), opened once the database has accepted it.
+    /// the blob store when it is PostgreSQL; `nil` for files (the data folder, or `--blob-dir`), opened once the
+    /// database is ready and has accepted the folder.
     private static func openStorage(
         _ configuration: ServerConfiguration, hub: RealtimeHub, fence: EventFence, logger: Logger
     ) async throws(ServerStartupError) -> (any DatabaseStorage, any RecordsStorage, any RealtimeFeed, (any BlobStore)?, [any Service]) {
@@ -248,7 +250,7 @@ public final class FerryServer: Sendable {
                 )
             }
             let storage = try SQLiteStorage(path: path)
-            return (storage, storage, LocalRealtimeFeed(hub: hub), try fileBlobs(in: configuration.dataDirectory), [])
+            return (storage, storage, LocalRealtimeFeed(hub: hub), nil, [])
         case .postgres(let url):
             let storage = PostgresStorage(url: url, logger: logger)
             let blobs: (any BlobStore)? = configuration.blobDirectory == nil ? PostgresBlobStore(client: storage.client, logger: logger) : nil

@@ -69,7 +69,7 @@ struct PushPlan: Sendable {
         var keys = Set<RecordKey>()
         for case .success(let valid) in entries {
             keys.insert(valid.key)
-            if let link = valid.collection.parent, let parentID = valid.state.fields[link.field]?.stringValue.flatMap(UUID.init(uuidString:)) {
+            if let link = valid.collection.parent, let parentID = valid.state.fields[link.field]?.stringValue.flatMap(UUID.init(wireText:)) {
                 keys.insert(RecordKey(collection: link.collection, id: parentID))
             }
         }
@@ -283,7 +283,7 @@ private struct Planner {
 
     private func checkParent(of record: StoredRecord, link: CollectionDefinition.ParentLink) -> Rejection? {
         guard let value = record.state.fields[link.field], !value.isNull else { return nil }
-        guard let parentID = value.stringValue.flatMap(UUID.init(uuidString:)),
+        guard let parentID = value.stringValue.flatMap(UUID.init(wireText:)),
               let parent = rows[RecordKey(collection: link.collection, id: parentID)], !parent.state.isDeleted
         else {
             return Rejection(.parentMissing, "The \(link.collection) record named by \(link.field) does not exist or was deleted.")
@@ -319,7 +319,7 @@ private struct Planner {
             for link in childLinks[parent.collection] ?? [] {
                 var childKeys = Set(storedChildren[parent]?.filter { $0.collection == link.collection.name } ?? [])
                 for (candidate, row) in rows where candidate.collection == link.collection.name && row.space == space
-                    && row.state.fields[link.field]?.stringValue.flatMap(UUID.init(uuidString:)) == parent.id {
+                    && row.state.fields[link.field]?.stringValue.flatMap(UUID.init(wireText:)) == parent.id {
                     childKeys.insert(candidate)
                 }
                 for childKey in childKeys.sorted(by: { $0.id.uuidString < $1.id.uuidString }) {

@@ -91,7 +91,7 @@ struct AdminRoutes {
     }
 
     private static func id(_ context: FerryRequestContext) throws -> UUID {
-        guard let id = context.parameters.get("id").flatMap(UUID.init(uuidString:)) else {
+        guard let id = context.parameters.get("id").flatMap(UUID.init(wireText:)) else {
             throw APIError(.notFound, .userNotFound, "User not found: the path names no user id (a UUID).")
         }
         return id

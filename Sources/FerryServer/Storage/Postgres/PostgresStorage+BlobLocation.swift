@@ -27,9 +27,19 @@ extension PostgresStorage {
                 }
             }
         } catch {
-            // Not recorded after all (the insert or the commit failed): the folder is not this database's yet.
-            if let folder, markerWritten.withLock({ $0 }) { BlobLocation.removeMarker(in: folder) }
+            // Not recorded after all (the insert or the commit failed): the folder is not this database's yet. A commit
+            // whose answer was lost may have stored it, so the record is read again first; unread, the marker stays.
+            if let folder, markerWritten.withLock({ $0 }), (try? await isBlobLocationRecorded()) == false {
+                BlobLocation.removeMarker(in: folder)
+            }
             throw error
+        }
+    }
+
+    private func isBlobLocationRecorded() async throws -> Bool {
+        try await withStandaloneConnection { connection in
+            try await connection.query("SELECT EXISTS (SELECT 1 FROM ferry_settings WHERE name = 'blob_store')", logger: self.logger)
+                .decode(Bool.self).first { _ in true } ?? false
         }
     }
 }

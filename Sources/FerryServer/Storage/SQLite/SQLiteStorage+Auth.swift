@@ -195,7 +195,7 @@ extension SessionRecord {
     init(row: Row) {
         self.init(
             id: UUID(wireText: row["id"])!, userID: UUID(wireText: row["user_id"])!, createdAt: row["created_at"],
-            refreshedAt: row["refreshed_at"], deviceID: (row["device_id"] as String?).flatMap(UUID.init(uuidString:))
+            refreshedAt: row["refreshed_at"], deviceID: (row["device_id"] as String?).flatMap(UUID.init(wireText:))
         )
     }
 }

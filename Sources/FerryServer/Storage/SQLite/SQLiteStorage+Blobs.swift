@@ -14,7 +14,7 @@ extension SQLiteStorage {
                         db, sql: "SELECT DISTINCT _space, json_extract(\(column), '$.sha256') FROM \(table) WHERE \(column) IS NOT NULL AND _deleted = 0"
                     )
                     while let row = try rows.next() {
-                        guard let space = (row[0] as String?).flatMap(UUID.init(uuidString:)), let hash = row[1] as String? else { continue }
+                        guard let space = (row[0] as String?).flatMap(UUID.init(wireText:)), let hash = row[1] as String? else { continue }
                         keys.insert(BlobKey(space: space, sha256: hash))
                     }
                 }

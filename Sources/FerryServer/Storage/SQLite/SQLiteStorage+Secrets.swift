@@ -61,7 +61,7 @@ extension SQLiteStorage {
                 guard let id = UUID(wireText: row["id"]), let role = SpaceRole(rawValue: row["role"]) else { continue }
                 spaces[id] = SecretsPlan.SpaceState(
                     isEncrypted: row["is_encrypted"], keyVersion: row["key_version"],
-                    creator: (row["created_by_device"] as String?).flatMap(UUID.init(uuidString:)), role: role
+                    creator: (row["created_by_device"] as String?).flatMap(UUID.init(wireText:)), role: role
                 )
             }
             var members: [UUID: Set<UUID>] = [:]
@@ -133,7 +133,7 @@ extension SealedSecret {
         guard let space = UUID(wireText: row["space_id"]), let device = UUID(wireText: row["device_id"]) else { return nil }
         self.init(
             spaceId: space, deviceId: device, keyVersion: row["key_version"], enc: row["enc"], ciphertext: row["ciphertext"],
-            sealedBy: (row["sealed_by"] as String?).flatMap(UUID.init(uuidString:))
+            sealedBy: (row["sealed_by"] as String?).flatMap(UUID.init(wireText:))
         )
     }
 }

@@ -209,7 +209,7 @@ extension SQLiteStorage: SpaceStorage {
         return StoredInvitation(
             invitation: SpaceInvitation(id: id, spaceId: space, email: row["email"], role: role, invitedBy: sender, createdAt: created, expiresAt: expires),
             acceptedAt: (row["accepted_at"] as String?).flatMap(Timestamp.parse),
-            acceptedBy: (row["accepted_by"] as String?).flatMap(UUID.init(uuidString:)),
+            acceptedBy: (row["accepted_by"] as String?).flatMap(UUID.init(wireText:)),
             revokedAt: (row["revoked_at"] as String?).flatMap(Timestamp.parse)
         )
     }
