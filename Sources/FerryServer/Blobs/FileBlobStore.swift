@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// A complete blob is renamed into place only after its hash was checked, so a file under `blobs/` is always whole.
 /// Every file call runs through ``FileWork``, never on the threads that serve requests; received bytes are written
-/// while more arrive (``writeBatchSize`` at a time), and reads go in chunks of ``chunkSize``. Several processes may share the folder: an upload is written,
-/// completed or discarded by one request at a time among them all (a lock file, `uploads/<id>.lock`, held with `flock`).
+/// while more arrive (``writeBatchSize`` at a time), and reads go in chunks of ``chunkSize``. Several processes may
+/// share the folder: an upload is written, completed or discarded by one request at a time among them all (a lock
+/// file, `uploads/<id>.lock`, held with `flock`).
 final class FileBlobStore: BlobStore {
     let root: String
     /// The size of each read.
