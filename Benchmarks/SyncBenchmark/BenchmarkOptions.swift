@@ -18,6 +18,9 @@ struct BenchmarkOptions {
     var isListeners = false
     /// `--restart`: after the writes, restart the server and time until every stream is open again.
     var restarts = false
+    /// `--instances 2` (with `--realtime --postgres`): a second server on the same database; the devices' streams
+    /// alternate between the two, so half of every write's deliveries cross PostgreSQL's LISTEN/NOTIFY.
+    var instances = 1
     /// `--blobs`: the blob benchmark, with a file of `megabytes` MiB.
     var isBlobs = false
     var megabytes = 256
@@ -30,7 +33,7 @@ struct BenchmarkOptions {
 
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
-               ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B (0: plain pokes)] [--listeners] [--restart] [--postgres URL] [--json]
+               ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B (0: plain pokes)] [--listeners] [--restart] [--postgres URL [--instances 2]] [--json]
                ferry-benchmark --blobs [--megabytes M] [--postgres URL [--blob-files]] [--json]
                ferry-benchmark --rest [--rows N] [--postgres URL] [--json]
                ferry-benchmark --notifications [--devices N (at most 200)] [--writes K] [--postgres URL] [--json]
@@ -62,6 +65,7 @@ struct BenchmarkOptions {
             case "--carried-change-bytes": options.carriedChangeBytes = number(argument, minimum: 0)
             case "--listeners": options.isListeners = true
             case "--restart": options.restarts = true
+            case "--instances": options.instances = number(argument, minimum: 1)
             case "--blobs": options.isBlobs = true
             case "--rest":
                 options.isRest = true
@@ -80,6 +84,7 @@ struct BenchmarkOptions {
             }
         }
         if options.restarts, !options.isListeners { fail("--restart needs --listeners") }
+        if options.instances > 1, !options.isRealtime || options.postgresURL == nil { fail("--instances needs --realtime and --postgres") }
         if options.blobFiles, !options.isBlobs || options.postgresURL == nil { fail("--blob-files needs --blobs and --postgres") }
         return options
     }

@@ -7,7 +7,8 @@ import Synchronization
 /// The hidden `--realtime-devices` mode of `ferry-benchmark --realtime`: this process holds the listening devices,
 /// so the parent's memory is the server's alone.
 ///
-/// It signs in once and runs `--devices` engines on that session (in-memory stores, realtime on, nothing periodic),
+/// It signs in once and runs `--devices` engines on that session (in-memory stores, realtime on, nothing periodic;
+/// engine `i` on the `i mod n`-th of the n comma-separated instances of `--server`),
 /// prints `connected` once every stream is open and every engine idle, then `delivered K` each time every device
 /// has applied the K-th record of `--ids` (or 30 s passed), and last one JSON object: for each id, the monotonic time
 /// (``ProcessMetrics/monotonicNanoseconds()``) at which each device had it, 0 for never.
@@ -18,7 +19,8 @@ enum RealtimeDevicesRun {
         var values: [String: String] = [:]
         var iterator = arguments.makeIterator()
         while let name = iterator.next(), let value = iterator.next() { values[name] = value }
-        guard let server = values["--server"].flatMap(URL.init(string:)), let anonKey = values["--anon-key"], let email = values["--email"],
+        let servers = values["--server"]?.split(separator: ",").compactMap { URL(string: String($0)) } ?? []
+        guard let server = servers.first, let anonKey = values["--anon-key"], let email = values["--email"],
               let count = values["--devices"].flatMap(Int.init), let ids = values["--ids"]?.split(separator: ",").compactMap({ UUID(uuidString: String($0)) }),
               let password = ProcessInfo.processInfo.environment[DeviceOnlyRun.passwordVariable]
         else { throw BenchmarkError("\(flag) needs --server, --anon-key, --email, --devices, --ids and the password in \(DeviceOnlyRun.passwordVariable)") }
@@ -31,8 +33,9 @@ enum RealtimeDevicesRun {
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
-        let devices = try (0..<count).map { _ in
-            let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(session), transport: transport, logger: .testing)
+        let devices = try (0..<count).map { index in
+            let own = ServerEndpoint(baseURL: servers[index % servers.count], apiKey: anonKey)
+            let auth = AuthClient(endpoint: own, store: InMemorySessionStore(session), transport: transport, logger: .testing)
             let store = try LocalStore.inMemory(schema: schema, defaultSpace: session.user.id, logger: .testing)
             return SyncEngine(store: store, remote: SyncClient(auth: auth), configuration: configuration, logger: .testing)
         }

@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 
 /// The hidden `--realtime-listeners` mode of `ferry-benchmark --realtime --listeners`: this process holds N bare
-/// streams of one session (no engine, no store), so that thousands fit beside the server on one machine and the
+/// streams of one session (no engine, no store; stream `i` on the `i mod n`-th of the `--server` list's n instances), so that thousands fit beside the server on one machine and the
 /// propagation measured is the server's: from the writer's acknowledged push to the poke's arrival.
 ///
 /// Prints what ``RealtimeDevicesRun`` prints (`connected`, `delivered K`, the arrival times as JSON), each write's
@@ -31,7 +31,8 @@ enum RealtimeListenersRun {
         var values: [String: String] = [:]
         var iterator = arguments.makeIterator()
         while let name = iterator.next(), let value = iterator.next() { values[name] = value }
-        guard let server = values["--server"].flatMap(URL.init(string:)), let anonKey = values["--anon-key"], let email = values["--email"],
+        let servers = values["--server"]?.split(separator: ",").compactMap { URL(string: String($0)) } ?? []
+        guard let server = servers.first, let anonKey = values["--anon-key"], let email = values["--email"],
               let count = values["--devices"].flatMap(Int.init), let writes = values["--writes"].flatMap(Int.init),
               let password = ProcessInfo.processInfo.environment[DeviceOnlyRun.passwordVariable]
         else { throw BenchmarkError("\(flag) needs --server, --anon-key, --email, --devices, --writes and the password in \(DeviceOnlyRun.passwordVariable)") }
@@ -44,7 +45,8 @@ enum RealtimeListenersRun {
         let listening = Listening(ids: writes, listeners: count)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<count {
-                let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(session), transport: transport, logger: .testing)
+                let own = ServerEndpoint(baseURL: servers[index % servers.count], apiKey: anonKey)
+                let auth = AuthClient(endpoint: own, store: InMemorySessionStore(session), transport: transport, logger: .testing)
                 group.addTask { await listen(SyncClient(auth: auth), index: index, writes: writes, listening: listening) }
                 if index % 50 == 49 { try await Task.sleep(for: .milliseconds(20)) }  // a ramp, not a thundering herd
             }
