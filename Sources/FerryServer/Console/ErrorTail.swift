@@ -1,6 +1,5 @@
 import FerryCore
 import Foundation
-import HTTPTypes
 import Synchronization
 
 /// The last errors the server answered, for the console's live tail: method, path (never the query, which may carry
@@ -25,12 +24,13 @@ final class ErrorTail: Sendable {
     /// Newest first.
     var recent: [Entry] { entries.withLock { $0.reversed() } }
 
-    func record(method: String, path: String, _ error: APIError) {
+    /// Notes an error answered with `status` and `code` (the HTTP layer's answer, told in plain values).
+    func record(method: String, path: String, status: Int, code: ErrorCode, message: String) {
         // The console's own refusals (a signed-out page asking for its session) are not the app's errors.
         guard !path.hasPrefix("/console") else { return }
         let entry = Entry(
-            at: Date(), method: method, path: String(path.prefix(200)), status: Int(error.status.code), code: error.code.rawValue,
-            message: String(error.message.prefix(300))
+            at: Date(), method: method, path: String(path.prefix(200)), status: status, code: code.rawValue,
+            message: String(message.prefix(300))
         )
         entries.withLock { entries in
             entries.append(entry)

@@ -39,7 +39,7 @@ struct StreamService: Sendable {
         do {
             slot = try hub.open(userID: caller.userID, deviceID: caller.device?.id, spaces: spaces, changesAtStart: changesAtStart)
         } catch {
-            throw StreamAdmission.apiError(for: error, limits: hub.limits)
+            throw error.serviceError(limits: hub.limits)
         }
         metrics.open.increment()
         if let device = caller.device?.id { notifications?.streamOpened(deviceID: device) }

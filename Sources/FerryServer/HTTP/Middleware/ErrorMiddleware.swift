@@ -20,7 +20,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let apiError = Self.apiError(for: error, request, context)
-            tail?.record(method: request.method.rawValue, path: request.uri.path, apiError)
+            tail?.record(
+                method: request.method.rawValue, path: request.uri.path, status: Int(apiError.status.code), code: apiError.code,
+                message: apiError.message
+            )
             return try apiError.response(from: request, context: context)
         }
     }

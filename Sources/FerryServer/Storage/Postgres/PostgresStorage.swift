@@ -51,6 +51,12 @@ public final class PostgresStorage: DatabaseStorage {
 }
 
 extension PostgresStorage {
+    /// Runs the connection pool until cancelled, for a command that uses the database without a server (`ferry serve`
+    /// runs the pool as one of its services).
+    func runConnections() async {
+        await client.run()
+    }
+
     /// Opens one connection outside the pool and runs `SELECT 1`, so a wrong host, port, password or
     /// database name ends start-up with PostgreSQL's own reason instead of a pool retrying forever.
     public func checkReachable(timeout: Duration) async throws(ServerStartupError) {

@@ -17,28 +17,12 @@ struct StreamAdmission: RouterMiddleware {
         do {
             try hub.admits(userID: caller.userID)
         } catch {
-            throw Self.apiError(for: error, limits: hub.limits)
+            throw error.serviceError(limits: hub.limits)
         }
         guard context.streamUpgrade.isUpgrading else {
             throw APIError(.upgradeRequired, .upgradeRequired, "GET /sync/v1/stream is a WebSocket: send it as a connection's first request, with 'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13' and a 'Sec-WebSocket-Key'.", headers: [.upgrade: "websocket"])
         }
         return try await next(request, context)
-    }
-
-    /// The answer to a stream the hub refused.
-    static func apiError(for refusal: RealtimeHub.Refusal, limits: RealtimeLimits) -> APIError {
-        switch refusal {
-        case .accountFull:
-            APIError(
-                .tooManyRequests, .tooManyStreams,
-                "This account has \(limits.maximumStreamsPerAccount) streams open already; close one (or wait for it to time out) first.",
-                headers: [.retryAfter: "5"]
-            )
-        case .serverFull:
-            APIError(.serviceUnavailable, .tooManyStreams, "The server holds as many streams as it can; retry shortly.", headers: [.retryAfter: "5"])
-        case .closing:
-            APIError(.serviceUnavailable, .unavailable, "The server is shutting down; reconnect in a moment.", headers: [.retryAfter: "1"])
-        }
     }
 }
 
