@@ -26,7 +26,7 @@ public struct SyncClient: SyncRemote, DeviceRemote {
 
     /// Pulls the changes after `request`'s cursors.
     public func pull(_ request: PullRequest) async throws -> PullResponse {
-        try await auth.send(.json("POST", "sync/v1/pull", body: request), as: PullResponse.self, what: "pull result")
+        try await auth.send(.message("POST", "sync/v1/pull", request), as: PullResponse.self, what: "pull result")
     }
 
     /// The server's schema.

@@ -1,7 +1,64 @@
 import Foundation
 
-// The pull reply's one JSON reader and one writer (docs/sync.md, "Pull"). The server writes changes as it reads
+// The pull request's and the pull reply's one JSON reader and one writer each (docs/sync.md, "Pull"). The server writes changes as it reads
 // them from the database, in either layout (its `ChangeRowWriter`), between the brackets this writer leaves.
+
+extension PullRequest: JSONTextWritable {
+    public var approximateJSONByteCount: Int { 64 + 56 * (cursors.count + exclude.count) }
+
+    /// Members left out when they hold their default (no limit, nothing excluded, the field form, the changes layout).
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var object = JSONObjectWriter(&bytes)
+        if clockForm != .field {
+            object.key("clockForm", &bytes)
+            JSONValue.write(clockForm.rawValue, into: &bytes)
+        }
+        object.key("cursors", &bytes)
+        JSONValue.write(cursors, into: &bytes)
+        if !exclude.isEmpty {
+            object.key("exclude", &bytes)
+            JSONValue.array(exclude.map(\.lowercasedText).sorted().map(JSONValue.string)).write(into: &bytes)
+        }
+        if layout != .changes {
+            object.key("layout", &bytes)
+            JSONValue.write(layout.rawValue, into: &bytes)
+        }
+        if let limit {
+            object.key("limit", &bytes)
+            bytes.append(contentsOf: String(limit).utf8)
+        }
+        object.end(&bytes)
+    }
+}
+
+extension PullRequest: JSONStreamReadable {
+    /// Every member may be missing or `null`, which means its default.
+    package init(stream parser: inout JSONTextParser) throws {
+        var request = PullRequest()
+        try parser.readObject { parser, key in
+            switch key {
+            case "cursors": request.cursors = try parser.readSpaceKeyed(Int64.self)
+            case "limit":
+                guard try !parser.readNull() else { return }
+                guard let limit = Int(exactly: try parser.readInt64()) else { throw parser.corrupted("Out of range.") }
+                request.limit = limit
+            case "exclude":
+                guard try !parser.readNull() else { return }
+                try parser.readArray { parser in request.exclude.insert(try parser.readUUID()) }
+            case "clockForm":
+                guard try !parser.readNull() else { return }
+                guard let form = ClockForm(rawValue: try parser.readString()) else { throw parser.corrupted("clockForm must be field or row.") }
+                request.clockForm = form
+            case "layout":
+                guard try !parser.readNull() else { return }
+                guard let layout = PullLayout(rawValue: try parser.readString()) else { throw parser.corrupted("layout must be changes or rows.") }
+                request.layout = layout
+            default: try parser.skipValue()
+            }
+        }
+        self = request
+    }
+}
 
 extension Change: JSONTextWritable {
     public func writeJSON(into bytes: inout [UInt8]) {

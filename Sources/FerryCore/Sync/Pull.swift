@@ -1,7 +1,7 @@
 import Foundation
 
 /// The body of `POST /sync/v1/pull`.
-public struct PullRequest: Sendable, Hashable, Codable {
+public struct PullRequest: Sendable, Hashable {
     /// The last sequence number seen per space; a space the user belongs to but that is missing here starts at 0.
     public var cursors: [UUID: Int64]
     /// The most changes to return (the server caps it).
@@ -21,28 +21,6 @@ public struct PullRequest: Sendable, Hashable, Codable {
         self.exclude = exclude
         self.clockForm = clockForm
         self.layout = layout
-    }
-
-    enum CodingKeys: String, CodingKey { case cursors, limit, exclude, clockForm, layout }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        cursors = try SpaceKeyed.decode(container.decodeIfPresent([String: Int64].self, forKey: .cursors) ?? [:], at: decoder.codingPath)
-        limit = try container.decodeIfPresent(Int.self, forKey: .limit)
-        exclude = try container.decodeIfPresent(Set<UUID>.self, forKey: .exclude) ?? []
-        clockForm = try container.decodeIfPresent(ClockForm.self, forKey: .clockForm) ?? .field
-        layout = try container.decodeIfPresent(PullLayout.self, forKey: .layout) ?? .changes
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(SpaceKeyed.encode(cursors), forKey: .cursors)
-        try container.encodeIfPresent(limit, forKey: .limit)
-        if !exclude.isEmpty {
-            try container.encode(exclude.map { $0.lowercasedText }.sorted(), forKey: .exclude)
-        }
-        if clockForm != .field { try container.encode(clockForm, forKey: .clockForm) }
-        if layout != .changes { try container.encode(layout, forKey: .layout) }
     }
 }
 
@@ -161,23 +139,5 @@ public struct PullResponse: Sendable, Hashable {
         self.hasMore = hasMore
         self.resetRequired = resetRequired
         self.keyVersions = keyVersions
-    }
-}
-
-/// Maps keyed by space id, which JSON spells as objects with lowercase UUID keys.
-enum SpaceKeyed {
-    static func decode<Value>(_ raw: [String: Value], at path: [any CodingKey]) throws -> [UUID: Value] {
-        var result: [UUID: Value] = [:]
-        for (key, value) in raw {
-            guard let id = UUID(wireText: key) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "cursor key \(key.prefix(40)) is not a space id"))
-            }
-            result[id] = value
-        }
-        return result
-    }
-
-    static func encode<Value>(_ map: [UUID: Value]) -> [String: Value] {
-        Dictionary(uniqueKeysWithValues: map.map { ($0.key.lowercasedText, $0.value) })
     }
 }

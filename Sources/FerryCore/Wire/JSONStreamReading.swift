@@ -320,7 +320,7 @@ extension JSONTextParser {
         return ReadClock(clock: clock, text: text)
     }
 
-    /// A map keyed by space id (``SpaceKeyed``) of integers; `null` is none.
+    /// A map keyed by space id (an object with UUID keys) of integers; `null` is none.
     mutating func readSpaceKeyed<Integer: FixedWidthInteger>(_ type: Integer.Type) throws -> [UUID: Integer] {
         var map: [UUID: Integer] = [:]
         if try readNull() { return map }

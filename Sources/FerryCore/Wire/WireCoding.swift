@@ -57,7 +57,7 @@ extension JSONValue {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Space id to value, keys sorted, as ``SpaceKeyed`` spells such maps.
+    /// Space id to value: an object with lowercase UUID keys, sorted.
     package static func write(_ map: [UUID: some BinaryInteger], into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
         for (index, (space, value)) in map.map({ ($0.key.lowercasedText, $0.value) }).sorted(by: { $0.0 < $1.0 }).enumerated() {

@@ -84,10 +84,10 @@ struct RowClockFormTests {
 
     @Test("the field form stays the default, and a pull asks for the row form by name")
     func request() throws {
-        #expect(try JSONValueEncoder().encode(PullRequest(cursors: [:])).objectValue?["clockForm"] == nil)
-        let asked = try JSONValueEncoder().encode(PullRequest(cursors: [:], clockForm: .row))
-        #expect(asked.objectValue?["clockForm"] == "row")
+        #expect(try JSONValue(parsing: JSONValueEncoder().encodeText(PullRequest(cursors: [:]))).objectValue?["clockForm"] == nil)
+        let asked = JSONValueEncoder().encodeText(PullRequest(cursors: [:], clockForm: .row))
+        #expect(try JSONValue(parsing: asked).objectValue?["clockForm"] == "row")
         #expect(try JSONValueDecoder().decode(PullRequest.self, from: asked).clockForm == .row)
-        #expect(throws: DecodingError.self) { try JSONValueDecoder().decode(PullRequest.self, from: ["clockForm": "compact"] as JSONValue) }
+        #expect(throws: DecodingError.self) { try JSONValueDecoder().decode(PullRequest.self, from: Array(#"{"clockForm":"compact"}"#.utf8)) }
     }
 }

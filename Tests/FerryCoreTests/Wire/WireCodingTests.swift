@@ -39,6 +39,22 @@ struct WireCodingTests {
         #expect(try JSONValueDecoder().decode(Change.self, from: change) == Self.change)
     }
 
+    @Test("a pull is written compact with sorted keys, defaults left out, and read back whole; null and missing are defaults")
+    func pullRequest() throws {
+        let pull = PullRequest(cursors: [Self.space: 42, UUID(): 0], limit: 500, exclude: [UUID(), Self.space], clockForm: .row, layout: .rows)
+        let ours = JSONValueEncoder().encodeText(pull)
+        #expect(Self.text(ours) == (try Self.canonical(ours)))
+        #expect(Self.text(ours).contains(#""0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9":42"#), "ids lowercase")
+        #expect(try JSONValueDecoder().decode(PullRequest.self, from: ours) == pull)
+        #expect(Self.text(JSONValueEncoder().encodeText(PullRequest())) == #"{"cursors":{}}"#)
+        let nulls = #"{"cursors":null,"limit":null,"exclude":null,"clockForm":null,"layout":null,"later":[1]}"#
+        #expect(try JSONValueDecoder().decode(PullRequest.self, from: Array(nulls.utf8)) == PullRequest())
+        #expect(try JSONValueDecoder().decode(PullRequest.self, from: Array("{}".utf8)) == PullRequest())
+        for wrong in [#"{"cursors":{"not-an-id":1}}"#, #"{"limit":1.5}"#, #"{"exclude":["x"]}"#, #"{"layout":"pages"}"#, #"{"cursors":[]}"#, "[]"] {
+            #expect(throws: DecodingError.self, "\(wrong)") { try JSONValueDecoder().decode(PullRequest.self, from: Array(wrong.utf8)) }
+        }
+    }
+
     @Test("a push and its reply are written compact with sorted keys and read back whole")
     func pushRequest() throws {
         let push = PushRequest(deviceId: UUID(), mutations: [

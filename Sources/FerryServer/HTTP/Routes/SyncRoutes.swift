@@ -17,7 +17,7 @@ struct SyncRoutes {
         }
         pulling.post("pull") { request, context in
             var request = request
-            let body = try await request.decodeJSON(PullRequest.self)
+            let body = try await request.decodeJSON(PullRequest.self, limit: 64 * 1024)
             return JSONResponse(try await sync.pull(context.caller, request: body))
         }
         group.get("schema") { _, _ in
