@@ -32,24 +32,29 @@ extension PullRequest: JSONTextWritable {
 }
 
 extension PullRequest: JSONStreamReadable {
-    /// Every member may be missing or `null`, which means its default.
+    /// Every member may be missing or `null`, which means its default; a member given twice counts the last time.
     package init(stream parser: inout JSONTextParser) throws {
-        var request = PullRequest()
+        let defaults = PullRequest()
+        var request = defaults
         try parser.readObject { parser, key in
             switch key {
             case "cursors": request.cursors = try parser.readSpaceKeyed(Int64.self)
             case "limit":
+                request.limit = nil
                 guard try !parser.readNull() else { return }
                 guard let limit = Int(exactly: try parser.readInt64()) else { throw parser.corrupted("Out of range.") }
                 request.limit = limit
             case "exclude":
+                request.exclude = []
                 guard try !parser.readNull() else { return }
                 try parser.readArray { parser in request.exclude.insert(try parser.readUUID()) }
             case "clockForm":
+                request.clockForm = defaults.clockForm
                 guard try !parser.readNull() else { return }
                 guard let form = ClockForm(rawValue: try parser.readString()) else { throw parser.corrupted("clockForm must be field or row.") }
                 request.clockForm = form
             case "layout":
+                request.layout = defaults.layout
                 guard try !parser.readNull() else { return }
                 guard let layout = PullLayout(rawValue: try parser.readString()) else { throw parser.corrupted("layout must be changes or rows.") }
                 request.layout = layout

@@ -41,7 +41,7 @@ struct DeviceService: Sendable {
     func callerFromMemory(authorization: String?, auth: AuthService, until deadline: ContinuousClock.Instant) async -> SyncCaller? {
         guard let contexts else { return nil }
         // A fence that takes longer than its watchdog's first bound will not come sooner: the database answers then.
-        let fenceDeadline = min(deadline, .now + PostgresRealtimeFeed.fenceTimeout)
+        let fenceDeadline = min(deadline, .now + EventFence.timeout)
         guard let (caller, context) = try? await auth.authenticate(authorization: authorization, lookUp: { sessionID in
             guard let cached = await contexts.context(session: sessionID, until: fenceDeadline) else { throw CancellationError() }
             return (cached.session, cached)

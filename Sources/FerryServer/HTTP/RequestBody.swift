@@ -75,8 +75,9 @@ extension Request {
 extension DecodingError {
     /// Which key is missing or mistyped, without echoing the body (it may hold a password).
     var summary: String {
+        // Each step cut to 40 characters: a key the client made up (a cursor's space id) is echoed, not its whole text.
         func path(_ context: Context) -> String {
-            context.codingPath.map(\.stringValue).joined(separator: ".")
+            context.codingPath.map { String($0.stringValue.prefix(40)) }.joined(separator: ".")
         }
         switch self {
         case .keyNotFound(let key, let context):

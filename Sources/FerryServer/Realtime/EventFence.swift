@@ -25,6 +25,9 @@ final class EventFence: Sendable {
         var nextWaiter = 0
     }
 
+    /// How long pulls wait for a fence before reading the database instead.
+    static let timeout = Duration.seconds(2)
+
     /// This instance's name in fence notifications.
     let instance = UUID().lowercasedText
     private let state = Mutex(State())

@@ -50,6 +50,8 @@ struct WireCodingTests {
         let nulls = #"{"cursors":null,"limit":null,"exclude":null,"clockForm":null,"layout":null,"later":[1]}"#
         #expect(try JSONValueDecoder().decode(PullRequest.self, from: Array(nulls.utf8)) == PullRequest())
         #expect(try JSONValueDecoder().decode(PullRequest.self, from: Array("{}".utf8)) == PullRequest())
+        let twice = #"{"exclude":["0a1b2c3d-4e5f-4071-8293-a4b5c6d7e8f9"],"exclude":[],"limit":5,"limit":null}"#
+        #expect(try JSONValueDecoder().decode(PullRequest.self, from: Array(twice.utf8)) == PullRequest(), "the last counts, as in a tree")
         for wrong in [#"{"cursors":{"not-an-id":1}}"#, #"{"limit":1.5}"#, #"{"exclude":["x"]}"#, #"{"layout":"pages"}"#, #"{"cursors":[]}"#, "[]"] {
             #expect(throws: DecodingError.self, "\(wrong)") { try JSONValueDecoder().decode(PullRequest.self, from: Array(wrong.utf8)) }
         }

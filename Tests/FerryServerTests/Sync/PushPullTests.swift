@@ -105,8 +105,12 @@ struct PushPullTests {
                 token: device.session.accessToken
             )
             #expect(badClock.status == 400 && badClock.errorCode == "bad_request")
-            let badCursor = try await device.auth.send("POST", "/sync/v1/pull", json: ["cursors": ["not-a-space": 1]], token: device.session.accessToken)
-            #expect(badCursor.status == 400)
+            let longKey = "not-a-space-" + String(repeating: "x", count: 5000)
+            let badCursor = try await device.auth.send("POST", "/sync/v1/pull", json: ["cursors": [longKey: 1]], token: device.session.accessToken)
+            #expect(badCursor.status == 400 && badCursor.errorCode == "bad_request")
+            let badCursorMessage = try badCursor.json()["msg"] as? String ?? ""
+            #expect(badCursorMessage.contains("cursors.not-a-space-xxx"), "the message names the member: \(badCursorMessage)")
+            #expect(badCursorMessage.count < 200, "a made-up key is echoed cut to 40 characters, not whole")
             let negative = try await device.send("POST", "/sync/v1/pull", PullRequest(cursors: [device.userID: -1]))
             #expect(negative.status == 422 && negative.errorCode == "validation_failed")
 

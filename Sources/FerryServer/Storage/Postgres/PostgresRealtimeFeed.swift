@@ -79,15 +79,13 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
         }
     }
 
-    /// How long pulls wait for a fence before reading the database instead.
-    static let fenceTimeout = Duration.seconds(2)
     /// How long a fence may take to come back, in all, before the listening connection counts as dead (one that dies
     /// without a reset, behind a NAT or a failover, is otherwise never noticed: it only reads).
     static let deadListenerTimeout = Duration.seconds(10)
 
     /// Sends each fence wanted, one at a time: those who ask while one is on its way share the next.
     ///
-    /// A fence not heard back within ``fenceTimeout`` sends its pulls, and every pull after them, to the database; one
+    /// A fence not heard back within ``EventFence/timeout`` sends its pulls, and every pull after them, to the database; one
     /// not heard within ``deadListenerTimeout`` has the listener connect again. Slow is not dead: on a loaded server
     /// a fence can take seconds, and a reconnection makes every stream check again and every device pull, which would
     /// load it more.
@@ -102,10 +100,10 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
                     continue
                 }
                 // Not heard: slow, or no listener any more (which ``listen()`` handles).
-                if await heard(number, within: Self.fenceTimeout) || listening.withLock({ $0 }) == nil { continue }
+                if await heard(number, within: EventFence.timeout) || listening.withLock({ $0 }) == nil { continue }
                 fence.setSlow(true)
                 logger.notice("realtime listener slow to hear its own notification; pulls read the database until it does")
-                let late = await heard(number, within: Self.deadListenerTimeout - Self.fenceTimeout)
+                let late = await heard(number, within: Self.deadListenerTimeout - EventFence.timeout)
                 fence.setSlow(false)
                 if !late, !Task.isCancelled, let connection = listening.withLock({ $0 }) {
                     logger.warning("realtime listener did not hear its own notification in \(Self.deadListenerTimeout); reconnecting")
