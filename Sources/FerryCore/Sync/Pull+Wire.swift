@@ -1,7 +1,8 @@
 import Foundation
 
-// The pull request's and the pull reply's one JSON reader and one writer each (docs/sync.md, "Pull"). The server writes changes as it reads
-// them from the database, in either layout (its `ChangeRowWriter`), between the brackets this writer leaves.
+// The pull request's and the pull reply's one JSON reader and one writer each (docs/sync.md, "Pull"). The server
+// writes a reply's changes as it reads them from the database, in either layout (its `ChangeRowWriter`), between the
+// brackets this writer leaves.
 
 extension PullRequest: JSONTextWritable {
     public var approximateJSONByteCount: Int { 64 + 56 * (cursors.count + exclude.count) }
