@@ -185,6 +185,10 @@ let package = Package(
                 // The table benchmark's HTTP client (the one FerryClient uses on Linux).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The realtime benchmark's bare streams: a WebSocket handler on an event loop each (BareStream).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Benchmarks/SyncBenchmark",
             swiftSettings: swiftSettings

@@ -2,17 +2,17 @@ import FerryClient
 import FerryCore
 import FerryTesting
 import Foundation
+import NIOPosix
 import Synchronization
 
 /// The hidden `--realtime-listeners` mode of `ferry-benchmark --realtime --listeners`: this process holds N bare
-/// streams of one session (no engine, no store; stream `i` on the `i mod n`-th of the `--server` list's n instances), so that thousands fit beside the server on one machine and the
-/// propagation measured is the server's: from the writer's acknowledged push to the poke's arrival.
+/// streams of one session (no engine, no store; stream `i` on the `i mod n`-th of the `--server` list's n instances),
+/// so that thousands fit beside the server on one machine and the propagation measured is the server's: from the writer's acknowledged push to the poke's arrival.
 ///
 /// Prints what ``RealtimeDevicesRun`` prints (`connected`, `delivered K`, the arrival times as JSON), each write's
 /// arrival being the stream's first poke of a higher sequence number than it had seen; then, with `--restart 1`,
 /// `reconnected S` once every stream has been closed by the server's restart and opened again, S seconds after the
-/// first close. A stream closed by the server reopens as the engine's does: after a random 0–2 s when the server goes
-/// away (1001), and after its `Retry-After` (times 1 to 2) when refused.
+/// first close. Each stream is a ``BareStream``, reopened as the engine's stream is.
 enum RealtimeListenersRun {
     static let flag = "--realtime-listeners"
 
@@ -39,34 +39,34 @@ enum RealtimeListenersRun {
         let waitsForRestart = values["--restart"] == "1"
 
         let endpoint = ServerEndpoint(baseURL: server, apiKey: anonKey)
-        let transport = DefaultHTTPTransport(timeout: .seconds(60))
-        let first = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), transport: transport, logger: .testing)
-        let session = try await first.signIn(email: email, password: password)
+        let auth = AuthClient(endpoint: endpoint, store: InMemorySessionStore(), transport: DefaultHTTPTransport(timeout: .seconds(60)), logger: .testing)
+        let session = try await auth.signIn(email: email, password: password)
+        let targets = try servers.map { try BareStream.Target(server: $0, accessToken: session.accessToken, apiKey: anonKey) }
         let listening = Listening(ids: writes, listeners: count)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<count {
-                let own = ServerEndpoint(baseURL: servers[index % servers.count], apiKey: anonKey)
-                let auth = AuthClient(endpoint: own, store: InMemorySessionStore(session), transport: transport, logger: .testing)
-                group.addTask { await listen(SyncClient(auth: auth), index: index, writes: writes, listening: listening) }
-                if index % 50 == 49 { try await Task.sleep(for: .milliseconds(20)) }  // a ramp, not a thundering herd
+        let loops = MultiThreadedEventLoopGroup.singleton
+        var streams: [BareStream] = []
+        defer { for stream in streams { stream.stop() } }
+        for index in 0..<count {
+            let stream = BareStream(target: targets[index % targets.count], eventLoop: loops.next(), events: events(index: index, writes: writes, listening: listening))
+            streams.append(stream)
+            stream.start()
+            if index % 50 == 49 { try await Task.sleep(for: .milliseconds(20)) }  // a ramp, not a thundering herd
+        }
+        try await waitUntil(seconds: 300, "every stream open") { listening.open.load(ordering: .relaxed) == count }
+        DeviceOnlyRun.emit("connected")
+        for index in 0..<writes {
+            let giveUp = ContinuousClock.now + .seconds(30)
+            while listening.seen.times.withLock({ $0[index].contains(0) }), ContinuousClock.now < giveUp {
+                try await Task.sleep(for: .milliseconds(5))
             }
-            try await waitUntil(seconds: 300, "every stream open") { listening.open.load(ordering: .relaxed) == count }
-            DeviceOnlyRun.emit("connected")
-            for index in 0..<writes {
-                let giveUp = ContinuousClock.now + .seconds(30)
-                while listening.seen.times.withLock({ $0[index].contains(0) }), ContinuousClock.now < giveUp {
-                    try await Task.sleep(for: .milliseconds(5))
-                }
-                DeviceOnlyRun.emit("delivered \(index)")
-            }
-            DeviceOnlyRun.emit(String(decoding: try JSONEncoder().encode(listening.seen.times.withLock { $0 }), as: UTF8.self))
-            if waitsForRestart {
-                try await waitUntil(seconds: 300, "the server's restart") { listening.firstClose.withLock { $0 } != nil }
-                try await waitUntil(seconds: 300, "every stream open again", status: { "open \(listening.open.load(ordering: .relaxed))" }) { listening.open.load(ordering: .relaxed) == count }
-                let since = ContinuousClock.now - (listening.firstClose.withLock { $0 } ?? .now)
-                DeviceOnlyRun.emit("reconnected \(since.seconds)")
-            }
-            group.cancelAll()
+            DeviceOnlyRun.emit("delivered \(index)")
+        }
+        DeviceOnlyRun.emit(String(decoding: try JSONEncoder().encode(listening.seen.times.withLock { $0 }), as: UTF8.self))
+        if waitsForRestart {
+            try await waitUntil(seconds: 300, "the server's restart") { listening.firstClose.withLock { $0 } != nil }
+            try await waitUntil(seconds: 300, "every stream open again", status: { "open \(listening.open.load(ordering: .relaxed))" }) { listening.open.load(ordering: .relaxed) == count }
+            let since = ContinuousClock.now - (listening.firstClose.withLock { $0 } ?? .now)
+            DeviceOnlyRun.emit("reconnected \(since.seconds)")
         }
     }
 
@@ -83,45 +83,28 @@ enum RealtimeListenersRun {
         }
     }
 
-    /// Keeps one stream open until cancelled, noting when each write's poke arrives.
-    private static func listen(_ client: SyncClient, index: Int, writes: Int, listening: Listening) async {
+    /// What stream `index` does with its events: counts itself open or closed, and notes when each write's poke
+    /// arrives.
+    private static func events(index: Int, writes: Int, listening: Listening) -> BareStream.Events {
         // The next write to arrive, and the highest sequence number poked so far (across reconnections).
         let progress = Mutex<(next: Int, highest: Int64)>((0, -1))
-        while !Task.isCancelled {
-            let isOpen = Mutex(false)
-            let closure: StreamClosure?
-            var retryAfter = Duration.zero
-            do {
-                closure = try await client.openStream { message in
-                    switch message {
-                    case .ready:
-                        isOpen.withLock { $0 = true }
-                        listening.open.add(1, ordering: .relaxed)
-                    case .change(_, let seq, _):
-                        // The writer writes once every stream has the write before: each commit is one poke here.
-                        let now = ProcessMetrics.monotonicNanoseconds()
-                        let write = progress.withLock { progress -> Int? in
-                            guard seq > progress.highest, progress.next < writes else { return nil }
-                            progress.highest = seq
-                            progress.next += 1
-                            return progress.next - 1
-                        }
-                        if let write { listening.seen.times.withLock { $0[write][index] = now } }
-                    case .sync:
-                        break
-                    }
-                }
-            } catch {
-                closure = nil
-                retryAfter = (error as? RemoteError)?.retryAfter ?? .seconds(1)
-            }
-            if isOpen.withLock({ $0 }) {
+        return BareStream.Events(
+            opened: { listening.open.add(1, ordering: .relaxed) },
+            closed: {
                 listening.open.subtract(1, ordering: .relaxed)
                 listening.firstClose.withLock { $0 = $0 ?? .now }
+            },
+            poked: { seq in
+                // The writer writes once every stream has the write before: each commit is one poke here.
+                let now = ProcessMetrics.monotonicNanoseconds()
+                let write = progress.withLock { progress -> Int? in
+                    guard seq > progress.highest, progress.next < writes else { return nil }
+                    progress.highest = seq
+                    progress.next += 1
+                    return progress.next - 1
+                }
+                if let write { listening.seen.times.withLock { $0[write][index] = now } }
             }
-            if Task.isCancelled { return }
-            let spread: Duration = closure?.isServerGoingAway == true ? .seconds(2) : max(retryAfter, .milliseconds(250))
-            try? await Task.sleep(for: closure?.isServerGoingAway == true ? spread * Double.random(in: 0...1) : spread * Double.random(in: 1...2))
-        }
+        )
     }
 }

@@ -58,16 +58,17 @@ public enum StreamMessage: Sendable, Hashable {
     /// A `change` whose carried changes cannot be read is still a poke: the device pulls.
     public init?(jsonText: String) {
         var text = jsonText
-        func read(carrying: Bool) -> StreamMessage? {
-            text.withUTF8 { buffer in
-                var parser = JSONTextParser(bytes: buffer, maximumDepth: JSONValue.defaultMaximumDepth)
-                guard let message = try? Self.read(&parser, carrying: carrying) else { return nil }
-                parser.skipWhitespace()
-                return parser.position == parser.bytes.count ? message : nil
-            }
-        }
-        guard let message = read(carrying: true) ?? read(carrying: false) else { return nil }
+        guard let message = text.withUTF8({ Self.read($0, carrying: true) ?? Self.read($0, carrying: false) }) else { return nil }
         self = message
+    }
+
+    /// Reads a message from its UTF-8 text; `nil` as ``init(jsonText:)``. Without `carrying`, a `change` is a plain
+    /// poke: its carried changes are skipped, not parsed.
+    package static func read(_ text: UnsafeBufferPointer<UInt8>, carrying: Bool) -> StreamMessage? {
+        var parser = JSONTextParser(bytes: text, maximumDepth: JSONValue.defaultMaximumDepth)
+        guard let message = try? read(&parser, carrying: carrying) else { return nil }
+        parser.skipWhitespace()
+        return parser.position == parser.bytes.count ? message : nil
     }
 
     private static func read(_ parser: inout JSONTextParser, carrying: Bool) throws -> StreamMessage {

@@ -101,6 +101,29 @@ struct JSONStreamReadingTests {
         refusedByStream(PushRequest.self, text)
     }
 
+    @Test("a member no reader knows is skipped when the tree would parse it, and refused when it would not", arguments: [
+        #"{"a":[1,{"b":"c","b":[true,false,null]},-0.5e3],"d":{}}"#, #"[]"#, #"{}"#, #""plain""#, #""\u00e9\n\"""#,
+        #""é ü""#, #"  { "x" : [ 1 , 2 ] }  "#, "1e999", "01", "[1,]", #"{"a":1,}"#, #"{"a" 1}"#, #"{a:1}"#, #""\x""#,
+        "\"tab\there\"", #""unterminated"#, "[", "{", "nul", "[1 2]", #"{"a":1 "b":2}"#, #""\ud800""#,
+        String(repeating: "[", count: 63) + String(repeating: "]", count: 63),
+        String(repeating: "[", count: 64) + String(repeating: "]", count: 64),
+        String(repeating: "{\"a\":", count: 64) + "1" + String(repeating: "}", count: 64),
+    ])
+    func skippedMember(_ value: String) {
+        let message = #"{"type":"sync","later":\#(value)}"#
+        let tree = (try? JSONValue(parsing: Array(message.utf8))) != nil
+        #expect((StreamMessage(jsonText: message) == .sync) == tree, "\(value)")
+    }
+
+    @Test("a member whose string is not UTF-8 is refused, as the tree refuses it")
+    func skippedInvalidUTF8() {
+        for bytes: [UInt8] in [[0x22, 0xC3, 0x28, 0x22], [0x22, 0xFF, 0x22], [0x22, 0x61, 0xE2, 0x82, 0x22]] {
+            #expect((try? JSONValue(parsing: bytes)) == nil)
+            let message = Array(#"{"type":"sync","later":"#.utf8) + bytes + [0x7D]
+            #expect(message.withUnsafeBufferPointer { StreamMessage.read($0, carrying: false) } == nil, "\(bytes)")
+        }
+    }
+
     /// Reading `text` fails with a `DecodingError` (the wrong shape, with its path) or a `JSONParseError` (not JSON).
     func refusedByStream<Value: JSONStreamReadable>(_ type: Value.Type, _ text: String) {
         do {
