@@ -52,7 +52,7 @@ enum BlobBenchmark {
                 reference = try phone.store.attachFile(at: source, contentType: "audio/mp4")
                 try phone.store.save(collection: "recordings", fields: ["title": "Benchmark", "audio": reference!.json])
             }
-            let upload = try await measureAsync("upload (sync: PATCH in 4 MiB chunks, server hashes)") {
+            let upload = try await measureAsync("upload (sync: PATCH in chunks, server hashes)") {
                 let report = try await phone.running { try await phone.engine.sync() }
                 guard report.blobsUploaded == 1 else { throw BenchmarkFailure("the upload did not finish: \(report)") }
             }

@@ -4,7 +4,8 @@ import Foundation
 import Logging
 
 /// Runs the transfer queue of a store: uploads before a push, downloads after a pull, each resumed from its confirmed
-/// offset in chunks of ``LocalStore/blobChunkSize`` (one chunk in memory), each chunk confirmed in the store.
+/// offset in chunks of `chunkSize` bytes (``SyncEngine/Configuration/blobChunkSize``; one chunk in memory), each
+/// chunk confirmed in the store.
 ///
 /// A transfer that fails for a reason that may pass is retried after a backoff, by a later sync; one the server
 /// refuses for good (too large, bytes that do not match their hash) is marked failed. The network going away
@@ -13,6 +14,7 @@ struct BlobTransferRunner: Sendable {
     let store: LocalStore
     let remote: any BlobRemote
     var policy = BlobDownloadPolicy()
+    var chunkSize = SyncEngine.Configuration().blobChunkSize
     var isNetworkExpensive = false
     var backoff = BackoffPolicy(initial: .seconds(5), maximum: .seconds(3600))
     var logger = Logger(label: "ferry.blobs")
@@ -118,7 +120,7 @@ struct BlobTransferRunner: Sendable {
         while offset < transfer.blob.size {
             try Task.checkCancellation()
             try handle.seek(toOffset: UInt64(offset))
-            let chunk = try handle.read(upToCount: LocalStore.blobChunkSize) ?? Data()
+            let chunk = try handle.read(upToCount: chunkSize) ?? Data()
             guard !chunk.isEmpty else {
                 throw SyncError(code: .blobUnavailable, message: "The cached file \(transfer.blob) is shorter than its reference.", isRetryable: false)
             }
@@ -155,12 +157,12 @@ struct BlobTransferRunner: Sendable {
         if offset > 0 {
             let prefix = try FileHandle(forReadingFrom: partial)
             defer { try? prefix.close() }
-            while let chunk = try prefix.read(upToCount: LocalStore.blobChunkSize), !chunk.isEmpty { hasher.update(chunk) }
+            while let chunk = try prefix.read(upToCount: LocalStore.fileReadSize), !chunk.isEmpty { hasher.update(chunk) }
         }
         status.current = transfer.blob
         while offset < transfer.blob.size {
             try Task.checkCancellation()
-            let length = Int(min(Int64(LocalStore.blobChunkSize), transfer.blob.size - offset))
+            let length = Int(min(Int64(chunkSize), transfer.blob.size - offset))
             let chunk = try await remote.downloadBlob(space: transfer.space, blob: transfer.blob, offset: offset, length: length)
             guard !chunk.isEmpty, chunk.count <= length else {
                 throw SyncError(code: .blobUnavailable, message: "The server sent \(chunk.count) bytes for a range of \(length).", isRetryable: true)

@@ -266,7 +266,7 @@ extension LocalStore {
         defer { try? output.close() }
         var hasher = ContentHasher()
         var size: Int64 = 0
-        while let chunk = try input.read(upToCount: blobChunkSize), !chunk.isEmpty {
+        while let chunk = try input.read(upToCount: fileReadSize), !chunk.isEmpty {
             hasher.update(chunk)
             try output.write(contentsOf: chunk)
             size += Int64(chunk.count)
@@ -280,10 +280,10 @@ extension LocalStore {
         let input = try FileHandle(forReadingFrom: url)
         defer { try? input.close() }
         var hasher = ContentHasher()
-        while let chunk = try input.read(upToCount: blobChunkSize), !chunk.isEmpty { hasher.update(chunk) }
+        while let chunk = try input.read(upToCount: fileReadSize), !chunk.isEmpty { hasher.update(chunk) }
         return hasher.finalize()
     }
 
-    /// The size of each read, upload request and download range.
-    static let blobChunkSize = 4 << 20
+    /// The size of each read of a file being attached or checked (the transfers' chunks are the engine's).
+    static let fileReadSize = 4 << 20
 }

@@ -14,13 +14,16 @@ struct SyncPass: Sendable {
     var logger = Logger(label: "ferry.sync")
     /// When pulled records' blobs download, the cache's size limit, and whether the network is expensive now.
     var blobDownloads = BlobDownloadPolicy()
+    var blobChunkSize = SyncEngine.Configuration().blobChunkSize
     var blobCacheLimit: Int64?
     var isNetworkExpensive = false
 
     /// The attachment queue's runner, when the remote serves blobs.
     var blobs: BlobTransferRunner? {
         (remote as? any BlobRemote).map {
-            BlobTransferRunner(store: store, remote: $0, policy: blobDownloads, isNetworkExpensive: isNetworkExpensive, logger: logger)
+            BlobTransferRunner(
+                store: store, remote: $0, policy: blobDownloads, chunkSize: blobChunkSize, isNetworkExpensive: isNetworkExpensive, logger: logger
+            )
         }
     }
 

@@ -121,11 +121,12 @@ struct BlobEndToEndTests {
             try phone.store.save(collection: "sermons", fields: ["title": "Cut", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
 
             let flaky = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 3)
-            let configuration = SyncEngine.Configuration.manualSync()
+            var configuration = SyncEngine.Configuration.manualSync()
+            configuration.blobChunkSize = 4 << 20
             let failing = SyncEngine(store: phone.store, remote: flaky, configuration: configuration)
             await #expect(throws: (any Error).self) { try await Self.running(failing) { try await failing.sync() } }
             #expect(try phone.store.pendingCount() == 1, "the record waits for its file")
-            #expect(try phone.store.blobTransfers().first?.confirmed == 3 * 4 << 20)
+            #expect(try phone.store.blobTransfers().first?.confirmed == Int64(3 * configuration.blobChunkSize))
 
             let resumed = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: nil)
             let second = SyncEngine(store: phone.store, remote: resumed, configuration: configuration)
@@ -146,7 +147,9 @@ struct BlobEndToEndTests {
             try phone.store.save(collection: "sermons", fields: ["title": "Ended", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
             let ended = AuthError(code: .sessionNotFound, message: "Session from session_id claim in JWT does not exist", status: 403)
             let remote = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 1, failure: ended)
-            let engine = SyncEngine(store: phone.store, remote: remote, configuration: .manualSync())
+            var configuration = SyncEngine.Configuration.manualSync()
+            configuration.blobChunkSize = 4 << 20
+            let engine = SyncEngine(store: phone.store, remote: remote, configuration: configuration)
             await #expect(throws: (any Error).self) { try await Self.running(engine) { try await engine.sync() } }
             let transfer = try #require(try phone.store.blobTransfers().first)
             #expect(!transfer.failed && transfer.lastError == nil && transfer.retryAt == nil, "\(transfer)")
