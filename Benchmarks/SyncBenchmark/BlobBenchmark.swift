@@ -95,7 +95,7 @@ enum BlobBenchmark {
 
     /// Copies in 4 MiB chunks and syncs the copy to disk, as the cache and the server's store do.
     private static func copyFile(_ source: URL, to target: URL) throws {
-        FileManager.default.createFile(atPath: target.path(), contents: nil)
+        _ = FileManager.default.createFile(atPath: target.path(), contents: nil)
         let input = try FileHandle(forReadingFrom: source), output = try FileHandle(forWritingTo: target)
         defer {
             try? input.close()

@@ -76,12 +76,12 @@ public final class ChildProcess: Sendable {
             parentEnds.compactMap { $0 }.forEach { _ = close($0) }
             throw SpawnError(description: "this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
         }
-        closeFrom(&actions, 3)
+        _ = closeFrom(&actions, 3)
         if let currentDirectory {
             guard let changeDirectory = Self.changeDirectory else {
                 throw SpawnError(description: "this C library lacks posix_spawn_file_actions_addchdir_np (glibc 2.29 or later)")
             }
-            changeDirectory(&actions, currentDirectory)
+            _ = changeDirectory(&actions, currentDirectory)
         }
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]

@@ -82,7 +82,9 @@ public struct LoopbackCertificates: Sendable {
         let files = LoopbackCertificates(caFile: folder + "/ca.pem", certificateFile: folder + "/server.pem", keyFile: folder + "/server-key.pem")
         try authority.certificatePEM.write(toFile: files.caFile, atomically: true, encoding: .utf8)
         try server.certificatePEM.write(toFile: files.certificateFile, atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: files.keyFile, contents: Data(server.keyPEM.utf8), attributes: [.posixPermissions: 0o600])
+        guard FileManager.default.createFile(atPath: files.keyFile, contents: Data(server.keyPEM.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw TestSupportError("could not write the test key to \(files.keyFile)")
+        }
         return files
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 public enum TestFiles {
     /// Writes `megabytes` MiB of bytes that follow from `seed` to `path` (varied, so nothing compresses or repeats).
     public static func write(_ path: String, megabytes: Int, seed: UInt64 = 1) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)  // FileHandle then says why it cannot open it
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         var generator = SplitMix64(seed: seed)

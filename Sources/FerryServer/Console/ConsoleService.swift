@@ -70,7 +70,7 @@ struct ConsoleService: Sendable {
 
     func ban(_ id: UUID, duration: String, by session: OperatorService.Session) async throws -> JSONValue {
         let user = try await admin.updateUser(id, password: nil, metadata: nil, banDuration: duration)
-        await operators.log(session.operatorRecord.email, duration == "none" ? "unban" : "ban \(duration)", target: user.email ?? id.lowercasedText)
+        await operators.log(session.operatorRecord.email, duration == "none" ? "unban" : "ban \(duration)", target: user.email.isEmpty ? id.lowercasedText : user.email)
         guard let stored = try await auth.storage.user(id: id) else { throw AdminService.noUser(id) }
         return Self.user(stored)
     }

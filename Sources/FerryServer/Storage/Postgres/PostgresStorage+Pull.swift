@@ -18,7 +18,7 @@ extension PostgresStorage {
                 try await connection.query("COMMIT", logger: logger)
                 return pages.pages
             } catch {
-                try? await connection.query("ROLLBACK", logger: logger)
+                _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
         }

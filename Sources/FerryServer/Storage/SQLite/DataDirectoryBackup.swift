@@ -260,6 +260,7 @@ public enum DataDirectoryBackup {
     }
 
     /// Runs `body`, turning a file-system failure into ``BackupError`` (`backup_io_failed`) that says what was being done.
+    @discardableResult
     private static func io<Result>(_ doing: String, _ body: () throws -> Result) throws(BackupError) -> Result {
         do {
             return try body()
