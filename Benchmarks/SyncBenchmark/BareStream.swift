@@ -12,7 +12,9 @@ import Synchronization
 /// The SDK's stream serves one app (a task waiting on its socket, every message parsed whole); ten thousand of them
 /// beside the server took most of this machine's two cores, which the server's deliveries were measured on. Here the
 /// listeners' share is the socket's and the frame's. It reopens as the engine's stream does: after a random 0–2 s
-/// when the server goes away (1001, 1012), after `Retry-After` times 1 to 2 when refused, else after 250–500 ms.
+/// when the server goes away (1001, 1012), after `Retry-After` times 1 to 2 when refused, else after 250–500 ms. Its
+/// access token is never refreshed: a run lasts less than the token's hour, and a stream whose token or session ended
+/// (4001, 4003, a refusal with 401 or 403) gives up, saying so, rather than asking again forever.
 final class BareStream: Sendable {
     /// Where streams connect, and what their upgrade request carries.
     struct Target: Sendable {
@@ -48,6 +50,7 @@ final class BareStream: Sendable {
     private let eventLoop: any EventLoop
     private let events: Events
     private let isStopped = Atomic<Bool>(false)
+    private static let reportedEnd = Atomic<Bool>(false)
 
     init(target: Target, eventLoop: any EventLoop, events: Events) {
         self.target = target
@@ -116,6 +119,14 @@ final class BareStream: Sendable {
     }
 
     private func ended(_ attempt: Attempt) {
+        if [4001, 4003].contains(attempt.closeCode) || [401, 403].contains(attempt.refusal) {
+            stop()
+            if !Self.reportedEnd.exchange(true, ordering: .relaxed) {
+                let why = attempt.closeCode.map { "closed with \($0)" } ?? "refused with \(attempt.refusal ?? 0)"
+                FileHandle.standardError.write(Data("bare streams: the session ended (\(why)); not reopening\n".utf8))
+            }
+            return
+        }
         let delay: Duration
         if attempt.isOpen {
             events.closed()
@@ -136,7 +147,8 @@ final class BareStream: Sendable {
 /// One connection's outcome; touched on its event loop only.
 private final class Attempt: @unchecked Sendable {
     var isOpen = false
-    /// The refusal's `Retry-After`, in seconds.
+    /// The status of an upgrade the server refused, and its `Retry-After` in seconds.
+    var refusal: Int?
     var retryAfter: Int?
     /// The server's close code.
     var closeCode: UInt16?
@@ -155,6 +167,7 @@ private final class UpgradeAnswer: ChannelInboundHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head(let head) = unwrapInboundIn(data) {
+            if head.status != .switchingProtocols { attempt.refusal = Int(head.status.code) }
             attempt.retryAfter = head.headers.first(name: "Retry-After").flatMap { Int($0) }
             context.fireChannelRead(data)
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
@@ -199,7 +212,9 @@ private final class BareStreamHandler: ChannelInboundHandler {
         case .connectionClose:
             var data = frame.unmaskedData
             attempt.closeCode = data.readInteger(as: UInt16.self)
-            let answer = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: context.channel.allocator.buffer(capacity: 0))
+            let answer = WebSocketFrame(
+                fin: true, opcode: .connectionClose, maskKey: .random(), data: context.channel.allocator.buffer(capacity: 0)
+            )
             context.writeAndFlush(wrapOutboundOut(answer)).whenComplete { _ in context.close(promise: nil) }
         default:
             break

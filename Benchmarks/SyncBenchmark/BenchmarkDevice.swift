@@ -19,7 +19,7 @@ struct BenchmarkDevice {
     /// device, since the server takes a push only from a session bound to the pushing device.
     static func signIn(
         _ endpoint: Endpoint, email: String, password: String, signUp: Bool, fileURL: URL?,
-        remote: (SyncClient) -> any SyncRemote = { $0 }
+        remote: (SyncClient) -> any SyncRemote = { $0 }, blobChunkSize: Int? = nil
     ) async throws -> BenchmarkDevice {
         let auth = AuthClient(endpoint: ServerEndpoint(baseURL: endpoint.baseURL, apiKey: endpoint.anonKey), store: InMemorySessionStore(), logger: .testing)
         let session = signUp ? try await auth.signUp(email: email, password: password) : try await auth.signIn(email: email, password: password)
@@ -35,6 +35,7 @@ struct BenchmarkDevice {
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
         configuration.realtime = false
+        if let blobChunkSize { configuration.blobChunkSize = blobChunkSize }
         // FERRY_BENCH_PUSH_BATCH compares push batch sizes (docs/benchmarks.md); the SDK's default otherwise.
         if let size = ProcessInfo.processInfo.environment["FERRY_BENCH_PUSH_BATCH"].flatMap(Int.init), (1...1000).contains(size) {
             configuration.pushBatchSize = size

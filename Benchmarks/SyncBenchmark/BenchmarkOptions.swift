@@ -26,6 +26,8 @@ struct BenchmarkOptions {
     var megabytes = 256
     /// `--blob-files` (with `--blobs --postgres`): blob bytes in files beside PostgreSQL (`--blob-dir`), not in it.
     var blobFiles = false
+    /// `--chunk-mib N` (with `--blobs`): the devices' `blobChunkSize`; the SDK's default otherwise.
+    var blobChunkMiB: Int?
     /// `--rest`: the table API benchmark (`rows` sermons, five notes each; 2,000 unless `--rows` says).
     var isRest = false
     /// `--notifications`: do background notifications slow commits (APNs normal, slow, down)?
@@ -34,7 +36,7 @@ struct BenchmarkOptions {
     static let usage = """
         usage: ferry-benchmark [--rows N] [--postgres URL] [--noop-syncs N] [--large-rows N (0 skips)] [--json]
                ferry-benchmark --realtime [--devices N] [--writes K] [--carried-change-bytes B (0: plain pokes)] [--listeners] [--restart] [--postgres URL [--instances 2]] [--json]
-               ferry-benchmark --blobs [--megabytes M] [--postgres URL [--blob-files]] [--json]
+               ferry-benchmark --blobs [--megabytes M] [--chunk-mib N] [--postgres URL [--blob-files]] [--json]
                ferry-benchmark --rest [--rows N] [--postgres URL] [--json]
                ferry-benchmark --notifications [--devices N (at most 200)] [--writes K] [--postgres URL] [--json]
         """
@@ -76,6 +78,7 @@ struct BenchmarkOptions {
                 if !arguments.contains("--writes") { options.writes = 200 }
             case "--megabytes": options.megabytes = number(argument, minimum: 1)
             case "--blob-files": options.blobFiles = true
+            case "--chunk-mib": options.blobChunkMiB = number(argument, minimum: 1)
             case "-h", "--help":
                 print(usage)
                 exit(0)
@@ -85,6 +88,7 @@ struct BenchmarkOptions {
         }
         if options.restarts, !options.isListeners { fail("--restart needs --listeners") }
         if options.instances > 1, !options.isRealtime || options.postgresURL == nil { fail("--instances needs --realtime and --postgres") }
+        if options.blobChunkMiB != nil, !options.isBlobs { fail("--chunk-mib needs --blobs") }
         if options.blobFiles, !options.isBlobs || options.postgresURL == nil { fail("--blob-files needs --blobs and --postgres") }
         return options
     }

@@ -4,7 +4,7 @@ import FerryServer
 import FerryTesting
 import Foundation
 
-/// `ferry-benchmark --blobs [--megabytes M] [--postgres URL [--blob-files]] [--json]`: one file of M MiB (default 256) moved the way an
+/// `ferry-benchmark --blobs [--megabytes M] [--chunk-mib N] [--postgres URL [--blob-files]] [--json]`: one file of M MiB (default 256) moved the way an
 /// app moves it — attached on one device (copied into its cache and hashed), uploaded by a sync, downloaded by another
 /// device's sync (hashed again) — against the disk doing the least that work needs: copying the file once. Each step's
 /// ratio is its wall time over that copy's; CPU seconds of this process (client and server) stand beside them.
@@ -42,10 +42,12 @@ enum BlobBenchmark {
             let endpoint = BenchmarkDevice.Endpoint(baseURL: server.baseURL, anonKey: server.server.keys.anonKey)
             let email = "blobs-\(UUID().uuidString.prefix(8).lowercased())@example.com", password = "correct horse battery"
             let phone = try await BenchmarkDevice.signIn(
-                endpoint, email: email, password: password, signUp: true, fileURL: folder.appending(path: "phone.sqlite")
+                endpoint, email: email, password: password, signUp: true, fileURL: folder.appending(path: "phone.sqlite"),
+                blobChunkSize: options.blobChunkMiB.map { $0 << 20 }
             )
             let pad = try await BenchmarkDevice.signIn(
-                endpoint, email: email, password: password, signUp: false, fileURL: folder.appending(path: "pad.sqlite")
+                endpoint, email: email, password: password, signUp: false, fileURL: folder.appending(path: "pad.sqlite"),
+                blobChunkSize: options.blobChunkMiB.map { $0 << 20 }
             )
             var reference: BlobReference?
             let attach = try measure("attach (copy into the cache, hash)") {
@@ -73,6 +75,7 @@ enum BlobBenchmark {
             }
             let json: [String: Any] = [
                 "engine": "\(engine)", "blob_files": options.blobFiles, "megabytes": options.megabytes, "copy_seconds": copy.wall,
+                "chunk_mib": options.blobChunkMiB ?? SyncEngine.Configuration.defaultBlobChunkSize >> 20,
                 "attach_ratio": attach.wall / copy.wall, "upload_ratio": upload.wall / copy.wall, "download_ratio": download.wall / copy.wall,
                 "attach_cpu_seconds": attach.cpu, "upload_cpu_seconds": upload.cpu, "download_cpu_seconds": download.cpu,
             ]

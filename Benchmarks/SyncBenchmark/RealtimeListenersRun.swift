@@ -6,8 +6,9 @@ import NIOPosix
 import Synchronization
 
 /// The hidden `--realtime-listeners` mode of `ferry-benchmark --realtime --listeners`: this process holds N bare
-/// streams of one session (no engine, no store; stream `i` on the `i mod n`-th of the `--server` list's n instances),
-/// so that thousands fit beside the server on one machine and the propagation measured is the server's: from the writer's acknowledged push to the poke's arrival.
+/// streams of one session (no engine, no store; stream `i` on the `i mod n`-th of the `--server` list's n
+/// instances), so that thousands fit beside the server on one machine and the propagation measured is the server's:
+/// from the writer's acknowledged push to the poke's arrival.
 ///
 /// Prints what ``RealtimeDevicesRun`` prints (`connected`, `delivered K`, the arrival times as JSON), each write's
 /// arrival being the stream's first poke of a higher sequence number than it had seen; then, with `--restart 1`,
@@ -47,7 +48,9 @@ enum RealtimeListenersRun {
         var streams: [BareStream] = []
         defer { for stream in streams { stream.stop() } }
         for index in 0..<count {
-            let stream = BareStream(target: targets[index % targets.count], eventLoop: loops.next(), events: events(index: index, writes: writes, listening: listening))
+            let stream = BareStream(
+                target: targets[index % targets.count], eventLoop: loops.next(), events: events(index: index, writes: writes, listening: listening)
+            )
             streams.append(stream)
             stream.start()
             if index % 50 == 49 { try await Task.sleep(for: .milliseconds(20)) }  // a ramp, not a thundering herd

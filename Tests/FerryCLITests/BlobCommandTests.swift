@@ -43,10 +43,10 @@ struct SermonAudioCrashTests {
             let transfers = queued["transfers"] as? [[String: Any]] ?? []
             #expect(transfers.count == 1 && transfers.first?["direction"] as? String == "upload" && transfers.first?["size"] as? Int == 100 << 20)
 
-            // Killed with SIGKILL once about half the file is confirmed (a progress line per 16 MiB chunk).
+            // Killed with SIGKILL once about half the file is confirmed (a progress line per 4 MiB chunk).
             let environment = ["FERRY_SERVER": phone.server.absoluteString, "FERRY_API_KEY": anonKey, "FERRY_HOME": home, "FERRY_PROFILE": "phone"]
             let interrupted = try FerryProcess(["sync", "--progress"], environment: environment)
-            for _ in 0..<3 { _ = await interrupted.waitForLine(startingWith: "progress:") }
+            for _ in 0..<12 { _ = await interrupted.waitForLine(startingWith: "progress:") }
             interrupted.signal(SIGKILL)
             _ = await interrupted.waitForExit()
             let confirmed = try await phone.json(["blob", "status"])["transfers"] as? [[String: Any]] ?? []

@@ -14,7 +14,7 @@ struct BlobTransferRunner: Sendable {
     let store: LocalStore
     let remote: any BlobRemote
     var policy = BlobDownloadPolicy()
-    var chunkSize = SyncEngine.Configuration().blobChunkSize
+    var chunkSize = SyncEngine.Configuration.defaultBlobChunkSize
     var isNetworkExpensive = false
     var backoff = BackoffPolicy(initial: .seconds(5), maximum: .seconds(3600))
     var logger = Logger(label: "ferry.blobs")

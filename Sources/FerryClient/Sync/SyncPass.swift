@@ -14,7 +14,8 @@ struct SyncPass: Sendable {
     var logger = Logger(label: "ferry.sync")
     /// When pulled records' blobs download, the cache's size limit, and whether the network is expensive now.
     var blobDownloads = BlobDownloadPolicy()
-    var blobChunkSize = SyncEngine.Configuration().blobChunkSize
+    /// The bytes of each blob request (``SyncEngine/Configuration/blobChunkSize``).
+    var blobChunkSize = SyncEngine.Configuration.defaultBlobChunkSize
     var blobCacheLimit: Int64?
     var isNetworkExpensive = false
 

@@ -122,7 +122,7 @@ struct BlobEndToEndTests {
 
             let flaky = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 3)
             var configuration = SyncEngine.Configuration.manualSync()
-            configuration.blobChunkSize = 4 << 20
+            configuration.blobChunkSize = 2 << 20  // not the default: the engine's chunks are the configuration's
             let failing = SyncEngine(store: phone.store, remote: flaky, configuration: configuration)
             await #expect(throws: (any Error).self) { try await Self.running(failing) { try await failing.sync() } }
             #expect(try phone.store.pendingCount() == 1, "the record waits for its file")
@@ -147,9 +147,7 @@ struct BlobEndToEndTests {
             try phone.store.save(collection: "sermons", fields: ["title": "Ended", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
             let ended = AuthError(code: .sessionNotFound, message: "Session from session_id claim in JWT does not exist", status: 403)
             let remote = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 1, failure: ended)
-            var configuration = SyncEngine.Configuration.manualSync()
-            configuration.blobChunkSize = 4 << 20
-            let engine = SyncEngine(store: phone.store, remote: remote, configuration: configuration)
+            let engine = SyncEngine(store: phone.store, remote: remote, configuration: .manualSync())
             await #expect(throws: (any Error).self) { try await Self.running(engine) { try await engine.sync() } }
             let transfer = try #require(try phone.store.blobTransfers().first)
             #expect(!transfer.failed && transfer.lastError == nil && transfer.retryAt == nil, "\(transfer)")

@@ -119,9 +119,26 @@ struct JSONStreamReadingTests {
     func skippedInvalidUTF8() {
         for bytes: [UInt8] in [[0x22, 0xC3, 0x28, 0x22], [0x22, 0xFF, 0x22], [0x22, 0x61, 0xE2, 0x82, 0x22]] {
             #expect((try? JSONValue(parsing: bytes)) == nil)
-            let message = Array(#"{"type":"sync","later":"#.utf8) + bytes + [0x7D]
-            #expect(message.withUnsafeBufferPointer { StreamMessage.read($0, carrying: false) } == nil, "\(bytes)")
+            let asValue = Array(#"{"type":"sync","later":"#.utf8) + bytes + [0x7D]
+            let asKey = Array(#"{"type":"sync","later":{"#.utf8) + bytes + Array(":1}}".utf8)
+            for message in [asValue, asKey] {
+                #expect(message.withUnsafeBufferPointer { StreamMessage.read($0, carrying: false) } == nil, "\(message)")
+            }
         }
+        #expect(StreamMessage(jsonText: #"{"type":"sync","later":{"\x":1}}"#) == nil, "a key's bad escape")
+        #expect(StreamMessage(jsonText: #"{"type":"sync","later":{"\u00e9":[{"é":"\n"}]}}"#) == .sync, "a key's good one")
+    }
+
+    @Test("a cancelled task stops skipping a long member no reader knows, even one of strings only")
+    func skippingCancellation() async throws {
+        let strings = Array(repeating: #""a""#, count: 200_000).joined(separator: ",")
+        let long = Array(#"{"deviceId":"\#(Self.record)","mutations":[],"later":[\#(strings)]}"#.utf8)
+        #expect(try JSONValueDecoder().decode(PushRequest.self, from: long).mutations.isEmpty)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try JSONValueDecoder().decode(PushRequest.self, from: long)
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
     }
 
     /// Reading `text` fails with a `DecodingError` (the wrong shape, with its path) or a `JSONParseError` (not JSON).
