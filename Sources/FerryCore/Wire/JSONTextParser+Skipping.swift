@@ -3,14 +3,7 @@ extension JSONTextParser {
     /// A value of a key no reader knows, checked as JSON all the same (what ``parseValue()`` refuses, this refuses),
     /// but not built: no dictionary, array or string for what nobody reads.
     mutating func skipValue() throws {
-        // Counted as `parseValue()` counts: a long body of skipped values still notices its request's cancellation.
-        sinceCheck += 1
-        if sinceCheck >= 65_536 {
-            sinceCheck = 0
-            try Task.checkCancellation()
-        }
-        skipWhitespace()
-        guard position < bytes.count else { throw invalid() }
+        try startValue()
         switch bytes[position] {
         case UInt8(ascii: "{"): try skipContainer(closing: UInt8(ascii: "}"), keyed: true)
         case UInt8(ascii: "["): try skipContainer(closing: UInt8(ascii: "]"), keyed: false)

@@ -83,13 +83,7 @@ package struct JSONTextParser {
     }
 
     mutating func parseValue() throws -> JSONValue {
-        sinceCheck += 1
-        if sinceCheck >= 65_536 {
-            sinceCheck = 0
-            try Task.checkCancellation()
-        }
-        skipWhitespace()
-        guard position < bytes.count else { throw invalid() }
+        try startValue()
         switch bytes[position] {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
@@ -99,6 +93,18 @@ package struct JSONTextParser {
         case UInt8(ascii: "n"): return try parseLiteral("null", .null)
         default: return .number(try parseNumber())
         }
+    }
+
+    /// Counts a value (every 65,536th checks the task's cancellation, so a huge body stops with its request) and
+    /// moves to its first byte.
+    mutating func startValue() throws {
+        sinceCheck += 1
+        if sinceCheck >= 65_536 {
+            sinceCheck = 0
+            try Task.checkCancellation()
+        }
+        skipWhitespace()
+        guard position < bytes.count else { throw invalid() }
     }
 
     mutating func enter() throws {
