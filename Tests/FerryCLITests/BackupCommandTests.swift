@@ -20,7 +20,10 @@ struct BackupCommandTests {
             #expect(try await phone.run(["put", "sermons", "title=Before", "date=2026-11-21T10:00:00Z"]).status == 0)
             #expect(try await phone.run(["sync"]).status == 0)
 
-            let created = try await phone.run(["backup", "create", "--data-dir", database.folder, "--to", database.folder + "/../backups-\(port)", "--json"])
+            // Backups live outside the data directory, in a folder of the test's own.
+            let backups = try TemporaryFolder()
+            defer { backups.remove() }
+            let created = try await phone.run(["backup", "create", "--data-dir", database.folder, "--to", backups.url.path, "--json"])
             #expect(created.status == 0, "\(created.stderr)")
             let backup = try #require((try JSONSerialization.jsonObject(with: Data(created.stdout.utf8)) as? [String: Any])?["backup"] as? String)
             #expect(try await phone.run(["backup", "verify", backup]).status == 0)

@@ -43,10 +43,10 @@ struct SermonAudioCrashTests {
             let transfers = queued["transfers"] as? [[String: Any]] ?? []
             #expect(transfers.count == 1 && transfers.first?["direction"] as? String == "upload" && transfers.first?["size"] as? Int == 100 << 20)
 
-            // Killed with SIGKILL once about half the file is confirmed (a progress line per 4 MiB chunk).
+            // Killed with SIGKILL once about half the file is confirmed (a progress line per chunk, 16 MiB at most).
             let environment = ["FERRY_SERVER": phone.server.absoluteString, "FERRY_API_KEY": anonKey, "FERRY_HOME": home, "FERRY_PROFILE": "phone"]
             let interrupted = try FerryProcess(["sync", "--progress"], environment: environment)
-            for _ in 0..<12 { _ = await interrupted.waitForLine(startingWith: "progress:") }
+            while let line = await interrupted.waitForLine(startingWith: "progress:"), Self.confirmedMiB(line) < 40 {}
             interrupted.signal(SIGKILL)
             _ = await interrupted.waitForExit()
             let confirmed = try await phone.json(["blob", "status"])["transfers"] as? [[String: Any]] ?? []
@@ -101,6 +101,15 @@ extension SermonAudioCrashTests {
     }
 
     static func hash(_ path: String) throws -> String { try TestFiles.sha256(URL(fileURLWithPath: path)) }
+
+    /// The MiB of the current file a `ferry sync --progress` line says are confirmed ("…, file 1a2b3c4d 52.0 MiB of
+    /// 100.0 MiB"); 0 before any.
+    static func confirmedMiB(_ line: String) -> Double {
+        guard let file = line.range(of: ", file ") else { return 0 }
+        let words = line[file.upperBound...].split(separator: " ")
+        guard words.count >= 3, words[2] == "MiB" else { return 0 }
+        return Double(words[1]) ?? 0
+    }
 
     /// The process's peak resident memory (`VmHWM`), in bytes.
     static func peakMemory(_ pid: Int32) throws -> Int {

@@ -4,8 +4,8 @@ import Foundation
 import Logging
 
 /// Runs the transfer queue of a store: uploads before a push, downloads after a pull, each resumed from its confirmed
-/// offset in chunks of `chunkSize` bytes (``SyncEngine/Configuration/blobChunkSize``; one chunk in memory), each
-/// chunk confirmed in the store.
+/// offset in chunks of `chunkSize` bytes (``SyncEngine/Configuration/blobChunkSize``) or more, as ``BlobChunkPacer``
+/// grows them on a fast network (one chunk in memory), each chunk confirmed in the store.
 ///
 /// A transfer that fails for a reason that may pass is retried after a backoff, by a later sync; one the server
 /// refuses for good (too large, bytes that do not match their hash) is marked failed. The network going away
@@ -87,7 +87,7 @@ struct BlobTransferRunner: Sendable {
                 : (400..<500).contains(status) && ![408, 409, 425, 429].contains(status)
             let delay = backoff.delay(afterAttempt: transfer.attempts + 1, random: Double.random(in: 0..<1))
             try store.failTransfer(
-                transfer, error: "\(error.code): \(error.message)", retryAt: permanent ? nil : store.now().addingTimeInterval(Self.seconds(delay)),
+                transfer, error: "\(error.code): \(error.message)", retryAt: permanent ? nil : store.now().addingTimeInterval(delay.timeInterval),
                 permanently: permanent
             )
             logger.notice("blob transfer failed", metadata: [
@@ -101,7 +101,7 @@ struct BlobTransferRunner: Sendable {
             return false
         } catch {
             try store.failTransfer(
-                transfer, error: "\(error)", retryAt: store.now().addingTimeInterval(Self.seconds(backoff.delay(afterAttempt: transfer.attempts + 1, random: 0.5))),
+                transfer, error: "\(error)", retryAt: store.now().addingTimeInterval(backoff.delay(afterAttempt: transfer.attempts + 1, random: 0.5).timeInterval),
                 permanently: false
             )
             return false
@@ -117,14 +117,17 @@ struct BlobTransferRunner: Sendable {
         // An empty request first: it says where the server stands (stored already, or an upload to resume).
         var offset = try await send(Data(), at: transfer.confirmed, transfer)
         status.current = transfer.blob
+        var pacer = BlobChunkPacer(chunkSize: chunkSize)
         while offset < transfer.blob.size {
             try Task.checkCancellation()
             try handle.seek(toOffset: UInt64(offset))
-            let chunk = try handle.read(upToCount: chunkSize) ?? Data()
+            let chunk = try handle.read(upToCount: pacer.next) ?? Data()
             guard !chunk.isEmpty else {
                 throw SyncError(code: .blobUnavailable, message: "The cached file \(transfer.blob) is shorter than its reference.", isRetryable: false)
             }
+            let started = ContinuousClock.now
             let reached = try await send(chunk, at: offset, transfer)
+            pacer.record(bytes: chunk.count, took: .now - started)
             status.bytes += max(0, reached - offset)
             offset = reached
             try store.confirmTransfer(transfer, at: offset)
@@ -160,10 +163,13 @@ struct BlobTransferRunner: Sendable {
             while let chunk = try prefix.read(upToCount: LocalStore.fileReadSize), !chunk.isEmpty { hasher.update(chunk) }
         }
         status.current = transfer.blob
+        var pacer = BlobChunkPacer(chunkSize: chunkSize)
         while offset < transfer.blob.size {
             try Task.checkCancellation()
-            let length = Int(min(Int64(chunkSize), transfer.blob.size - offset))
+            let length = Int(min(Int64(pacer.next), transfer.blob.size - offset))
+            let started = ContinuousClock.now
             let chunk = try await remote.downloadBlob(space: transfer.space, blob: transfer.blob, offset: offset, length: length)
+            pacer.record(bytes: chunk.count, took: .now - started)
             guard !chunk.isEmpty, chunk.count <= length else {
                 throw SyncError(code: .blobUnavailable, message: "The server sent \(chunk.count) bytes for a range of \(length).", isRetryable: true)
             }
@@ -186,10 +192,6 @@ struct BlobTransferRunner: Sendable {
 
     /// How many times an upload whose bytes did not match their hash starts over before it fails for good.
     static let hashMismatchAttempts = 3
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
 }
 
 /// The blob transfers of the sync in flight.

@@ -21,7 +21,7 @@ extension URLSessionConfiguration {
     /// behind ``withRequestTimeout(_:_:)``.
     static func makeEphemeral(backstopFor timeout: Duration) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let seconds = timeout.timeInterval
         configuration.timeoutIntervalForRequest = max(1, seconds.rounded(.up)) + 1
         configuration.timeoutIntervalForResource = max(1, seconds.rounded(.up)) + 1
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData

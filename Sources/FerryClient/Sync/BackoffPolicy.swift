@@ -1,3 +1,5 @@
+import FerryCore
+
 /// How long to wait before retrying a failed sync: exponential, capped, with jitter so devices that failed
 /// together do not retry together.
 public struct BackoffPolicy: Sendable, Hashable {
@@ -20,14 +22,10 @@ public struct BackoffPolicy: Sendable, Hashable {
 
     /// The delay after `attempt` consecutive failures (1 = the first), given `random` in `0..<1`.
     public func delay(afterAttempt attempt: Int, random: Double) -> Duration {
-        let base = min(Self.seconds(initial) * pow(multiplier, Double(max(0, attempt - 1))), Self.seconds(maximum))
+        let base = min(initial.timeInterval * pow(multiplier, Double(max(0, attempt - 1))), maximum.timeInterval)
         let jitter = min(max(jitter, 0), 1)
         let seconds = base * (1 - jitter) + base * jitter * min(max(random, 0), 1)
         return .milliseconds(Int64((seconds * 1000).rounded()))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private func pow(_ base: Double, _ exponent: Double) -> Double {

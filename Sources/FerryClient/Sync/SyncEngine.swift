@@ -44,13 +44,15 @@ public actor SyncEngine {
         public var realtimeBackoff = BackoffPolicy(initial: .milliseconds(500), maximum: .seconds(60))
         /// When the blobs that pulled records name are downloaded.
         public var blobDownloads = BlobDownloadPolicy()
-        /// The bytes of each blob upload request and download range, 64 KiB to 64 MiB (4 MiB by default), one of them
-        /// in memory at a time.
+        /// The bytes of a transfer's first blob upload request or download range, and of its smallest: 64 KiB to
+        /// 64 MiB (4 MiB by default). One chunk is in memory at a time.
         ///
         /// Each chunk is one request, which must finish within the transport's timeout (30 s by default): 4 MiB
-        /// needs about 1.1 Mbit/s, 16 MiB about 4.5. On fast networks a larger chunk is fewer round trips and fewer
-        /// syncs to disk on the server (16 MiB uploaded 256 MiB 10–25 % faster than 4 MiB on a local server). A
-        /// proxy in front of the server must accept a request body of this size.
+        /// needs about 1.1 Mbit/s. After each request the next is sized to what the measured rate moves in 2 s, at
+        /// most four times the last, up to 16 MiB (or this size, when larger): on a fast network that is fewer round
+        /// trips and fewer syncs to disk on the server (16 MiB uploaded 256 MiB 10–25 % faster than 4 MiB on a local
+        /// server), and a slow one keeps this size. A proxy in front of the server must accept a request body of
+        /// 16 MiB, or of this size when larger.
         public var blobChunkSize = Self.defaultBlobChunkSize {
             didSet { blobChunkSize = min(max(blobChunkSize, 64 << 10), 64 << 20) }
         }

@@ -290,12 +290,12 @@ struct AuthService: Sendable {
     /// A password change or an account deletion needs a sign-in within ``AuthConfiguration/reauthenticationWindow`` or
     /// the current password, so an access token stolen later cannot lock the owner out or erase the account.
     func checkReauthentication(_ caller: Caller, currentPassword: String?, action: String) async throws {
-        let window = configuration.reauthenticationWindow.components
+        let window = configuration.reauthenticationWindow
         let age = now().timeIntervalSince(caller.signedInAt)
-        if currentPassword == nil, age <= Double(window.seconds) + Double(window.attoseconds) / 1e18 { return }
+        if currentPassword == nil, age <= window.timeInterval { return }
         guard let currentPassword else {
             throw ServiceError(.invalidRequest, .reauthenticationNeeded,
-                "\(action) needs a sign-in within the last \(window.seconds / 60) minutes, or current_password; sign in again and retry."
+                "\(action) needs a sign-in within the last \(window.components.seconds / 60) minutes, or current_password; sign in again and retry."
             )
         }
         // Each guess costs a hash: a stolen token guessing the password is slowed as a password change is.
@@ -412,13 +412,6 @@ struct AuthService: Sendable {
             }
         }
         return wire
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, fractions included.
-    var timeInterval: TimeInterval {
-        TimeInterval(components.seconds) + TimeInterval(components.attoseconds) / 1e18
     }
 }
 

@@ -29,7 +29,7 @@ struct BlobCollector: Service {
     @discardableResult
     func collect(now: Date) async -> Int {
         do {
-            let candidates = try await store.blobs(storedBefore: now.addingTimeInterval(-Self.seconds(limits.retention)))
+            let candidates = try await store.blobs(storedBefore: now.addingTimeInterval(-limits.retention.timeInterval))
             var deleted = 0
             if !candidates.isEmpty {
                 let referenced = try await records.referencedBlobs(schema: schema).union(try await objects.objectBlobs())
@@ -38,7 +38,7 @@ struct BlobCollector: Service {
                     deleted += 1
                 }
             }
-            let uploadCutoff = now.addingTimeInterval(-Self.seconds(limits.uploadRetention))
+            let uploadCutoff = now.addingTimeInterval(-limits.uploadRetention.timeInterval)
             for id in try await objects.deleteResumableUploads(createdBefore: uploadCutoff) { try? await store.discard(id) }
             let uploads = try await store.discardUploads(writtenBefore: uploadCutoff)
             if deleted + uploads > 0 {
@@ -49,9 +49,5 @@ struct BlobCollector: Service {
             logger.warning("blob collection failed", metadata: ["ferry.error": "\(error)"])
             return 0
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -119,8 +119,7 @@ struct MutationValidator: Sendable {
 
     /// Lowers clocks more than the allowed skew ahead of the server to that bound.
     private func capClocks(_ state: inout RecordState) -> [String: HLC] {
-        let skew = limits.maximumClockSkew.components
-        let bound = now.addingTimeInterval(Double(skew.seconds) + Double(skew.attoseconds) / 1e18)
+        let bound = now.addingTimeInterval(limits.maximumClockSkew.timeInterval)
         let boundMilliseconds = Int64((bound.timeIntervalSince1970 * 1000).rounded(.down))
         var capped: [String: HLC] = [:]
         for (name, clock) in state.clocks where clock.milliseconds > boundMilliseconds {

@@ -120,13 +120,16 @@ struct BlobEndToEndTests {
             let audio = try phone.store.attachFile(at: recording)
             try phone.store.save(collection: "sermons", fields: ["title": "Cut", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
 
-            let flaky = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 3)
+            let flaky = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: 2)
             var configuration = SyncEngine.Configuration.manualSync()
-            configuration.blobChunkSize = 2 << 20  // not the default: the engine's chunks are the configuration's
+            configuration.blobChunkSize = 2 << 20  // not the default: the engine's first chunk is the configuration's
             let failing = SyncEngine(store: phone.store, remote: flaky, configuration: configuration)
             await #expect(throws: (any Error).self) { try await Self.running(failing) { try await failing.sync() } }
             #expect(try phone.store.pendingCount() == 1, "the record waits for its file")
-            #expect(try phone.store.blobTransfers().first?.confirmed == Int64(3 * configuration.blobChunkSize))
+            #expect(try phone.store.blobTransfers().first?.confirmed == flaky.delivered, "confirmed is what the server acknowledged")
+            // The first chunk is the configured one; the next grows with the measured rate, at most fourfold.
+            #expect(flaky.chunkSizes.first == configuration.blobChunkSize)
+            #expect(flaky.chunkSizes.dropFirst().allSatisfy { (configuration.blobChunkSize...4 * configuration.blobChunkSize).contains($0) })
 
             let resumed = CountingRemote(base: SyncClient(auth: phone.auth), failAfterChunks: nil)
             let second = SyncEngine(store: phone.store, remote: resumed, configuration: configuration)
@@ -175,6 +178,7 @@ final class CountingRemote: ForwardingSyncRemote, BlobRemote, Sendable {
     let base: SyncClient
     let failAfterChunks: Int?
     private let sent = Mutex<(bytes: Int64, chunks: Int)>((0, 0))
+    private let accepted = Mutex<(bytes: Int64, sizes: [Int])>((0, []))
 
     /// What the cut-off upload throws: a dropped network unless told otherwise.
     let failure: any Error
@@ -186,15 +190,21 @@ final class CountingRemote: ForwardingSyncRemote, BlobRemote, Sendable {
     }
 
     var bytes: Int64 { sent.withLock { $0.bytes } }
+    /// The bytes of the chunks the server answered.
+    var delivered: Int64 { accepted.withLock { $0.bytes } }
+    /// The size of each chunk sent, in order (empty requests aside).
+    var chunkSizes: [Int] { accepted.withLock { $0.sizes } }
 
     func uploadBlob(space: UUID, blob: BlobReference, offset: Int64, bytes: Data) async throws -> Int64 {
         let chunks = sent.withLock { state -> Int in
-            state.bytes += Int64(bytes.count)
             if !bytes.isEmpty { state.chunks += 1 }
             return state.chunks
         }
         if let failAfterChunks, chunks > failAfterChunks { throw failure }
-        return try await base.uploadBlob(space: space, blob: blob, offset: offset, bytes: bytes)
+        sent.withLock { $0.bytes += Int64(bytes.count) }  // what went out; the cut-off request never left
+        let reached = try await base.uploadBlob(space: space, blob: blob, offset: offset, bytes: bytes)
+        if !bytes.isEmpty { accepted.withLock { $0 = ($0.bytes + Int64(bytes.count), $0.sizes + [bytes.count]) } }
+        return reached
     }
 
     func downloadBlob(space: UUID, blob: BlobReference, offset: Int64, length: Int) async throws -> Data {

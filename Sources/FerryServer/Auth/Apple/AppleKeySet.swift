@@ -1,4 +1,5 @@
 import CryptoExtras
+import FerryCore
 import FerrySecurity
 import Foundation
 import Logging
