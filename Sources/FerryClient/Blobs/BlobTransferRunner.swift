@@ -5,7 +5,8 @@ import Logging
 
 /// Runs the transfer queue of a store: uploads before a push, downloads after a pull, each resumed from its confirmed
 /// offset in chunks of `chunkSize` bytes (``SyncEngine/Configuration/blobChunkSize``) or more, as ``BlobChunkPacer``
-/// grows them on a fast network (one chunk in memory), each chunk confirmed in the store.
+/// grows them on a fast network, each chunk confirmed in the store. An upload holds one chunk in memory; a download
+/// two, the next range on its way while one is written.
 ///
 /// A transfer that fails for a reason that may pass is retried after a backoff, by a later sync; one the server
 /// refuses for good (too large, bytes that do not match their hash) is marked failed. The network going away
@@ -164,18 +165,24 @@ struct BlobTransferRunner: Sendable {
         }
         status.current = transfer.blob
         var pacer = BlobChunkPacer(chunkSize: chunkSize)
+        // The next range travels while this one is written, hashed and confirmed: two ranges in memory at most.
+        var ahead: RangeRequest?
+        defer { ahead?.reply.cancel() }
         while offset < transfer.blob.size {
             try Task.checkCancellation()
-            let length = Int(min(Int64(pacer.next), transfer.blob.size - offset))
-            let started = ContinuousClock.now
-            let chunk = try await remote.downloadBlob(space: transfer.space, blob: transfer.blob, offset: offset, length: length)
-            pacer.record(bytes: chunk.count, took: .now - started)
-            guard !chunk.isEmpty, chunk.count <= length else {
-                throw SyncError(code: .blobUnavailable, message: "The server sent \(chunk.count) bytes for a range of \(length).", isRetryable: true)
+            // Asked once the range before it arrived, from where that one ended.
+            let range = ahead ?? RangeRequest(transfer, at: offset, length: pacer.next, from: remote)
+            ahead = nil
+            let chunk = try await withTaskCancellationHandler { try await range.reply.value } onCancel: { range.reply.cancel() }
+            pacer.record(bytes: chunk.count, took: .now - range.started)
+            guard !chunk.isEmpty, chunk.count <= range.length else {
+                throw SyncError(code: .blobUnavailable, message: "The server sent \(chunk.count) bytes for a range of \(range.length).", isRetryable: true)
             }
+            let reached = offset + Int64(chunk.count)
+            if reached < transfer.blob.size { ahead = RangeRequest(transfer, at: reached, length: pacer.next, from: remote) }
             try handle.write(contentsOf: chunk)
             hasher.update(chunk)
-            offset += Int64(chunk.count)
+            offset = reached
             status.bytes += Int64(chunk.count)
             status.currentDone = offset
             try store.confirmTransfer(transfer, at: offset)
@@ -192,6 +199,19 @@ struct BlobTransferRunner: Sendable {
 
     /// How many times an upload whose bytes did not match their hash starts over before it fails for good.
     static let hashMismatchAttempts = 3
+
+    /// One download range, on its way.
+    private struct RangeRequest {
+        let length: Int
+        let started = ContinuousClock.now
+        let reply: Task<Data, any Error>
+
+        init(_ transfer: BlobTransfer, at offset: Int64, length: Int, from remote: any BlobRemote) {
+            let length = Int(min(Int64(length), transfer.blob.size - offset))
+            self.length = length
+            reply = Task { try await remote.downloadBlob(space: transfer.space, blob: transfer.blob, offset: offset, length: length) }
+        }
+    }
 }
 
 /// The blob transfers of the sync in flight.

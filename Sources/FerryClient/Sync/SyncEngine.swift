@@ -45,7 +45,8 @@ public actor SyncEngine {
         /// When the blobs that pulled records name are downloaded.
         public var blobDownloads = BlobDownloadPolicy()
         /// The bytes of a transfer's first blob upload request or download range, and of its smallest: 64 KiB to
-        /// 64 MiB (4 MiB by default). One chunk is in memory at a time.
+        /// 64 MiB (4 MiB by default). An upload holds one chunk in memory, a download two (the next range travels
+        /// while one is written).
         ///
         /// Each chunk is one request, which must finish within the transport's timeout (30 s by default): 4 MiB
         /// needs about 1.1 Mbit/s. After each request the next is sized to what the measured rate moves in 2 s, at

@@ -140,6 +140,31 @@ struct BlobEndToEndTests {
         }
     }
 
+    @Test("a download whose ranges come back shorter than asked goes on from where each ended", arguments: TestEngine.available)
+    func shortRanges(_ engine: TestEngine) async throws {
+        try await LiveServer.with(engine, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = uniqueEmail("ranges")
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
+            let recording = try Self.file(megabytes: 5)
+            defer { try? FileManager.default.removeItem(at: recording) }
+            let audio = try phone.store.attachFile(at: recording)
+            try phone.store.save(collection: "sermons", fields: ["title": "Short", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+            _ = try await Self.running(phone.engine) { try await phone.engine.sync() }
+
+            let short = ShortRangeRemote(base: SyncClient(auth: pad.auth), most: 700_000)
+            var configuration = SyncEngine.Configuration.manualSync()
+            configuration.blobChunkSize = 1 << 20
+            let reader = SyncEngine(store: pad.store, remote: short, configuration: configuration)
+            let report = try await Self.running(reader) { try await reader.sync() }
+            #expect(report.blobsDownloaded == 1 && report.blobBytesReceived == audio.size)
+            let file = try #require(try pad.store.cachedFile(for: audio))
+            #expect(try Self.hash(file) == audio.sha256)
+            let used = short.replies.sorted { $0.offset < $1.offset }
+            #expect(used.first?.offset == 0 && zip(used, used.dropFirst()).allSatisfy { $0.offset + Int64($0.count) == $1.offset }, "\(used)")
+        }
+    }
+
     @Test("a session that ends mid-upload stops the transfers without marking them failed or delaying them")
     func sessionEndsMidUpload() async throws {
         try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
@@ -209,5 +234,30 @@ final class CountingRemote: ForwardingSyncRemote, BlobRemote, Sendable {
 
     func downloadBlob(space: UUID, blob: BlobReference, offset: Int64, length: Int) async throws -> Data {
         try await base.downloadBlob(space: space, blob: blob, offset: offset, length: length)
+    }
+}
+
+/// Answers each blob range with at most `most` bytes, as a server may, and records the ranges it answered.
+final class ShortRangeRemote: ForwardingSyncRemote, BlobRemote, Sendable {
+    let base: SyncClient
+    let most: Int
+    private let answered = Mutex<[(offset: Int64, count: Int)]>([])
+
+    init(base: SyncClient, most: Int) {
+        self.base = base
+        self.most = most
+    }
+
+    /// The ranges answered.
+    var replies: [(offset: Int64, count: Int)] { answered.withLock { $0 } }
+
+    func uploadBlob(space: UUID, blob: BlobReference, offset: Int64, bytes: Data) async throws -> Int64 {
+        try await base.uploadBlob(space: space, blob: blob, offset: offset, bytes: bytes)
+    }
+
+    func downloadBlob(space: UUID, blob: BlobReference, offset: Int64, length: Int) async throws -> Data {
+        let data = try await base.downloadBlob(space: space, blob: blob, offset: offset, length: min(length, most))
+        answered.withLock { $0.append((offset, data.count)) }
+        return data
     }
 }
