@@ -4,25 +4,23 @@ import FerryCore
 ///
 /// A transfer starts with the configured chunk (``SyncEngine/Configuration/blobChunkSize``). After each request the
 /// next is sized to what the last one's rate moves in ``target``, at most four times the last and never outside the
-/// configured chunk and ``ceiling``. On a fast network that is fewer round trips and fewer syncs to disk on the
+/// configured chunk and ``ceiling`` (``SyncEngine/Configuration/blobChunkSizeLimit``). On a fast network that is fewer round trips and fewer syncs to disk on the
 /// server; on a slow one it stays at the configured chunk, which each request must move within the transport's
 /// timeout (30 s, fifteen times ``target``).
 struct BlobChunkPacer: Sendable {
     /// The time a request is sized to take.
     static let target: Duration = .seconds(2)
-    /// The largest request a transfer grows to, unless the configured chunk is larger.
-    static let grownLimit = 16 << 20
 
     /// The configured chunk: the first request's size, and the smallest.
     let floor: Int
-    /// The largest request: ``grownLimit``, or the configured chunk when it is larger.
+    /// The largest request: the limit, or the configured chunk when it is larger.
     let ceiling: Int
     /// The next request's size.
     private(set) var next: Int
 
-    init(chunkSize: Int) {
+    init(chunkSize: Int, limit: Int) {
         floor = chunkSize
-        ceiling = max(chunkSize, Self.grownLimit)
+        ceiling = max(chunkSize, limit)
         next = chunkSize
     }
 

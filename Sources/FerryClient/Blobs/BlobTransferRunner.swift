@@ -4,8 +4,8 @@ import Foundation
 import Logging
 
 /// Runs the transfer queue of a store: uploads before a push, downloads after a pull, each resumed from its confirmed
-/// offset in chunks of `chunkSize` bytes (``SyncEngine/Configuration/blobChunkSize``) or more, as ``BlobChunkPacer``
-/// grows them on a fast network, each chunk confirmed in the store. An upload holds one chunk in memory; a download
+/// offset in chunks that `chunks` sizes (``SyncEngine/Configuration/blobChunkSize``, growing on a fast network up to
+/// ``SyncEngine/Configuration/blobChunkSizeLimit``), each chunk confirmed in the store. An upload holds one chunk in memory; a download
 /// two, the next range on its way while one is written.
 ///
 /// A transfer that fails for a reason that may pass is retried after a backoff, by a later sync; one the server
@@ -15,7 +15,7 @@ struct BlobTransferRunner: Sendable {
     let store: LocalStore
     let remote: any BlobRemote
     var policy = BlobDownloadPolicy()
-    var chunkSize = SyncEngine.Configuration.defaultBlobChunkSize
+    var chunks = SyncEngine.Configuration().blobChunks
     var isNetworkExpensive = false
     var backoff = BackoffPolicy(initial: .seconds(5), maximum: .seconds(3600))
     var logger = Logger(label: "ferry.blobs")
@@ -118,7 +118,7 @@ struct BlobTransferRunner: Sendable {
         // An empty request first: it says where the server stands (stored already, or an upload to resume).
         var offset = try await send(Data(), at: transfer.confirmed, transfer)
         status.current = transfer.blob
-        var pacer = BlobChunkPacer(chunkSize: chunkSize)
+        var pacer = chunks
         while offset < transfer.blob.size {
             try Task.checkCancellation()
             try handle.seek(toOffset: UInt64(offset))
@@ -128,7 +128,8 @@ struct BlobTransferRunner: Sendable {
             }
             let started = ContinuousClock.now
             let reached = try await send(chunk, at: offset, transfer)
-            pacer.record(bytes: chunk.count, took: .now - started)
+            // A reply that says the server holds more (another device uploads the same file) moved nothing.
+            pacer.record(bytes: min(chunk.count, Int(max(0, reached - offset))), took: .now - started)
             status.bytes += max(0, reached - offset)
             offset = reached
             try store.confirmTransfer(transfer, at: offset)
@@ -164,7 +165,7 @@ struct BlobTransferRunner: Sendable {
             while let chunk = try prefix.read(upToCount: LocalStore.fileReadSize), !chunk.isEmpty { hasher.update(chunk) }
         }
         status.current = transfer.blob
-        var pacer = BlobChunkPacer(chunkSize: chunkSize)
+        var pacer = chunks
         // The next range travels while this one is written, hashed and confirmed: two ranges in memory at most.
         var ahead: RangeRequest?
         defer { ahead?.reply.cancel() }
@@ -173,8 +174,8 @@ struct BlobTransferRunner: Sendable {
             // Asked once the range before it arrived, from where that one ended.
             let range = ahead ?? RangeRequest(transfer, at: offset, length: pacer.next, from: remote)
             ahead = nil
-            let chunk = try await withTaskCancellationHandler { try await range.reply.value } onCancel: { range.reply.cancel() }
-            pacer.record(bytes: chunk.count, took: .now - range.started)
+            let (chunk, took) = try await withTaskCancellationHandler { try await range.reply.value } onCancel: { range.reply.cancel() }
+            pacer.record(bytes: chunk.count, took: took)
             guard !chunk.isEmpty, chunk.count <= range.length else {
                 throw SyncError(code: .blobUnavailable, message: "The server sent \(chunk.count) bytes for a range of \(range.length).", isRetryable: true)
             }
@@ -203,13 +204,17 @@ struct BlobTransferRunner: Sendable {
     /// One download range, on its way.
     private struct RangeRequest {
         let length: Int
-        let started = ContinuousClock.now
-        let reply: Task<Data, any Error>
+        /// The bytes, and how long the request took (not counting the wait for the loop to take them).
+        let reply: Task<(Data, Duration), any Error>
 
         init(_ transfer: BlobTransfer, at offset: Int64, length: Int, from remote: any BlobRemote) {
             let length = Int(min(Int64(length), transfer.blob.size - offset))
             self.length = length
-            reply = Task { try await remote.downloadBlob(space: transfer.space, blob: transfer.blob, offset: offset, length: length) }
+            reply = Task {
+                let started = ContinuousClock.now
+                let bytes = try await remote.downloadBlob(space: transfer.space, blob: transfer.blob, offset: offset, length: length)
+                return (bytes, .now - started)
+            }
         }
     }
 }

@@ -79,7 +79,7 @@ extension SyncEngine {
                 space: space, blob: blob, direction: .download, collection: collection, field: field, confirmed: 0, attempts: 0,
                 retryAt: nil, failed: false, lastError: nil
             )
-        let url = try await BlobTransferRunner(store: store, remote: remote, chunkSize: configuration.blobChunkSize, logger: logger).fetch(transfer)
+        let url = try await BlobTransferRunner(store: store, remote: remote, chunks: configuration.blobChunks, logger: logger).fetch(transfer)
         try store.finishTransfer(transfer)
         return url
     }

@@ -99,7 +99,7 @@ extension SyncEngine {
             encryption: encryption, logger: logger
         )
         pass.blobDownloads = configuration.blobDownloads
-        pass.blobChunkSize = configuration.blobChunkSize
+        pass.blobChunks = configuration.blobChunks
         pass.blobCacheLimit = configuration.blobCacheLimit
         pass.isNetworkExpensive = isNetworkExpensive
         return pass

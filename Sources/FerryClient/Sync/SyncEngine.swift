@@ -45,20 +45,32 @@ public actor SyncEngine {
         /// When the blobs that pulled records name are downloaded.
         public var blobDownloads = BlobDownloadPolicy()
         /// The bytes of a transfer's first blob upload request or download range, and of its smallest: 64 KiB to
-        /// 64 MiB (4 MiB by default). An upload holds one chunk in memory, a download two (the next range travels
-        /// while one is written).
+        /// 64 MiB (4 MiB by default).
         ///
         /// Each chunk is one request, which must finish within the transport's timeout (30 s by default): 4 MiB
         /// needs about 1.1 Mbit/s. After each request the next is sized to what the measured rate moves in 2 s, at
-        /// most four times the last, up to 16 MiB (or this size, when larger): on a fast network that is fewer round
-        /// trips and fewer syncs to disk on the server (16 MiB uploaded 256 MiB 10–25 % faster than 4 MiB on a local
-        /// server), and a slow one keeps this size. A proxy in front of the server must accept a request body of
-        /// 16 MiB, or of this size when larger.
+        /// most four times the last, up to ``blobChunkSizeLimit``: on a fast network that is fewer round trips and
+        /// fewer syncs to disk on the server (16 MiB uploaded 256 MiB 10–25 % faster than 4 MiB on a local server),
+        /// and a slow one keeps this size.
         public var blobChunkSize = Self.defaultBlobChunkSize {
-            didSet { blobChunkSize = min(max(blobChunkSize, 64 << 10), 64 << 20) }
+            didSet { blobChunkSize = Self.boundedChunk(blobChunkSize) }
         }
         /// ``blobChunkSize``'s default.
         public static let defaultBlobChunkSize = 4 << 20
+        /// The largest a transfer's chunks grow to on a fast network: 64 KiB to 64 MiB (16 MiB by default), and never
+        /// less than ``blobChunkSize`` (set it to that to keep every chunk the same).
+        ///
+        /// An upload holds one chunk in memory and a download two (the next range travels while one is written), and
+        /// the HTTP transport keeps a copy of each while it moves: a process with little memory (an app extension)
+        /// lowers this. A proxy in front of the server must accept a request body of this size.
+        public var blobChunkSizeLimit = 16 << 20 {
+            didSet { blobChunkSizeLimit = Self.boundedChunk(blobChunkSizeLimit) }
+        }
+
+        /// The chunks of each blob transfer, from ``blobChunkSize`` up to ``blobChunkSizeLimit``.
+        var blobChunks: BlobChunkPacer { BlobChunkPacer(chunkSize: blobChunkSize, limit: blobChunkSizeLimit) }
+
+        private static func boundedChunk(_ bytes: Int) -> Int { min(max(bytes, 64 << 10), 64 << 20) }
         /// The most bytes the blob cache keeps: past it, the least recently used files the server holds are deleted
         /// after a sync (they download again on access). `nil`: no limit.
         public var blobCacheLimit: Int64?

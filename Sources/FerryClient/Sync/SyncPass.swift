@@ -14,8 +14,8 @@ struct SyncPass: Sendable {
     var logger = Logger(label: "ferry.sync")
     /// When pulled records' blobs download, the cache's size limit, and whether the network is expensive now.
     var blobDownloads = BlobDownloadPolicy()
-    /// The bytes of each blob request (``SyncEngine/Configuration/blobChunkSize``).
-    var blobChunkSize = SyncEngine.Configuration.defaultBlobChunkSize
+    /// The size of each blob request (``SyncEngine/Configuration/blobChunkSize``, growing up to its limit).
+    var blobChunks = SyncEngine.Configuration().blobChunks
     var blobCacheLimit: Int64?
     var isNetworkExpensive = false
 
@@ -23,7 +23,7 @@ struct SyncPass: Sendable {
     var blobs: BlobTransferRunner? {
         (remote as? any BlobRemote).map {
             BlobTransferRunner(
-                store: store, remote: $0, policy: blobDownloads, chunkSize: blobChunkSize, isNetworkExpensive: isNetworkExpensive, logger: logger
+                store: store, remote: $0, policy: blobDownloads, chunks: blobChunks, isNetworkExpensive: isNetworkExpensive, logger: logger
             )
         }
     }
