@@ -61,8 +61,8 @@ public actor SyncEngine {
         /// less than ``blobChunkSize`` (set it to that to keep every chunk the same).
         ///
         /// An upload holds one chunk in memory and a download two (the next range travels while one is written), and
-        /// the HTTP transport keeps a copy of each while it moves: a process with little memory (an app extension)
-        /// lowers this. A proxy in front of the server must accept a request body of this size.
+        /// the HTTP transport keeps a copy of each while it moves: an app that must stay small (syncing in the
+        /// background, say) lowers this. A proxy in front of the server must accept a request body of this size.
         public var blobChunkSizeLimit = 16 << 20 {
             didSet { blobChunkSizeLimit = Self.boundedChunk(blobChunkSizeLimit) }
         }
