@@ -4,9 +4,9 @@ import FerryCore
 ///
 /// A transfer starts with the configured chunk (``SyncEngine/Configuration/blobChunkSize``). After each request the
 /// next is sized to what the last one's rate moves in ``target``, at most four times the last and never outside the
-/// configured chunk and ``ceiling`` (``SyncEngine/Configuration/blobChunkSizeLimit``). On a fast network that is fewer round trips and fewer syncs to disk on the
-/// server; on a slow one it stays at the configured chunk, which each request must move within the transport's
-/// timeout (30 s, fifteen times ``target``).
+/// configured chunk and ``ceiling`` (``SyncEngine/Configuration/blobChunkSizeLimit``). On a fast network that is
+/// fewer round trips and fewer syncs to disk on the server; on a slow one it stays at the configured chunk, which
+/// each request must move within the transport's timeout (30 s, fifteen times ``target``).
 struct BlobChunkPacer: Sendable {
     /// The time a request is sized to take.
     static let target: Duration = .seconds(2)

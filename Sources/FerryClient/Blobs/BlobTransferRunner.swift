@@ -5,8 +5,8 @@ import Logging
 
 /// Runs the transfer queue of a store: uploads before a push, downloads after a pull, each resumed from its confirmed
 /// offset in chunks that `chunks` sizes (``SyncEngine/Configuration/blobChunkSize``, growing on a fast network up to
-/// ``SyncEngine/Configuration/blobChunkSizeLimit``), each chunk confirmed in the store. An upload holds one chunk in memory; a download
-/// two, the next range on its way while one is written.
+/// ``SyncEngine/Configuration/blobChunkSizeLimit``), each chunk confirmed in the store. An upload holds one chunk in
+/// memory; a download two, the next range on its way while one is written.
 ///
 /// A transfer that fails for a reason that may pass is retried after a backoff, by a later sync; one the server
 /// refuses for good (too large, bytes that do not match their hash) is marked failed. The network going away

@@ -71,6 +71,7 @@ public actor SyncEngine {
         var blobChunks: BlobChunkPacer { BlobChunkPacer(chunkSize: blobChunkSize, limit: blobChunkSizeLimit) }
 
         private static func boundedChunk(_ bytes: Int) -> Int { min(max(bytes, 64 << 10), 64 << 20) }
+
         /// The most bytes the blob cache keeps: past it, the least recently used files the server holds are deleted
         /// after a sync (they download again on access). `nil`: no limit.
         public var blobCacheLimit: Int64?
