@@ -165,6 +165,44 @@ struct BlobEndToEndTests {
         }
     }
 
+    @Test("a sync suspended while the next range is on its way cancels that request, keeps the confirmed bytes, and resumes from them")
+    func suspendedDuringReadAhead() async throws {
+        try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
+            let email = uniqueEmail("ahead")
+            let phone = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: true)
+            let pad = try await Device.signIn(server, email: email, password: "correct horse 1", signUp: false)
+            let recording = try Self.file(megabytes: 3)
+            defer { try? FileManager.default.removeItem(at: recording) }
+            let audio = try phone.store.attachFile(at: recording)
+            try phone.store.save(collection: "sermons", fields: ["title": "Ahead", "date": "2026-11-22T10:00:00Z", "audio": audio.json])
+            _ = try await Self.running(phone.engine) { try await phone.engine.sync() }
+
+            let hanging = HangingRangeRemote(base: SyncClient(auth: pad.auth))
+            var configuration = SyncEngine.Configuration.manualSync()
+            configuration.blobChunkSize = 1 << 20
+            configuration.blobChunkSizeLimit = 1 << 20
+            let reader = SyncEngine(store: pad.store, remote: hanging, configuration: configuration)
+            let report = try await Self.running(reader) {
+                async let synced = reader.sync()
+                await hanging.waitUntilHanging()
+                // Long enough for the first range to be written and confirmed, so the sync is waiting on the hung one
+                // (on a slower machine it may still be writing: then the range is cancelled as the loop leaves).
+                try await Task.sleep(for: .milliseconds(300))
+                await reader.suspend()
+                // Without the runner cancelling it, the range asked ahead would sleep its minute out.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !hanging.wasCancelled, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(hanging.wasCancelled, "the range asked ahead was not cancelled")
+                #expect(try pad.store.blobTransfers().first?.confirmed == 1 << 20, "the first range stays confirmed")
+                await reader.resume()
+                return try await synced
+            }
+            #expect(report.blobsDownloaded == 1)
+            #expect(try Self.hash(try #require(try pad.store.cachedFile(for: audio))) == audio.sha256)
+            #expect(hanging.offsetsAfterResume.first == 1 << 20, "the download went on from the confirmed bytes")
+        }
+    }
+
     @Test("a session that ends mid-upload stops the transfers without marking them failed or delaying them")
     func sessionEndsMidUpload() async throws {
         try await LiveServer.with(.sqlite, schema: try ExampleSchemas.text("tabletnotes.yaml"), configure: { $0.useFastPasswordHashing() }) { server in
@@ -259,5 +297,49 @@ final class ShortRangeRemote: ForwardingSyncRemote, BlobRemote, Sendable {
         let data = try await base.downloadBlob(space: space, blob: blob, offset: offset, length: min(length, most))
         answered.withLock { $0.append((offset, data.count)) }
         return data
+    }
+}
+
+/// Hangs the first blob range past offset 0 until its request is cancelled (it would sleep a minute), then forwards.
+final class HangingRangeRemote: ForwardingSyncRemote, BlobRemote, Sendable {
+    let base: SyncClient
+    private let state = Mutex<(hung: Bool, cancelled: Bool, after: [Int64])>((false, false, []))
+    private let hangingStarted: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    init(base: SyncClient) {
+        self.base = base
+        (hangingStarted, signal) = AsyncStream.makeStream()
+    }
+
+    var wasCancelled: Bool { state.withLock { $0.cancelled } }
+    /// The offsets asked for once the hung request was cancelled.
+    var offsetsAfterResume: [Int64] { state.withLock { $0.after } }
+
+    func waitUntilHanging() async {
+        for await _ in hangingStarted { return }
+    }
+
+    func uploadBlob(space: UUID, blob: BlobReference, offset: Int64, bytes: Data) async throws -> Int64 {
+        try await base.uploadBlob(space: space, blob: blob, offset: offset, bytes: bytes)
+    }
+
+    func downloadBlob(space: UUID, blob: BlobReference, offset: Int64, length: Int) async throws -> Data {
+        let hangs = state.withLock { state -> Bool in
+            if state.cancelled { state.after.append(offset) }
+            guard offset > 0, !state.hung else { return false }
+            state.hung = true
+            return true
+        }
+        if hangs {
+            signal.yield()
+            do {
+                try await Task.sleep(for: .seconds(60))
+            } catch {
+                state.withLock { $0.cancelled = true }
+                throw error
+            }
+        }
+        return try await base.downloadBlob(space: space, blob: blob, offset: offset, length: length)
     }
 }
