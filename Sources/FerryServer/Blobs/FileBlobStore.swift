@@ -226,8 +226,21 @@ final class FileBlobStore: BlobStore {
     }
 
     func complete(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
-        try await exclusively(id) { try await completeExclusively(id, space: space, expected: expected) }
+        // The request that wrote the last byte completes the upload. A duplicate of it (a client's retry, the same
+        // PATCH sent twice) may hold the lock for the moment it takes to find the offset moved on: wait for that
+        // rather than fail the request that did the work.
+        for _ in 0..<Self.completionAttempts - 1 {
+            do {
+                return try await exclusively(id) { try await completeExclusively(id, space: space, expected: expected) }
+            } catch BlobStoreError.busy {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        return try await exclusively(id) { try await completeExclusively(id, space: space, expected: expected) }
     }
+
+    /// How many times a completion tries the upload's lock, 20 ms apart.
+    static let completionAttempts = 100
 
     private func completeExclusively(_ id: UploadID, space: UUID, expected: String?) async throws -> BlobKey {
         let (progress, header) = try await FileWork.run { (try self.progress(id), try self.header(id)) }

@@ -88,4 +88,24 @@ struct FileBlobStoreTests {
         #expect(rest == Int64(bytes.count))
         #expect(try await other.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
     }
+
+    @Test("completing an upload waits for a duplicate request that holds its lock for a moment, instead of failing busy")
+    func completionWaitsForTheLock() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try FileBlobStore(folder: folder.url.path())
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let hash = TestFiles.sha256(Data(bytes)), space = UUID()
+        let id = UploadID(space: space, sha256: hash)
+        #expect(try await store.append(id, length: Int64(bytes.count), at: 0, body: UploadBody.pieces(bytes[...])) == Int64(bytes.count))
+        // A duplicate request at the end holds the lock while its (empty) body has not ended.
+        let (body, arriving) = AsyncStream.makeStream(of: ByteBuffer.self)
+        let duplicate = Task { try await store.append(id, length: Int64(bytes.count), at: Int64(bytes.count), body: body) }
+        try await Task.sleep(for: .milliseconds(100))
+        let completion = Task { try await store.complete(id, space: space, expected: hash) }
+        try await Task.sleep(for: .milliseconds(200))
+        arriving.finish()
+        #expect(try await duplicate.value == Int64(bytes.count))
+        #expect(try await completion.value == BlobKey(space: space, sha256: hash))
+    }
 }

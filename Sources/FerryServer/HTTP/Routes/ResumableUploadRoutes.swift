@@ -87,7 +87,12 @@ struct ResumableUploadRoutes {
             }
             if received == upload.length {
                 try await RequestDeadline.bound {
-                    let key = try await storage.blobs.store.complete(upload.id, space: upload.space, expected: nil)
+                    let key: BlobKey
+                    do {
+                        key = try await storage.blobs.store.complete(upload.id, space: upload.space, expected: nil)
+                    } catch let error as BlobStoreError {
+                        throw BlobService.refusal(error)
+                    }
                     _ = try await storage.save(
                         bucket: upload.bucket, name: upload.name, blob: key, contentType: upload.contentType, cacheControl: upload.cacheControl,
                         owner: upload.owner, upsert: upload.upsert
