@@ -61,9 +61,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // System calls Swift's Glibc module leaves out (sync_file_range), for FerrySecurity's FileDurability.
+        .target(name: "CFerrySystem"),
         .target(
             name: "FerrySecurity",
             dependencies: [
+                "CFerrySystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

@@ -182,6 +182,7 @@ struct BlobTransferRunner: Sendable {
             let reached = offset + Int64(chunk.count)
             if reached < transfer.blob.size { ahead = RangeRequest(transfer, at: reached, length: pacer.next, from: remote) }
             try handle.write(contentsOf: chunk)
+            FileDurability.startWriteback(handle.fileDescriptor, offset: offset, length: Int64(chunk.count))  // so the last sync waits for less
             hasher.update(chunk)
             offset = reached
             status.bytes += Int64(chunk.count)

@@ -269,6 +269,7 @@ extension LocalStore {
         while let chunk = try input.read(upToCount: fileReadSize), !chunk.isEmpty {
             hasher.update(chunk)
             try output.write(contentsOf: chunk)
+            FileDurability.startWriteback(output.fileDescriptor, offset: size, length: Int64(chunk.count))  // so the sync below waits for less
             size += Int64(chunk.count)
         }
         try output.synchronize()
