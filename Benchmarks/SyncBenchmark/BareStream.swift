@@ -215,7 +215,8 @@ private final class BareStreamHandler: ChannelInboundHandler {
             let answer = WebSocketFrame(
                 fin: true, opcode: .connectionClose, maskKey: .random(), data: context.channel.allocator.buffer(capacity: 0)
             )
-            context.writeAndFlush(wrapOutboundOut(answer)).whenComplete { _ in context.close(promise: nil) }
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(answer)).whenComplete { _ in channel.close(promise: nil) }
         default:
             break
         }

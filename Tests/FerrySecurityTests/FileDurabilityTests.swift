@@ -11,7 +11,7 @@ struct FileDurabilityTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appending(path: "upload")
         let bytes = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         let handle = try FileHandle(forWritingTo: file)
         var offset: Int64 = 0
         for piece in stride(from: 0, to: bytes.count, by: 1 << 20) {

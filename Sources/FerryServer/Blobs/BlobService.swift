@@ -184,8 +184,10 @@ struct BlobMetrics: Sendable {
     let sent: Counter
 
     init(registry: PrometheusCollectorRegistry) {
-        received = registry.makeCounter(name: "ferry_blob_bytes_received_total", help: "Blob bytes received in uploads and kept.")
-        sent = registry.makeCounter(name: "ferry_blob_bytes_sent_total", help: "Blob bytes sent in downloads.")
+        received = registry.makeCounter(
+            descriptor: MetricNameDescriptor("ferry_blob_bytes_received_total", help: "Blob bytes received in uploads and kept.")
+        )
+        sent = registry.makeCounter(descriptor: MetricNameDescriptor("ferry_blob_bytes_sent_total", help: "Blob bytes sent in downloads."))
     }
 }
 

@@ -256,12 +256,15 @@ struct NotificationMetrics: Sendable {
     let tokensCleared: Counter
 
     init(registry: PrometheusCollectorRegistry) {
-        let sent = "ferry_notifications_sent_total", failed = "ferry_notifications_failed_total"
-        sentBackground = registry.makeCounter(name: sent, labels: [("kind", "background")], help: "Notifications APNs accepted.")
-        sentAlert = registry.makeCounter(name: sent, labels: [("kind", "alert")], help: "Notifications APNs accepted.")
-        failedBackground = registry.makeCounter(name: failed, labels: [("kind", "background")], help: "Notification sends that failed.")
-        failedAlert = registry.makeCounter(name: failed, labels: [("kind", "alert")], help: "Notification sends that failed.")
-        tokensCleared = registry.makeCounter(name: "ferry_notification_tokens_cleared_total", help: "Device tokens APNs rejected, cleared.")
+        let sent = MetricNameDescriptor("ferry_notifications_sent_total", help: "Notifications APNs accepted.")
+        let failed = MetricNameDescriptor("ferry_notifications_failed_total", help: "Notification sends that failed.")
+        sentBackground = registry.makeCounter(descriptor: sent, labels: [("kind", "background")])
+        sentAlert = registry.makeCounter(descriptor: sent, labels: [("kind", "alert")])
+        failedBackground = registry.makeCounter(descriptor: failed, labels: [("kind", "background")])
+        failedAlert = registry.makeCounter(descriptor: failed, labels: [("kind", "alert")])
+        tokensCleared = registry.makeCounter(
+            descriptor: MetricNameDescriptor("ferry_notification_tokens_cleared_total", help: "Device tokens APNs rejected, cleared.")
+        )
     }
 
     func sent(_ kind: String) -> Counter { kind == "alert" ? sentAlert : sentBackground }

@@ -115,8 +115,14 @@ struct StreamMetrics: Sendable {
     let carried: Counter
 
     init(registry: PrometheusCollectorRegistry) {
-        open = registry.makeGauge(name: "ferry_realtime_streams", help: "Realtime streams open on this instance.")
-        messages = registry.makeCounter(name: "ferry_realtime_messages_total", help: "Realtime pokes and sync requests sent to streams.")
-        carried = registry.makeCounter(name: "ferry_realtime_carried_total", help: "Realtime pokes sent with their commit's changes.")
+        open = registry.makeGauge(
+            descriptor: MetricNameDescriptor("ferry_realtime_streams", help: "Realtime streams open on this instance.")
+        )
+        messages = registry.makeCounter(
+            descriptor: MetricNameDescriptor("ferry_realtime_messages_total", help: "Realtime pokes and sync requests sent to streams.")
+        )
+        carried = registry.makeCounter(
+            descriptor: MetricNameDescriptor("ferry_realtime_carried_total", help: "Realtime pokes sent with their commit's changes.")
+        )
     }
 }

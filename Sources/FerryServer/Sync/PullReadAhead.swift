@@ -84,10 +84,11 @@ struct ReadAheadMetrics: Sendable {
     let missed: Counter
 
     init(registry: PrometheusCollectorRegistry) {
-        let name = "ferry_pull_read_ahead_total"
-        let help = "Pull pages by read-ahead outcome: served, stale (read again), missed (none read ahead)."
-        served = registry.makeCounter(name: name, labels: [("outcome", "served")], help: help)
-        stale = registry.makeCounter(name: name, labels: [("outcome", "stale")], help: help)
-        missed = registry.makeCounter(name: name, labels: [("outcome", "missed")], help: help)
+        let metric = MetricNameDescriptor(
+            "ferry_pull_read_ahead_total", help: "Pull pages by read-ahead outcome: served, stale (read again), missed (none read ahead)."
+        )
+        served = registry.makeCounter(descriptor: metric, labels: [("outcome", "served")])
+        stale = registry.makeCounter(descriptor: metric, labels: [("outcome", "stale")])
+        missed = registry.makeCounter(descriptor: metric, labels: [("outcome", "missed")])
     }
 }

@@ -10,11 +10,11 @@ struct SyncMetrics: Sendable {
     let merged: Counter
 
     init(registry: PrometheusCollectorRegistry) {
-        let name = "ferry_sync_mutations_total", help = "Mutations committed, by outcome."
-        applied = registry.makeCounter(name: name, labels: [("outcome", "applied")], help: help)
-        rejected = registry.makeCounter(name: name, labels: [("outcome", "rejected")], help: help)
-        duplicate = registry.makeCounter(name: name, labels: [("outcome", "duplicate")], help: help)
-        merged = registry.makeCounter(name: name, labels: [("outcome", "merged")], help: help)
+        let metric = MetricNameDescriptor("ferry_sync_mutations_total", help: "Mutations committed, by outcome.")
+        applied = registry.makeCounter(descriptor: metric, labels: [("outcome", "applied")])
+        rejected = registry.makeCounter(descriptor: metric, labels: [("outcome", "rejected")])
+        duplicate = registry.makeCounter(descriptor: metric, labels: [("outcome", "duplicate")])
+        merged = registry.makeCounter(descriptor: metric, labels: [("outcome", "merged")])
     }
 
     func count(_ outcome: PushOutcome) {
