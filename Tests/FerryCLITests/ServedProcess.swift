@@ -13,7 +13,7 @@ struct ServedProcess {
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    static func start(_ database: TestDatabase, schema example: String) async throws -> ServedProcess {
+    static func start(_ database: TestDatabase, schema example: String, adding extra: [String] = []) async throws -> ServedProcess {
         let schema = database.folder + "/" + example
         try ExampleSchemas.text(example).write(toFile: schema, atomically: true, encoding: .utf8)
         let port = try freePort()
@@ -21,6 +21,7 @@ struct ServedProcess {
         if case .postgres(let url) = database.location {
             arguments += ["--database", "postgres://\(url.username)@\(url.host):\(url.port)/\(url.database)?sslmode=disable"]
         }
+        arguments += extra
         let process = try await CrashHarness.launch(arguments)
         let anonKey = try String(contentsOfFile: database.folder + "/keys/anon-key", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         return ServedProcess(process: process, arguments: arguments, port: port, anonKey: anonKey)

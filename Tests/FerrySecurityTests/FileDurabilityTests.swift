@@ -22,7 +22,7 @@ struct FileDurabilityTests {
         }
         try handle.close()
         try FileDurability.synchronize(file.path)
-        try FileDurability.synchronize(folder.path)
+        try FileDurability.synchronizeFolder(folder.path)
         #expect(try Data(contentsOf: file) == bytes)
     }
 

@@ -142,11 +142,14 @@ final class FileBlobStore: BlobStore {
         } catch {
             failure = failure ?? error
         }
-        // The bytes are in the page cache, which a crash of this process keeps, and on their way to the disk: the
-        // completion syncs them before the blob is named. A power loss may cost the tail of an unfinished upload (a
+        // The bytes written are in the page cache, which a crash of this process keeps, and on their way to the disk:
+        // the completion syncs them before the blob is named. A power loss may cost the tail of an unfinished upload (a
         // smaller offset, which the client sends from), never a stored blob. Syncing each request instead held every
         // chunk's reply until its bytes were on the disk, with nothing moving meanwhile: a third of an upload's time.
         // A write error a network file system reports only when the file is closed leaves it short of what was hashed.
+        // (A local disk's failed writeback is reported to the completion's sync, unless the kernel dropped the file's
+        // inode meanwhile; the bytes in the page cache then still match the hash, and a device that downloads the
+        // blob hashes what it receives and refuses other bytes.)
         let closed = try await FileWork.run { close(descriptor) == 0 }
         if closed, let hasher, let token = header.token {
             hashes.put(id, RunningUploadHashes.Entry(content: token, offset: received, hasher: hasher))
@@ -274,17 +277,18 @@ final class FileBlobStore: BlobStore {
                 // The bytes reach the disk before the name that says they are whole, and the name before the answer.
                 do {
                     try FileDurability.synchronize(path)
-                } catch {
+                } catch let failure as FileDurability.WriteFailure {
                     self.removeUpload(id)  // what the disk holds is unknown: the client starts over
-                    throw error
+                    throw failure
                 }
                 guard rename(path, blob) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                try FileDurability.synchronize(folder)
-                try FileDurability.synchronize("\(self.root)/blobs")
             } else {
                 _ = utime(blob, nil)
             }
             self.removeUpload(id)
+            // Also when the blob was there: the completion that renamed it may have failed before its folder synced.
+            try FileDurability.synchronizeFolder(folder)
+            try FileDurability.synchronizeFolder("\(self.root)/blobs")
         }
         return key
     }
