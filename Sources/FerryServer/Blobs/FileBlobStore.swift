@@ -57,7 +57,7 @@ final class FileBlobStore: BlobStore {
         // the first still drains the broken request, or two devices send one file): unlocked, both would append at the
         // same offset and the upload would grow past its length, never to complete.
         let lockPath = uploadPath(id) + ".lock"
-        guard let lock = try await FileWork.run({ try ExclusiveFileLock.take(lockPath) }) else { throw BlobStoreError.busy }
+        guard let lock = try await takeLock(lockPath) else { throw BlobStoreError.busy }
         let release: @Sendable () -> Void = { [self] in
             // No upload under this id (none was, or it ended): its lock file goes too.
             if !FileManager.default.fileExists(atPath: uploadPath(id) + ".length") { unlink(lockPath) }
@@ -72,6 +72,20 @@ final class FileBlobStore: BlobStore {
             throw error
         }
     }
+
+    /// The upload's lock, tried ``lockAttempts`` times 10 ms apart: a lock whose holder just let it go can still be
+    /// held for a moment by a child process this one is starting (`posix_spawn` copies every descriptor into the
+    /// child until it closes them), or by the previous request's last step on another instance. A request that writes
+    /// holds it for as long as its body lasts, and is still found busy.
+    private func takeLock(_ path: String) async throws -> ExclusiveFileLock? {
+        for attempt in 1...Self.lockAttempts {
+            if let lock = try await FileWork.run({ try ExclusiveFileLock.take(path) }) { return lock }
+            if attempt < Self.lockAttempts { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        return nil
+    }
+
+    static let lockAttempts = 5
 
     func append<Body: AsyncSequence & Sendable>(_ id: UploadID, length: Int64, at offset: Int64, body: Body) async throws -> Int64
     where Body.Element == ByteBuffer {

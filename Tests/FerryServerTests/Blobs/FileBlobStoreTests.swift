@@ -68,7 +68,7 @@ struct FileBlobStoreTests {
         #expect(try await store.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
     }
 
-    @Test("an upload whose request is cancelled mid-body still closes, syncs and unlocks: another store goes on from what arrived")
+    @Test("an upload whose request is cancelled mid-body still closes and unlocks: another store goes on from what arrived")
     func cancelledUpload() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -87,6 +87,25 @@ struct FileBlobStoreTests {
         let rest = try await other.append(id, length: Int64(bytes.count), at: 1_000_000, body: UploadBody.pieces(bytes[1_000_000...]))
         #expect(rest == Int64(bytes.count))
         #expect(try await other.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
+    }
+
+    @Test("a lock let go but still held for a moment by a copy of its descriptor (a child process being started) is waited for, not answered busy")
+    func lingeringLockIsWaitedFor() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try FileBlobStore(folder: folder.url.path())
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        let hash = TestFiles.sha256(Data(bytes)), space = UUID()
+        let id = UploadID(space: space, sha256: hash)
+        #expect(try await store.append(id, length: Int64(bytes.count), at: 0, body: UploadBody.pieces(bytes[..<100_000])) == 100_000)
+        // posix_spawn copies every descriptor into the child, which holds the lock's open file until it closes them.
+        let copy = open(folder.url.appending(path: "uploads/\(id.description).lock").path(), O_RDWR | O_CLOEXEC)
+        try #require(copy >= 0 && flock(copy, LOCK_EX | LOCK_NB) == 0)
+        Thread.detachNewThread {
+            usleep(1_000)
+            close(copy)
+        }
+        #expect(try await store.append(id, length: Int64(bytes.count), at: 100_000, body: UploadBody.pieces(bytes[100_000...])) == Int64(bytes.count))
     }
 
     @Test("completing an upload waits for a duplicate request that holds its lock for a moment, instead of failing busy")
