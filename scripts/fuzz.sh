@@ -124,7 +124,9 @@ else
 fi
 
 # Port 0: the server picks a free port and names it in its banner, so no other process can take it between
-# our choosing it and the server binding it.
+# our choosing it and the server binding it. The banner's file exists before the server starts: on a loaded machine
+# the loop below can read it before the background job has opened it, and a failed `sed` would end this script.
+: >"$WORK/server.out"
 "$FERRY" serve --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --schema "$SCHEMA" --log-level notice ${MAIL_ARGS[@]+"${MAIL_ARGS[@]}"} \
     >"$WORK/server.out" 2>"$WORK/server.log" &
 SERVER_PID=$!
