@@ -2,6 +2,7 @@ import FerryClient
 import FerryCore
 import FerryTesting
 import Foundation
+import GRDB
 import Synchronization
 
 /// The hidden `--realtime-devices` mode of `ferry-benchmark --realtime`: this process holds the listening devices,
@@ -33,10 +34,15 @@ enum RealtimeDevicesRun {
         var configuration = SyncEngine.Configuration()
         configuration.periodicInterval = nil
         configuration.localChangeDebounce = .seconds(86_400)
+        // A phone holds one store. Here a thousand share the process, and each store's serial queue of its own ran on a
+        // thread of its own (272 in a profile of the writes): the kernel switching between them took more of the two
+        // cores than the stores' transactions. Their queues share the global queue's threads, one per core, instead.
+        var storeConfiguration = GRDB.Configuration()
+        storeConfiguration.targetQueue = DispatchQueue.global(qos: .userInitiated)
         let devices = try (0..<count).map { index in
             let own = ServerEndpoint(baseURL: servers[index % servers.count], apiKey: anonKey)
             let auth = AuthClient(endpoint: own, store: InMemorySessionStore(session), transport: transport, logger: .testing)
-            let store = try LocalStore.inMemory(schema: schema, defaultSpace: session.user.id, logger: .testing)
+            let store = try LocalStore(writer: DatabaseQueue(configuration: storeConfiguration), schema: schema, defaultSpace: session.user.id, logger: .testing)
             return SyncEngine(store: store, remote: SyncClient(auth: auth), configuration: configuration, logger: .testing)
         }
         let seen = ArrivalTimes(ids: ids.count, devices: count)

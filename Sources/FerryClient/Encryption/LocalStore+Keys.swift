@@ -18,6 +18,11 @@ extension LocalStore {
         }
     }
 
+    /// Whether the device knows `space` as encrypted, inside a transaction.
+    func isEncrypted(_ space: UUID, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM ferry_space_keys WHERE space = ?)"), arguments: [Self.text(space)]) ?? false
+    }
+
     /// Records the current key versions of encrypted spaces, as a pull or `GET /sync/v1/secrets` reports them.
     func recordKeyVersions(_ versions: [UUID: Int]) throws {
         guard !versions.isEmpty else { return }

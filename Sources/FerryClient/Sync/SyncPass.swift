@@ -170,22 +170,41 @@ struct SyncPass: Sendable {
         var report = SyncReport()
         report.triggers = ["realtimeCarried"]
         report.startedAt = store.now()
-        let opened = try open(response, keys: encryption.map { KeyUpkeep(store: store, encryption: $0, logger: logger) })
-        guard opened.unreadable.isEmpty else { return nil }
-        let page = opened.response
-        // The changes applied, 0 when the cursor is at their end already, `nil` for a gap.
-        let applied = try await store.write { [store] db -> (changes: Int, rows: Int)? in
-            // A space never pulled is a gap whatever `after` says: its first pull also tells whether it is encrypted
-            // (an encrypted space's records are opened only once the store knows it is one).
-            guard let cursor = try store.cursor(of: space, in: db), cursor >= carried.after else { return nil }
-            guard cursor < seq else { return (0, 0) }
-            return (page.changes.count, try store.apply(page, in: db).applied)
+        // A plain space's changes take one transaction, which also finds whether the space is encrypted (one store
+        // access per poke, where reading that first took two). An encrypted one's are opened and applied in a second:
+        // its keyring reads the store, which it cannot do inside the store's write.
+        var outcome = try await applyCarried(response, space: space, after: carried.after, through: seq, plainOnly: true)
+        if case .sealed = outcome {
+            let opened = try open(response, keys: encryption.map { KeyUpkeep(store: store, encryption: $0, logger: logger) })
+            guard opened.unreadable.isEmpty else { return nil }
+            outcome = try await applyCarried(opened.response, space: space, after: carried.after, through: seq, plainOnly: false)
         }
-        guard let applied else { return nil }
-        report.pulled = applied.changes
-        report.applied = applied.rows
+        guard case .applied(let changes, let rows) = outcome else { return nil }
+        report.pulled = changes
+        report.applied = rows
         report.finishedAt = store.now()
         return report
+    }
+
+    /// How one transaction of ``applyCarried(_:space:)`` ended.
+    private enum CarriedOutcome: Sendable {
+        /// The space's cursor is behind the changes' start, or the space was never pulled: the device must pull.
+        case gap
+        /// The space is encrypted and the changes not yet opened.
+        case sealed
+        /// Applied: `changes` changes, `rows` rows (both 0 when the cursor was at their end already).
+        case applied(changes: Int, rows: Int)
+    }
+
+    private func applyCarried(_ page: PullResponse, space: UUID, after: Int64, through seq: Int64, plainOnly: Bool) async throws -> CarriedOutcome {
+        try await store.write { [store] db in
+            // A space never pulled is a gap whatever `after` says: its first pull also tells whether it is encrypted
+            // (an encrypted space's records are opened only once the store knows it is one).
+            guard let cursor = try store.cursor(of: space, in: db), cursor >= after else { return .gap }
+            guard cursor < seq else { return .applied(changes: 0, rows: 0) }
+            if plainOnly, try store.isEncrypted(space, in: db) { return .sealed }
+            return .applied(changes: page.changes.count, rows: try store.apply(page, in: db).applied)
+        }
     }
 
     /// `response` with encrypted spaces' records opened; a space any of whose records cannot be opened is taken
