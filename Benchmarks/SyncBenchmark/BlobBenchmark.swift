@@ -1,5 +1,6 @@
 import FerryClient
 import FerryCore
+import FerrySecurity
 import FerryServer
 import FerryTesting
 import Foundation
@@ -109,7 +110,7 @@ enum BlobBenchmark {
             try? input.close()
             try? output.close()
         }
-        while let chunk = try input.read(upToCount: 4 << 20), !chunk.isEmpty { try output.write(contentsOf: chunk) }
+        while let chunk = try input.readChunk(upToCount: 4 << 20) { try output.write(contentsOf: chunk) }
         try output.synchronize()
     }
 

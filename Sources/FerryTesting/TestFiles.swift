@@ -31,7 +31,7 @@ public enum TestFiles {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
         var hasher = ContentHasher()
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
+        while let chunk = try handle.readChunk(upToCount: 1 << 20) { hasher.update(chunk) }
         return hasher.finalize()
     }
 

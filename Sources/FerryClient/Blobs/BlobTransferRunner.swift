@@ -122,7 +122,7 @@ struct BlobTransferRunner: Sendable {
         while offset < transfer.blob.size {
             try Task.checkCancellation()
             try handle.seek(toOffset: UInt64(offset))
-            let chunk = try handle.read(upToCount: pacer.next) ?? Data()
+            let chunk = try handle.readChunk(upToCount: pacer.next) ?? Data()
             guard !chunk.isEmpty else {
                 throw SyncError(code: .blobUnavailable, message: "The cached file \(transfer.blob) is shorter than its reference.", isRetryable: false)
             }
@@ -162,7 +162,7 @@ struct BlobTransferRunner: Sendable {
         if offset > 0 {
             let prefix = try FileHandle(forReadingFrom: partial)
             defer { try? prefix.close() }
-            while let chunk = try prefix.read(upToCount: LocalStore.fileReadSize), !chunk.isEmpty { hasher.update(chunk) }
+            while let chunk = try prefix.readChunk(upToCount: LocalStore.fileReadSize) { hasher.update(chunk) }
         }
         status.current = transfer.blob
         var pacer = chunks

@@ -266,7 +266,7 @@ extension LocalStore {
         defer { try? output.close() }
         var hasher = ContentHasher()
         var size: Int64 = 0
-        while let chunk = try input.read(upToCount: fileReadSize), !chunk.isEmpty {
+        while let chunk = try input.readChunk(upToCount: fileReadSize) {
             hasher.update(chunk)
             try output.write(contentsOf: chunk)
             FileDurability.startWriteback(output.fileDescriptor, offset: size, length: Int64(chunk.count))  // so the sync below waits for less
@@ -281,7 +281,7 @@ extension LocalStore {
         let input = try FileHandle(forReadingFrom: url)
         defer { try? input.close() }
         var hasher = ContentHasher()
-        while let chunk = try input.read(upToCount: fileReadSize), !chunk.isEmpty { hasher.update(chunk) }
+        while let chunk = try input.readChunk(upToCount: fileReadSize) { hasher.update(chunk) }
         return hasher.finalize()
     }
 

@@ -31,9 +31,9 @@ public enum BlobCipher {
         try output.write(contentsOf: Data(header))
         let chunkKey = derive(key, salt: salt, space: space)
         var index: UInt64 = 0
-        var current = try input.read(upToCount: chunkSize) ?? Data()
+        var current = try input.readChunk(upToCount: chunkSize) ?? Data()
         while true {
-            let next = current.count == chunkSize ? try input.read(upToCount: chunkSize) ?? Data() : Data()
+            let next = current.count == chunkSize ? try input.readChunk(upToCount: chunkSize) ?? Data() : Data()
             let isLast = next.isEmpty
             let box = try ChaChaPoly.seal(current, using: chunkKey, nonce: nonce(index), authenticating: Data([isLast ? 1 : 0]))
             try output.write(contentsOf: box.ciphertext + box.tag)
@@ -48,7 +48,7 @@ public enum BlobCipher {
     public static func keyVersion(of source: URL) throws -> Int {
         let input = try FileHandle(forReadingFrom: source)
         defer { try? input.close() }
-        guard let header = try input.read(upToCount: headerSize), header.count == headerSize, Array(header.prefix(4)) == magic else {
+        guard let header = try input.readChunk(upToCount: headerSize), header.count == headerSize, Array(header.prefix(4)) == magic else {
             throw malformed
         }
         return Int(header[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
@@ -62,17 +62,17 @@ public enum BlobCipher {
         }
         let input = try FileHandle(forReadingFrom: source)
         defer { try? input.close() }
-        guard let header = try input.read(upToCount: headerSize) else { throw malformed }
+        guard let header = try input.readChunk(upToCount: headerSize) else { throw malformed }
         _ = try OwnerOnlyPath.file(target.path)
         let output = try FileHandle(forWritingTo: target)
         do {
             defer { try? output.close() }
             let chunkKey = derive(key, salt: Array(header.suffix(32)), space: space)
             var index: UInt64 = 0
-            var current = try input.read(upToCount: chunkSize + tagSize) ?? Data()
+            var current = try input.readChunk(upToCount: chunkSize + tagSize) ?? Data()
             while true {
                 guard current.count >= tagSize else { throw malformed }
-                let next = try input.read(upToCount: chunkSize + tagSize) ?? Data()
+                let next = try input.readChunk(upToCount: chunkSize + tagSize) ?? Data()
                 let isLast = next.isEmpty
                 let box = try ChaChaPoly.SealedBox(nonce: nonce(index), ciphertext: current.dropLast(tagSize), tag: current.suffix(tagSize))
                 let plain: Data

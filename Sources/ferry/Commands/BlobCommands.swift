@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryClient
 import FerryCore
+import FerrySecurity
 import Foundation
 
 /// `ferry blob get|status`: files in blob fields.
@@ -49,7 +50,7 @@ struct BlobGetCommand: AsyncParsableCommand {
         if output == "-" {
             let input = try FileHandle(forReadingFrom: source)
             defer { try? input.close() }
-            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty { FileHandle.standardOutput.write(chunk) }
+            while let chunk = try input.readChunk(upToCount: 1 << 20) { FileHandle.standardOutput.write(chunk) }
             return
         }
         let target = URL(fileURLWithPath: output)

@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySecurity
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -49,7 +50,7 @@ struct ExportRoutes {
         let file = SendableFile(handle: handle, path: path)
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             defer { file.remove() }
-            while let chunk = try file.handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            while let chunk = try file.handle.readChunk(upToCount: 1 << 20) {
                 try await writer.write(ByteBuffer(bytes: chunk))
                 try await pacer.waitUntilTaken()
             }

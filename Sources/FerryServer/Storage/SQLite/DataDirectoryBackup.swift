@@ -251,7 +251,7 @@ public enum DataDirectoryBackup {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
         var hasher = ContentHasher()
-        while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { hasher.update(piece) }
+        while let piece = try handle.readChunk(upToCount: 1 << 20) { hasher.update(piece) }
         return hasher.finalize()
     }
 
