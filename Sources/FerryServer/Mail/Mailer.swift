@@ -34,7 +34,7 @@ final class Mailer: Service, Sendable {
     /// Sends until the graceful shutdown, which also cancels mails waiting for a retry (mail is best effort: a code
     /// that never arrives is asked for again).
     func run() async throws {
-        try? await cancelWhenGracefulShutdown { await self.sendAll() }
+        await cancelWhenGracefulShutdown { await self.sendAll() }
     }
 
     private func sendAll() async {

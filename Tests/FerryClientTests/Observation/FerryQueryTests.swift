@@ -196,7 +196,7 @@ struct FerryQueryTests {
         let fixture = try StoreFixture()
         var query: FerryQuery<Sermon>? = FerryQuery<Sermon>(store: fixture.store)
         #expect(await waitUntil { query?.isLoaded == true })
-        weak var released = query
+        weak let released = query
         query = nil
         #expect(released == nil)
     }

@@ -112,7 +112,7 @@ struct SyncStatusModelTests {
         let harness = try EngineHarness()
         var model: SyncStatusModel? = SyncStatusModel(engine: harness.engine)
         #expect(await waitUntil { model?.updateCount == 1 })
-        weak var released = model
+        weak let released = model
         model = nil
         #expect(released == nil)
     }

@@ -70,7 +70,7 @@ final class PostgresRealtimeFeed: RealtimeFeed, Service {
 
     /// Listens until the server shuts down, reconnecting after failures, and sends the fences asked for meanwhile.
     func run() async throws {
-        try await cancelWhenGracefulShutdown { [self] in
+        await cancelWhenGracefulShutdown { [self] in
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.sendFences() }
                 await self.listen()

@@ -129,7 +129,7 @@ extension PostgresStorage {
                     let column = fieldStart + index
                     fields.append(try WireCell(record.bytes(column, in: bytes), type: type, decoded: &decoded) { record.cell(column, of: buffer) })
                 }
-                return try changes.append(seq: seq, writer: writer) { json in
+                return changes.append(seq: seq, writer: writer) { json in
                     writer.write(
                         id: id, space: space, seq: seq, deleted: deleted[0] != 0, clocks: clocks, isNull: { fields[$0].isNull(decoded) },
                         writeValue: { index, json in fields[index].write(decoded, into: &json) }, into: &json
