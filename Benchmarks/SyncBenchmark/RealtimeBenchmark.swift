@@ -29,8 +29,10 @@ enum RealtimeBenchmark {
         /// With `--restart`: from the first stream closed by the restart until every stream was open again.
         var reconnectSeconds: Double?
 
-        func percentile(_ fraction: Double) -> Double {
-            let sorted = latenciesMilliseconds.sorted()
+        func percentile(_ fraction: Double) -> Double { Self.percentile(fraction, of: latenciesMilliseconds.sorted()) }
+
+        /// The nearest-rank percentile of `sorted` (ascending); NaN when it is empty.
+        static func percentile(_ fraction: Double, of sorted: [Double]) -> Double {
             guard !sorted.isEmpty else { return .nan }
             return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
         }
@@ -156,7 +158,7 @@ enum RealtimeBenchmark {
             let own = times.filter { $0 > 0 }.map { Double(Int64($0) - Int64(acknowledged[write])) / 1e6 }.sorted()
             // Each write's own tail: the first can differ from the rest (every store compiles its statements then).
             if let last = own.last {
-                progress(String(format: "write %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms", write, own[own.count / 2], own[min(own.count - 1, own.count * 99 / 100)], last))
+                progress(String(format: "write %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms", write, Results.percentile(0.5, of: own), Results.percentile(0.99, of: own), last))
             }
             latencies += own
         }

@@ -20,7 +20,7 @@ extension FileHandle {
             try readFully(fileDescriptor, into: buffer)
         }
         guard filled > 0 else { return nil }
-        if filled < count { chunk.removeSubrange(filled...) }
+        if filled < count { chunk.count = filled }
         return chunk
     }
 }

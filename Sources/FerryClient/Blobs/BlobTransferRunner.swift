@@ -122,7 +122,8 @@ struct BlobTransferRunner: Sendable {
         while offset < transfer.blob.size {
             try Task.checkCancellation()
             try handle.seek(toOffset: UInt64(offset))
-            let chunk = try handle.readChunk(upToCount: pacer.next) ?? Data()
+            // No more than the blob has left: a small file's last chunk is not a whole chunk's buffer.
+            let chunk = try handle.readChunk(upToCount: Int(min(Int64(pacer.next), transfer.blob.size - offset))) ?? Data()
             guard !chunk.isEmpty else {
                 throw SyncError(code: .blobUnavailable, message: "The cached file \(transfer.blob) is shorter than its reference.", isRetryable: false)
             }

@@ -202,7 +202,7 @@ struct SyncPass: Sendable {
             // (an encrypted space's records are opened only once the store knows it is one).
             guard let cursor = try store.cursor(of: space, in: db), cursor >= after else { return .gap }
             guard cursor < seq else { return .applied(changes: 0, rows: 0) }
-            if plainOnly, try store.isEncrypted(space, in: db) { return .sealed }
+            if plainOnly, !page.changes.isEmpty, try store.isEncrypted(space, in: db) { return .sealed }
             return .applied(changes: page.changes.count, rows: try store.apply(page, in: db).applied)
         }
     }

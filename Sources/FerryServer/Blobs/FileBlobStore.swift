@@ -211,10 +211,10 @@ final class FileBlobStore: BlobStore {
     }
 
     /// Writes `buffers` in order at the end of the file, `offset`, on a file-work thread, and starts writing them to the
-    /// disk; meanwhile another thread hashes them. One after the other, the kernel's copy into the page cache and
-    /// SHA-256 were most of an upload's time on the server.
+    /// disk; meanwhile another file-work thread hashes them. One after the other, the kernel's copy into the page cache
+    /// and SHA-256 were most of an upload's time on the server.
     private static func append(_ buffers: [ByteBuffer], to descriptor: Int32, at offset: Int64, hashing hasher: ContentHasher?) async -> Written {
-        async let hashed: ContentHasher? = hasher.map { Self.hashed(buffers, continuing: $0) }
+        async let hashed = Self.hashed(buffers, continuing: hasher)
         var written: Written
         do {
             written = try await FileWork.run {
@@ -238,10 +238,15 @@ final class FileBlobStore: BlobStore {
         return written
     }
 
-    private static func hashed(_ buffers: [ByteBuffer], continuing hasher: ContentHasher) -> ContentHasher {
-        var hasher = hasher
-        for buffer in buffers { buffer.withUnsafeReadableBytes { hasher.update($0) } }
-        return hasher
+    /// `hasher` continued over `buffers`, on a file-work thread (the request threads, one per core, stay free for
+    /// requests); `nil` without a hasher, or when the pool has stopped (the completion then hashes the file).
+    private static func hashed(_ buffers: [ByteBuffer], continuing hasher: ContentHasher?) async -> ContentHasher? {
+        guard let hasher else { return nil }
+        return try? await FileWork.run {
+            var running = hasher
+            for buffer in buffers { buffer.withUnsafeReadableBytes { running.update($0) } }
+            return running
+        }
     }
 
     func seal(_ id: UploadID) async throws -> Int64 {
