@@ -10,9 +10,9 @@ import PostgresNIO
 /// Bytes are kept in parts of ``partSize`` in `ferry_blob_parts`, under a content id: an upload's while it runs, which
 /// its blob takes over when it completes, so every byte is written once. Each part of an upload is written with the
 /// upload's new offset in one statement, guarded by the old one, so a body that breaks off keeps every whole part and
-/// two instances writing one upload cannot interleave. Parts are hashed as they are stored (``RunningUploadHashes``),
-/// so completing an upload reads its parts back only when another instance wrote some of them. Reading fetches one
-/// part per step.
+/// two instances writing one upload cannot interleave; one part is stored while the next arrives. Parts are hashed as
+/// they are stored (``RunningUploadHashes``), so completing an upload reads its parts back only when another instance
+/// wrote some of them. Reading fetches one part per step.
 struct PostgresBlobStore: BlobStore {
     let client: PostgresClient
     let logger: Logger
@@ -55,49 +55,86 @@ struct PostgresBlobStore: BlobStore {
         guard let progress = try await upload(id) else { throw BlobStoreError.uploadNotFound }
         guard progress.length == length else { throw BlobStoreError.lengthMismatch(declared: progress.length) }
         guard progress.received == offset else { throw BlobStoreError.offsetMismatch(current: progress.received) }
-        var received = offset
+        var received = offset, accepted = offset
         var part = ByteBufferAllocator().buffer(capacity: Self.partSize)
         // The hash of the bytes before `offset`, when this instance holds it (or there are none); `content` is learned
         // from the first part stored.
         var running: (content: UUID?, hasher: ContentHasher)? = offset == 0 ? (nil, ContentHasher()) : hashes.take(id).flatMap {
             $0.offset == offset ? ($0.content, $0.hasher) : nil
         }
-        func flush() async throws {
-            guard part.readableBytes > 0 else { return }
-            let content: UUID
-            (received, content) = try await store(part, of: id, at: received)
-            if var hash = running, hash.content == nil || hash.content == content {
-                part.withUnsafeReadableBytes { hash.hasher.update($0) }
-                running = (content, hash.hasher)
-                hashes.put(id, RunningUploadHashes.Entry(content: content, offset: received, hasher: hash.hasher))
+        // One part is stored (and hashed) while the next arrives, which waited for every part's round trip before. The
+        // next is stored only after it, at the offset it reached; after a part that failed, none is.
+        var storing: Task<StoredPart, any Error>?
+        var storeFailed = false
+        func settle() async throws {
+            guard let task = storing else { return }
+            storing = nil
+            let stored: StoredPart
+            do {
+                stored = try await task.value
+            } catch {
+                storeFailed = true
+                throw error
+            }
+            received = stored.end
+            if let hash = running, hash.content == nil || hash.content == stored.content, let hasher = stored.hasher {
+                running = (stored.content, hasher)
+                hashes.put(id, RunningUploadHashes.Entry(content: stored.content, offset: received, hasher: hasher))
             } else {
                 running = nil
             }
-            part.clear()
+        }
+        func flush() async throws {
+            try await settle()
+            guard part.readableBytes > 0, !storeFailed else { return }
+            let (full, at, hasher) = (part, received, running?.hasher)
+            part = ByteBufferAllocator().buffer(capacity: Self.partSize)
+            storing = Task { try await self.store(full, of: id, at: at, hashing: hasher) }
         }
         do {
             for try await buffer in body {
                 var buffer = buffer
                 while buffer.readableBytes > 0 {
-                    let room = Int(length - received) - part.readableBytes
+                    let room = Int(length - accepted)
                     if room == 0 {
                         try await flush()
+                        try await settle()
                         throw BlobStoreError.beyondLength
                     }
                     var slice = buffer.readSlice(length: min(Self.partSize - part.readableBytes, buffer.readableBytes, room))!
+                    accepted += Int64(slice.readableBytes)
                     part.writeBuffer(&slice)
                     if part.readableBytes == Self.partSize { try await flush() }
                 }
             }
-        } catch let error as BlobStoreError {
-            throw error
+            try await flush()
+            try await settle()
         } catch {
-            // The body broke off: keep what arrived whole, so the upload resumes after it.
-            try? await flush()
+            // The body broke off (or is refused): keep what arrived whole, so the upload resumes after it.
+            if !(error is BlobStoreError) { try? await flush() }
+            try? await settle()
             throw error
         }
-        try await flush()
         return received
+    }
+
+    /// A part stored: the upload's new offset, the content it belongs to, and the running hash continued over it (`nil`
+    /// when there was none to continue).
+    private struct StoredPart: Sendable {
+        var end: Int64
+        var content: UUID
+        var hasher: ContentHasher?
+    }
+
+    /// Stores `part` at `offset` while `hasher` is continued over it.
+    private func store(_ part: ByteBuffer, of id: UploadID, at offset: Int64, hashing hasher: ContentHasher?) async throws -> StoredPart {
+        async let hashed: ContentHasher? = hasher.map { hasher in
+            var running = hasher
+            part.withUnsafeReadableBytes { running.update($0) }
+            return running
+        }
+        let (end, content) = try await store(part, of: id, at: offset)
+        return StoredPart(end: end, content: content, hasher: await hashed)
     }
 
     /// Writes one part and moves the upload's offset past it, only if no other writer moved it meanwhile; returns the
@@ -106,18 +143,10 @@ struct PostgresBlobStore: BlobStore {
         let end = offset + Int64(part.readableBytes)
         // One statement, so one round trip and atomic without a transaction: the part is inserted only when the
         // upload's offset moved from `offset` to `end` in it.
-        let rows = try await client.query(
-            """
-            WITH moved AS (
-              UPDATE ferry_blob_uploads SET received = \(end), updated_at = now() WHERE id = \(id.text) AND received = \(offset) RETURNING content_id
-            )
-            INSERT INTO ferry_blob_parts (content_id, part_offset, data) SELECT content_id, \(offset), \(part) FROM moved RETURNING content_id
-            """,
-            logger: logger
-        )
+        let rows = try await client.execute(StoreBlobPart(end: end, upload: id.text, offset: offset, data: part), logger: logger)
         // Read to the end, so an error as the statement finishes surfaces before the part counts as stored.
         var stored: UUID?
-        for try await content in rows.decode(UUID.self) { stored = content }
+        for try await content in rows { stored = content }
         guard let stored else { throw BlobStoreError.busy }
         return (end, stored)
     }

@@ -1,0 +1,53 @@
+import FerryCore
+@testable import FerryServer
+import FerryTesting
+import Foundation
+import NIOCore
+import Testing
+
+/// PostgreSQL's blob store keeps one part on its way to the database while the next arrives: what a body delivered
+/// before it broke off or overran is kept whole and in order.
+@Suite("Blobs: parts stored while the next arrives, on PostgreSQL")
+struct PostgresBlobAppendTests {
+    static let part = PostgresBlobStore.partSize
+
+    @Test("a body that breaks off after several parts keeps every byte it delivered; the upload resumes from there and hashes right",
+          arguments: TestEngine.available.filter { $0 == .postgres })
+    func brokenBody(_ engine: TestEngine) async throws {
+        try await PostgresUploadHashTests.withStores { store, _, space in
+            let bytes = PostgresUploadHashTests.bytes(5, 5 * Self.part + 123)
+            let hash = PostgresUploadHashTests.sha256(bytes)
+            let id = UploadID(space: space, sha256: hash)
+            let delivered = 3 * Self.part + Self.part / 2
+            let broken = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+                for start in stride(from: 0, to: delivered, by: 65_536) {
+                    continuation.yield(ByteBuffer(bytes: bytes[start..<min(start + 65_536, delivered)]))
+                }
+                continuation.finish(throwing: CancellationError())  // the connection drops
+            }
+            await #expect(throws: CancellationError.self) { try await store.append(id, length: Int64(bytes.count), at: 0, body: broken) }
+            #expect(try await store.upload(id) == UploadProgress(length: Int64(bytes.count), received: Int64(delivered)))
+
+            let rest = try await store.append(id, length: Int64(bytes.count), at: Int64(delivered), body: PostgresUploadHashTests.body(bytes[delivered...]))
+            #expect(rest == Int64(bytes.count))
+            #expect(try await store.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
+        }
+    }
+
+    @Test("a body longer than its upload stores the declared bytes and is refused beyond them",
+          arguments: TestEngine.available.filter { $0 == .postgres })
+    func overrun(_ engine: TestEngine) async throws {
+        try await PostgresUploadHashTests.withStores { store, _, space in
+            let length = 2 * Self.part + 10
+            let bytes = PostgresUploadHashTests.bytes(6, length + Self.part)
+            let declared = Array(bytes[..<length])
+            let id = UploadID(space: space, sha256: PostgresUploadHashTests.sha256(declared))
+            await #expect(throws: BlobStoreError.beyondLength) {
+                try await store.append(id, length: Int64(length), at: 0, body: PostgresUploadHashTests.body(bytes[...]))
+            }
+            #expect(try await store.upload(id) == UploadProgress(length: Int64(length), received: Int64(length)))
+            let key = try await store.complete(id, space: space, expected: nil)
+            #expect(key.sha256 == PostgresUploadHashTests.sha256(declared))
+        }
+    }
+}
