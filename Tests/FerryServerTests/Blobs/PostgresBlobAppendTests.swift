@@ -3,6 +3,7 @@ import FerryCore
 import FerryTesting
 import Foundation
 import NIOCore
+import PostgresNIO
 import Testing
 
 /// PostgreSQL's blob store keeps one part on its way to the database while the next arrives: what a body delivered
@@ -48,6 +49,53 @@ struct PostgresBlobAppendTests {
             #expect(try await store.upload(id) == UploadProgress(length: Int64(length), received: Int64(length)))
             let key = try await store.complete(id, space: space, expected: nil)
             #expect(key.sha256 == PostgresUploadHashTests.sha256(declared))
+        }
+    }
+
+    @Test("a part whose preparation failed (a lock held past lock_timeout) is stored later on that connection, by the same statement as a query",
+          arguments: TestEngine.available.filter { $0 == .postgres })
+    func failedPreparation(_ engine: TestEngine) async throws {
+        try await TestDatabase.with(.postgres) { database in
+            guard case .postgres(let url) = database.location else { return }
+            let storage = PostgresStorage(url: url, logger: .testing)
+            // One connection, so the upload after the failure meets the connection that remembers it.
+            var configuration = PostgresStorage.clientConfiguration(url)
+            configuration.options.maximumConnections = 1
+            let single = PostgresClient(configuration: configuration, backgroundLogger: .testing)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await storage.client.run() }
+                defer { group.cancelAll() }
+                try await storage.migrate(Migration.server)
+                let space = UUID()
+                try await database.execute([
+                    "INSERT INTO ferry_spaces (id, created_at) VALUES ('\(space.lowercasedText)', now())",
+                    "ALTER DATABASE \"\(url.database)\" SET lock_timeout = '300ms'",  // the single client's sessions
+                ])
+                group.addTask { await single.run() }
+                let store = PostgresBlobStore(client: single, logger: .testing)
+                let bytes = PostgresUploadHashTests.bytes(7, 2 * Self.part)
+                let hash = PostgresUploadHashTests.sha256(bytes)
+                let id = UploadID(space: space, sha256: hash)
+
+                let (released, release) = AsyncStream.makeStream(of: Void.self)
+                let (locked, isLocked) = AsyncStream.makeStream(of: Void.self)
+                let holder = Task {
+                    try await storage.client.withTransaction(logger: .testing) { connection in
+                        try await connection.query("LOCK TABLE ferry_blob_parts IN ACCESS EXCLUSIVE MODE", logger: .testing)
+                        isLocked.yield()
+                        for await _ in released { break }
+                    }
+                }
+                for await _ in locked { break }
+                await #expect(throws: (any Error).self) {
+                    try await store.append(id, length: Int64(bytes.count), at: 0, body: PostgresUploadHashTests.body(bytes[...]))
+                }
+                release.yield()
+                try await holder.value
+
+                #expect(try await store.append(id, length: Int64(bytes.count), at: 0, body: PostgresUploadHashTests.body(bytes[...])) == Int64(bytes.count))
+                #expect(try await store.complete(id, space: space, expected: hash) == BlobKey(space: space, sha256: hash))
+            }
         }
     }
 }

@@ -143,10 +143,17 @@ struct PostgresBlobStore: BlobStore {
         let end = offset + Int64(part.readableBytes)
         // One statement, so one round trip and atomic without a transaction: the part is inserted only when the
         // upload's offset moved from `offset` to `end` in it.
-        let rows = try await client.execute(StoreBlobPart(end: end, upload: id.text, offset: offset, data: part), logger: logger)
-        // Read to the end, so an error as the statement finishes surfaces before the part counts as stored.
+        let statement = StoreBlobPart(end: end, upload: id.text, offset: offset, data: part)
         var stored: UUID?
-        for try await content in rows { stored = content }
+        do {
+            // Read to the end, so an error as the statement finishes surfaces before the part counts as stored.
+            for try await content in try await client.execute(statement, logger: logger) { stored = content }
+        } catch {
+            // PostgresNIO keeps a failed preparation for the life of its connection; the same statement as a query
+            // goes on. Had the first try been applied, the offset guard finds the offset moved and stores nothing.
+            let rows = try await client.query(PostgresQuery(unsafeSQL: StoreBlobPart.sql, binds: try statement.makeBindings()), logger: logger)
+            for try await content in rows.decode(UUID.self) { stored = content }
+        }
         guard let stored else { throw BlobStoreError.busy }
         return (end, stored)
     }

@@ -6,9 +6,9 @@ import PostgresNIO
 /// the content id the part went under, or no row.
 ///
 /// A prepared statement (each connection prepares it once), not a query: PostgreSQL plans a query anew for its
-/// parameters and copies each 1 MiB part into the plan as a constant, which cost a fifth of an upload's time
-/// (`docs/benchmarks.md`). A pooler between the server and PostgreSQL must therefore keep prepared statements
-/// (`docs/operations.md`).
+/// parameters and copies each 1 MiB part into the plan as a constant, where a prepared statement is given one plan for
+/// all its values after its first few runs. That planning cost a fifth of an upload's time (`docs/benchmarks.md`). A
+/// pooler between the server and PostgreSQL should therefore keep prepared statements (`docs/operations.md`).
 struct StoreBlobPart: PostgresPreparedStatement {
     static let name = "ferry_store_blob_part"
     static let sql = """
@@ -17,6 +17,8 @@ struct StoreBlobPart: PostgresPreparedStatement {
         )
         INSERT INTO ferry_blob_parts (content_id, part_offset, data) SELECT content_id, $3, $4 FROM moved RETURNING content_id
         """
+
+    static var bindingDataTypes: [PostgresDataType] { [.int8, .text, .int8, .bytea] }
 
     var end: Int64
     var upload: String
