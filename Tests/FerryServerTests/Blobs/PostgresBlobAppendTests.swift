@@ -20,12 +20,7 @@ struct PostgresBlobAppendTests {
             let hash = PostgresUploadHashTests.sha256(bytes)
             let id = UploadID(space: space, sha256: hash)
             let delivered = 3 * Self.part + Self.part / 2
-            let broken = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
-                for start in stride(from: 0, to: delivered, by: 65_536) {
-                    continuation.yield(ByteBuffer(bytes: bytes[start..<min(start + 65_536, delivered)]))
-                }
-                continuation.finish(throwing: CancellationError())  // the connection drops
-            }
+            let broken = UploadBody.brokenOff(bytes, after: delivered)
             await #expect(throws: CancellationError.self) { try await store.append(id, length: Int64(bytes.count), at: 0, body: broken) }
             #expect(try await store.upload(id) == UploadProgress(length: Int64(bytes.count), received: Int64(delivered)))
 

@@ -14,4 +14,14 @@ enum UploadBody {
             continuation.finish()
         }
     }
+
+    /// The first `delivered` of `bytes` in 64 KiB pieces, then the connection dropping (a `CancellationError`).
+    static func brokenOff(_ bytes: [UInt8], after delivered: Int) -> AsyncThrowingStream<ByteBuffer, any Error> {
+        AsyncThrowingStream { continuation in
+            for start in stride(from: 0, to: delivered, by: 65_536) {
+                continuation.yield(ByteBuffer(bytes: bytes[start..<min(start + 65_536, delivered)]))
+            }
+            continuation.finish(throwing: CancellationError())
+        }
+    }
 }
