@@ -28,8 +28,11 @@ public final class LocalStore: Sendable {
     public let deviceId: UUID
     /// The space of new records that name none (usually the personal space, whose id is the user's).
     public let defaultSpace: UUID?
-    /// The folder of the blob cache: attached files and downloaded blobs, named by their SHA-256.
+    /// The folder of the blob cache: attached files and downloaded blobs, named by their SHA-256. A store given none
+    /// (one in memory) has a temporary folder of its own, removed with the store.
     public let blobDirectory: URL
+    /// Whether ``blobDirectory`` is the store's own temporary folder, which goes when the store does.
+    private let ownsBlobDirectory: Bool
 
     let now: @Sendable () -> Date
     let logger: Logger
@@ -103,13 +106,21 @@ public final class LocalStore: Sendable {
         return try LocalStore(writer: queue, schema: schema, defaultSpace: defaultSpace, now: now, logger: logger)
     }
 
+    deinit {
+        if ownsBlobDirectory { try? FileManager.default.removeItem(at: blobDirectory) }
+    }
+
     /// Opens a store on any GRDB writer, creating Ferry's tables and migrating the collections to `schema`.
+    ///
+    /// `blobDirectory` is the folder of the blob cache; without one the store keeps its cache in a temporary folder of
+    /// its own, removed when the store is released.
     public init(
         writer: any DatabaseWriter, schema: Schema, defaultSpace: UUID? = nil, deviceId: UUID? = nil, blobDirectory: URL? = nil,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "ferry.store")
     ) throws {
         self.writer = writer
         self.blobDirectory = blobDirectory ?? FileManager.default.temporaryDirectory.appending(path: "ferry-blobs-\(UUID().uuidString)")
+        ownsBlobDirectory = blobDirectory == nil
         do {
             try OwnerOnlyPath.folder(self.blobDirectory.path())
         } catch {
