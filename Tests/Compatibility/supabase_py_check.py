@@ -22,6 +22,14 @@ signed_in = client.sign_in_with_password({"email": email, "password": "correct h
 check(signed_in.session.expires_in == 3600, "sign_in_with_password returns a session")
 check(client.get_user().user.id == signed_in.user.id, "get_user returns the same user")
 
+# supabase-py reads the token's claims with pydantic, which refuses a fractional exp or iat: whole seconds, as GoTrue's.
+claims = client.get_claims()["claims"]
+check(claims["sub"] == signed_in.user.id and isinstance(claims["exp"], int) and isinstance(claims["iat"], int),
+      "get_claims reads the access token (whole-second exp and iat)")
+restored = gotrue_client(base, key)
+restored.set_session(signed_in.session.access_token, signed_in.session.refresh_token)
+check(restored.get_user().user.id == signed_in.user.id, "set_session restores a saved session")
+
 old_refresh = signed_in.session.refresh_token
 refreshed = client.refresh_session()
 check(refreshed.session.refresh_token != old_refresh, "refresh_session rotates the refresh token")

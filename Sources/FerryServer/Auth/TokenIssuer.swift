@@ -64,11 +64,14 @@ struct TokenIssuer: Sendable {
     }
 
     /// An access token for `user` in `sessionID`, valid for `lifetime` from `now`.
+    /// Its times are whole seconds, as GoTrue's: clients that read the claims (supabase-py's `get_claims` and
+    /// `set_session`) refuse a fractional `exp` or `iat`.
     func makeAccessToken(userID: UUID, email: String, sessionID: UUID, now: Date, lifetime: Duration) async throws -> (token: String, expiresAt: Date) {
-        let expiresAt = now.addingTimeInterval(TimeInterval(lifetime.components.seconds))
+        let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let expiresAt = issuedAt.addingTimeInterval(TimeInterval(lifetime.components.seconds))
         let claims = AccessTokenClaims(
             sub: .init(value: userID.lowercasedText), aud: .init(value: ["authenticated"]),
-            exp: .init(value: expiresAt), iat: .init(value: now), iss: .init(value: issuer),
+            exp: .init(value: expiresAt), iat: .init(value: issuedAt), iss: .init(value: issuer),
             email: email, role: "authenticated", sessionID: sessionID.lowercasedText
         )
         return (try await keys.sign(claims), expiresAt)

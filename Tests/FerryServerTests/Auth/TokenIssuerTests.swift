@@ -27,7 +27,7 @@ struct TokenIssuerTests {
     @Test("a verified token is remembered until it expires, then refused; a token altered by one byte is never taken for it")
     func rememberedUntilExpiry() async throws {
         let issuer = await TokenIssuer(secret: Array("a secret of at least thirty-two characters!".utf8), issuer: "ferry")
-        let (token, expiresAt) = try await issuer.makeAccessToken(userID: UUID(), email: "a@example.com", sessionID: UUID(), now: Date(), lifetime: .seconds(1))
+        let (token, expiresAt) = try await issuer.makeAccessToken(userID: UUID(), email: "a@example.com", sessionID: UUID(), now: Date(), lifetime: .seconds(2))
         #expect(try await issuer.verifyAccessToken(token).email == "a@example.com")
         #expect(try await issuer.verifyAccessToken(token).email == "a@example.com", "again, from memory")
         var altered = Array(token.utf8)
@@ -37,14 +37,33 @@ struct TokenIssuerTests {
         await #expect(throws: (any Error).self, "expired, though remembered") { try await issuer.verifyAccessToken(token) }
     }
 
+    @Test("exp and iat are whole seconds, as GoTrue's (supabase-py refuses a token whose claims are fractional)")
+    func wholeSeconds() async throws {
+        let issuer = await TokenIssuer(secret: Array("a secret of at least thirty-two characters!".utf8), issuer: "ferry")
+        let now = Date(timeIntervalSince1970: 1_790_000_000.75)
+        let (token, expiresAt) = try await issuer.makeAccessToken(userID: UUID(), email: "a@example.com", sessionID: UUID(), now: now, lifetime: .seconds(3600))
+        let claims = Self.claims(token)
+        #expect(claims["iat"] as? NSNumber == 1_790_000_000 && claims["exp"] as? NSNumber == 1_790_003_600)
+        #expect(Self.claimText(token).contains("\"exp\":1790003600,") && Self.claimText(token).contains("\"iat\":1790000000,"))
+        #expect(expiresAt.timeIntervalSince1970 == 1_790_003_600, "the session's expires_at is the token's exp")
+    }
+
     /// The `session_id` claim of a JWT, read without verifying it.
     static func sessionID(_ token: String) -> String {
+        claims(token)["session_id"] as? String ?? ""
+    }
+
+    /// The claims of a JWT, read without verifying it.
+    static func claims(_ token: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(claimText(token).utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// The payload of a JWT as its JSON text.
+    static func claimText(_ token: String) -> String {
         let parts = token.split(separator: ".")
         guard parts.count == 3 else { return "" }
         var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         payload += String(repeating: "=", count: (4 - payload.count % 4) % 4)
-        guard let data = Data(base64Encoded: payload),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return "" }
-        return object["session_id"] as? String ?? ""
+        return Data(base64Encoded: payload).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 }
