@@ -44,6 +44,13 @@ extension LocalStore {
                     throw StoreError(code: .spaceMismatch, message: "Record \(Self.text(id)) belongs to space \(Self.text(existing.space)); a record never moves between spaces.")
                 }
                 recordSpace = existing.space
+                // The server refuses a write that empties a required field (a parent link is one): say so now.
+                let emptied = existing.isDeleted ? [] : collection.fields.filter { field in
+                    field.isRequired && normalized[field.name]?.isNull == true && !(existing.fields[field.name] ?? .null).isNull
+                }.map(\.name)
+                if !emptied.isEmpty {
+                    throw StoreError(code: .missingField, message: "'\(name)' requires \(emptied.joined(separator: ", ")): a save cannot empty them.")
+                }
             } else {
                 guard let chosen = space ?? parentSpace ?? defaultSpace else {
                     throw StoreError(code: .noSpace, message: "A new record needs a space: pass one, or open the store with a default space.")

@@ -263,8 +263,9 @@ private struct Planner {
     }
 
     /// The live records this plan writes that break a rule as merged: a parent that is missing, deleted or in another
-    /// space (checked when the record is new, revived or moved to another parent), or a required field left empty
-    /// (checked when the record is new or revived).
+    /// space (checked when the record is new, revived or moved to another parent), or a required field empty (checked
+    /// for every required field when the record is new or revived, otherwise for those the plan empties: a field that a
+    /// newer schema made required may stay empty on an older record without blocking its other edits).
     func brokenRecords(stored: [RecordKey: StoredRecord]) -> [(RecordKey, Rejection)] {
         order.compactMap { key in
             guard let record = rows[key], !record.state.isDeleted, let collection = schema.collection(named: key.collection) else { return nil }
@@ -274,8 +275,15 @@ private struct Planner {
                let rejection = checkParent(of: record, link: link) {
                 return (key, rejection)
             }
-            if revived, let missing = collection.fields.first(where: { $0.isRequired && (record.state.fields[$0.name] ?? .null).isNull }) {
-                return (key, Rejection(.invalidRecord, "A new \(collection.name) record needs the required field '\(missing.name)'."))
+            let empty = collection.fields.first { field in
+                field.isRequired && (record.state.fields[field.name] ?? .null).isNull
+                    && (revived || !(before?.state.fields[field.name] ?? .null).isNull)
+            }
+            if let empty {
+                let message = revived
+                    ? "A new \(collection.name) record needs the required field '\(empty.name)'."
+                    : "The required field '\(empty.name)' of a \(collection.name) record cannot be emptied."
+                return (key, Rejection(.invalidRecord, message))
             }
             return nil
         }

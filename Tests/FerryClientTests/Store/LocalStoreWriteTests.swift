@@ -53,6 +53,12 @@ struct LocalStoreWriteTests {
         #expect(code { try store.save(collection: "notes", space: UUID(), fields: ["sermon_id": .string(sermon.id.uuidString), "text": "elsewhere"]) } == .spaceMismatch)
         #expect(try store.pendingCount() == 1)
         #expect(try store.fetchAll(collection: "sermons").count == 1)
+        // A save may not empty a required field of a live record (the server refuses it), a parent link included.
+        #expect(code { try store.save(collection: "sermons", id: sermon.id, fields: ["title": .null]) } == .missingField)
+        let note = try store.save(collection: "notes", fields: ["sermon_id": .string(sermon.id.uuidString), "text": "kept"])
+        #expect(code { try store.save(collection: "notes", id: note.id, fields: ["sermon_id": .null]) } == .missingField)
+        _ = try store.save(collection: "sermons", id: sermon.id, fields: ["title": "Renamed", "speaker": .null])
+        #expect(try store.fetchAll(collection: "sermons").first?.fields["title"] == "Renamed")
         let noDefault = try LocalStore.inMemory(schema: StoreFixture.schema)
         #expect(code { try noDefault.save(collection: "sermons", fields: StoreFixture.sermonFields) } == .noSpace)
     }

@@ -121,6 +121,29 @@ struct WriteIntegrityTests {
         }
     }
 
+    @Test("a write that empties a required field or a live child's parent link is refused, as a new record without them is", arguments: TestEngine.available)
+    func requiredNeverEmptied(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var phone = try await SyncDevice.signUp(server)
+            let sermon = UUID(), note = UUID()
+            let link: JSONValue = .string(sermon.uuidString.lowercased())
+            let created = try await phone.push([phone.upsert("sermons", sermon, Self.sermon("Kept")), phone.upsert("notes", note, ["sermon_id": link, "text": "n"])])
+            #expect(created.results.map(\.status) == [.applied, .applied])
+
+            let emptied = try await phone.push([phone.upsert("sermons", sermon, ["title": .null]), phone.upsert("notes", note, ["sermon_id": .null])])
+            #expect(emptied.results.map(\.status) == [.rejected, .rejected])
+            #expect(emptied.results.map(\.code) == ["invalid_record", "invalid_record"])
+            #expect(emptied.results[0].message?.contains("'title'") == true && emptied.results[1].message?.contains("'sermon_id'") == true)
+            // An optional field may be emptied, and the record's other fields still change.
+            let edited = try await phone.push([phone.upsert("sermons", sermon, ["title": "Renamed", "speaker": .null])])
+            #expect(edited.results.map(\.status) == [.applied])
+
+            let rows = latestRows(try await phone.pullAll().changes)
+            #expect(rows[sermon]?.fields["title"] == "Renamed")
+            #expect(rows[note]?.fields["sermon_id"] == link && rows[note]?.deleted == false)
+        }
+    }
+
     @Test("a unique value too long to index is refused per mutation, never a 5xx", arguments: TestEngine.available)
     func longUniqueValue(_ engine: TestEngine) async throws {
         let schema = """

@@ -147,6 +147,29 @@ struct TableSyncTests {
         }
     }
 
+    @Test("an update or upsert that empties a required field or a parent link is 400 23502, as NOT NULL would be, and changes nothing", arguments: TestEngine.available)
+    func requiredNeverEmptied(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
+            let user = try await SyncDevice.signUp(server)
+            let sermon = try #require(try await Self.rest(server, "POST", "sermons", as: user, body: ["title": "Kept"]).json?.arrayValue?.first?["id"])
+            let id = try #require(sermon.stringValue)
+            #expect(try await Self.rest(server, "POST", "notes", as: user, body: ["sermon_id": sermon, "text": "n"]).status == 201)
+            let attempts: [(String, String, JSONValue, [String: String])] = [
+                ("PATCH", "sermons?id=eq.\(id)", ["title": .null], [:]),
+                ("POST", "sermons", ["id": sermon, "title": .null], ["Prefer": "return=representation,resolution=merge-duplicates"]),
+                ("PATCH", "notes?text=eq.n", ["sermon_id": .null], [:]),
+            ]
+            for (method, path, body, headers) in attempts {
+                let reply = try await Self.rest(server, method, path, as: user, body: body, headers: headers)
+                #expect(reply.status == 400 && reply.json?["code"] == "23502", "\(method) \(path): \(String(describing: reply.json))")
+            }
+            #expect(try await Self.rest(server, "GET", "sermons?select=title", as: user).json == [["title": "Kept"]])
+            #expect(try await Self.rest(server, "GET", "notes?select=sermon_id", as: user).json == [["sermon_id": sermon]])
+            // An optional field may be emptied.
+            #expect(try await Self.rest(server, "PATCH", "notes?text=eq.n", as: user, body: ["text": .null]).status == 200)
+        }
+    }
+
     @Test("malformed requests are clear 4xx errors in PostgREST's shape that change nothing", arguments: TestEngine.available)
     func badInput(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
