@@ -229,6 +229,9 @@ check(empty.data == [] and empty.count == 0 and last["headers"].get("content-ran
 refused(lambda: A.from_("sermons").select("*", count="exact").range(10, 11).execute(), ("PGRST103",),
         "an offset past the count is PGRST103", 416)
 
+# A function: Ferry serves none, and says so in PostgREST's shape.
+refused(lambda: A.rpc("archive_sermons", {}).execute(), ("PGRST202",), "rpc() is PGRST202, not a function", 404)
+
 # single() and maybe_single().
 one = A.from_("sermons").select("*").eq("id", grace_id).single().execute()
 check(isinstance(one.data, dict) and one.data["id"] == grace_id, "single() returns one object")

@@ -66,6 +66,8 @@ bucket.upload(path, replacement, {"content-type": "audio/mp4", "upsert": "true"}
 check(bucket.download(path) == replacement, "x-upsert: true replaces the object")
 refused(lambda: bucket.upload(f"{user}/notes.txt", b"text", {"content-type": "text/plain"}), 415, "a type the bucket refuses")
 refused(lambda: bucket.upload("grace.m4a", audio, {"content-type": "audio/mp4"}), 400, "a path that does not start with a space id")
+# Not served (docs/blobs.md), and refused in Storage's shape, which storage3 reads.
+refused(lambda: bucket.move(path, f"{user}/moved.m4a"), 404, "move is not served")
 
 signed = bucket.create_signed_url(path, 60)
 status, _, body = raw("GET", signed["signedURL"])

@@ -87,6 +87,25 @@ struct OperationsRoutesTests {
         }
     }
 
+    @Test("an unknown route under /storage/v1 or /rest/v1 answers in that API's error shape, which its client parses")
+    func unknownRouteInClientShape() async throws {
+        try await LiveServer.with(.sqlite) { server in
+            let storage = try await server.send("POST", "/storage/v1/object/move", headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+            let storageBody = try storage.json()
+            #expect(storage.status == 404 && storageBody["statusCode"] as? String == "404" && storageBody["error"] as? String == "not_found")
+            #expect((storageBody["message"] as? String)?.contains("/storage/v1/object/move") == true)
+
+            let function = try await server.send("POST", "/rest/v1/rpc/archive_sermons", headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+            let functionBody = try function.json()
+            #expect(function.status == 404 && functionBody["code"] as? String == "PGRST202")
+            #expect((functionBody["message"] as? String)?.contains("archive_sermons") == true && functionBody.keys.contains("hint"))
+
+            let nested = try await server.send("GET", "/rest/v1/sermons/extra")
+            let nestedBody = try nested.json()
+            #expect(nested.status == 404 && nestedBody["code"] as? String == "PGRST125")
+        }
+    }
+
     @Test("a caller's X-Request-Id is echoed; a malformed one is replaced")
     func requestIDs() async throws {
         try await LiveServer.with(.sqlite) { server in

@@ -24,8 +24,22 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 method: request.method.rawValue, path: request.uri.path, status: Int(apiError.status.code), code: apiError.code,
                 message: apiError.message
             )
-            return try apiError.response(from: request, context: context)
+            return try Self.response(apiError, request, context)
         }
+    }
+
+    /// The error in the shape of the API its path names. Routes of `/storage/v1` and `/rest/v1` render their own
+    /// errors (``StorageErrorMiddleware``, ``TableErrorMiddleware``); a path under them that matched no route arrives
+    /// here, and storage3 and postgrest-py parse only their API's shape.
+    static func response(_ error: APIError, _ request: Request, _ context: Context) throws -> Response {
+        let path = request.uri.path
+        if path.hasPrefix("/storage/v1/") {
+            return StorageErrorMiddleware<Context>.response(error)
+        }
+        if path.hasPrefix("/rest/v1/") {
+            return TableErrorMiddleware<Context>.response(unmatched: error, path: path)
+        }
+        return try error.response(from: request, context: context)
     }
 
     /// The API error any thrown error stands for, logging those the server did not expect: the one rule behind this

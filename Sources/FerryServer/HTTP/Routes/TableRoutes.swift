@@ -243,6 +243,26 @@ struct TableErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
+    /// A request under `/rest/v1` that matched no route, with PostgREST's code for it: `PGRST202` for a function
+    /// (`/rpc/…`; Ferry serves none), `PGRST125` for any other path, `PGRST117` for a method no route takes.
+    static func response(unmatched error: APIError, path: String) -> Response {
+        let rest = path.dropFirst("/rest/v1/".count)
+        switch error.status {
+        case .notFound where rest.hasPrefix("rpc/"):
+            let function = rest.dropFirst("rpc/".count).prefix(100)
+            return response(
+                status: .notFound, code: "PGRST202", message: "Could not find the function \(function) in the schema cache",
+                details: nil, hint: "Ferry serves tables, not functions: run the function's work in a backend with the service-role key."
+            )
+        case .notFound:
+            return response(status: .notFound, code: "PGRST125", message: "Invalid path specified in request URL", details: nil, hint: nil)
+        case .methodNotAllowed:
+            return response(status: .methodNotAllowed, code: "PGRST117", message: error.message, details: nil, hint: nil, headers: error.headers)
+        default:
+            return response(status: error.status, code: error.code.rawValue, message: error.message, details: nil, hint: nil, headers: error.headers)
+        }
+    }
+
     static func response(
         status: HTTPResponse.Status, code: String, message: String, details: String?, hint: String?, headers: HTTPFields = [:]
     ) -> Response {
