@@ -140,9 +140,7 @@ enum RowSelectionSQL {
             default: throw .invalidValue("invalid input syntax for type boolean: \"\(text.prefix(40))\"")
             }
         case .timestamp:
-            // A bare date is that day's midnight, UTC, as PostgreSQL reads it into a timestamptz of a UTC session.
-            if text.utf8.count == 10, Timestamp.parse(text + "T00:00:00Z") != nil { return .string(text + "T00:00:00Z") }
-            return .string(text)
+            return .string(Timestamp.readingBareDate(text))
         default:
             return .string(text)
         }

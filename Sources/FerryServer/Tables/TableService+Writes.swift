@@ -126,14 +126,19 @@ extension TableService {
     }
 
     /// The body's columns, checked by name: the id, the space and the collection's fields (their values are checked by
-    /// the push). `columns=` keeps only the columns it names.
+    /// the push, after a timestamp's bare date is read as PostgreSQL would). `columns=` keeps only the columns it names.
     private func writtenFields(_ body: [String: JSONValue], collection: CollectionDefinition, keeping columns: [String]?) throws(TableError) -> [String: JSONValue] {
         var fields: [String: JSONValue] = [:]
         for (name, value) in body where columns?.contains(name) ?? true {
-            guard name == "id" || name == "_space" || collection.field(named: name) != nil else {
+            let field = collection.field(named: name)
+            guard name == "id" || name == "_space" || field != nil else {
                 throw .unknownWrittenColumn(name, of: collection.name)
             }
-            fields[name] = value
+            if field?.type == .timestamp, case .string(let text) = value {
+                fields[name] = .string(Timestamp.readingBareDate(text))
+            } else {
+                fields[name] = value
+            }
         }
         return fields
     }

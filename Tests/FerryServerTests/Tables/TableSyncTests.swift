@@ -147,6 +147,19 @@ struct TableSyncTests {
         }
     }
 
+    @Test("a bare date written to a timestamp is that day's midnight, UTC, as in a filter (PostgreSQL's reading)", arguments: TestEngine.available)
+    func bareDate(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
+            let user = try await SyncDevice.signUp(server)
+            let made = try await Self.rest(server, "POST", "sermons", as: user, body: ["title": "Dated", "date": "2026-08-01"])
+            #expect(made.status == 201 && made.json?.arrayValue?.first?["date"] == "2026-08-01T00:00:00.000Z", "\(String(describing: made.json))")
+            let moved = try await Self.rest(server, "PATCH", "sermons?date=eq.2026-08-01", as: user, body: ["date": "2026-08-02"])
+            #expect(moved.json?.arrayValue?.first?["date"] == "2026-08-02T00:00:00.000Z")
+            let refused = try await Self.rest(server, "POST", "sermons", as: user, body: ["title": "Bad", "date": "2026-02-30"])
+            #expect(refused.status == 400 && refused.json?["code"] == "22P02")
+        }
+    }
+
     @Test("an update or upsert that empties a required field or a parent link is 400 23502, as NOT NULL would be, and changes nothing", arguments: TestEngine.available)
     func requiredNeverEmptied(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
