@@ -70,10 +70,14 @@ extension TableQuery {
         return names
     }
 
-    /// A limit or an offset, at most ``maximumCount``: no arithmetic on it can overflow.
+    /// A limit or an offset, at most ``maximumCount``: no arithmetic on it can overflow, and a larger number (one past
+    /// `Int` included) means the same.
     private static func count(_ value: String, of key: String) throws(TableError) -> Int {
-        guard let number = Int(value), number >= 0 else { throw .unparsable("\(key) must be a whole number of at least 0, not \"\(value.prefix(20))\"") }
-        return min(number, maximumCount)
+        if let number = Int(value), number >= 0 { return min(number, maximumCount) }
+        guard !value.isEmpty, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            throw .unparsable("\(key) must be a whole number of at least 0, not \"\(value.prefix(20))\"")
+        }
+        return maximumCount
     }
 
     /// The largest limit or offset a request means: more rows than any table holds.

@@ -113,8 +113,20 @@ struct TableService: Sendable {
             }
         }
         var rows = TableRows()
-        rows.reserve(records.text.count + records.count * plan.keys.reduce(2) { $0 + $1.count + 1 })
+        rows.reserve(min(records.text.count + records.count * plan.keys.reduce(2) { $0 + $1.count + 1 }, limits.maximumReplyBytes))
         for record in records.indices {
+            // Measured before it is written: a short select list can repeat a column (or embed a parent under every
+            // child) until one row outgrows the server's memory.
+            var size = 1 + cells.count
+            for (column, cell) in cells.enumerated() {
+                size += plan.keys[column].count + (cell.map { records.cell(record, $0).count } ?? embeddings[column]!.byteCount(for: record))
+            }
+            guard rows.approximateJSONByteCount + size <= limits.maximumReplyBytes else {
+                throw TableError(
+                    .invalidRequest, "54000", "The reply would be larger than \(limits.maximumReplyBytes >> 20) MiB",
+                    hint: "Ask for fewer rows (limit, Range) or fewer columns, or limit the embedded resources."
+                )
+            }
             rows.append { json in
                 json.append(UInt8(ascii: "{"))
                 for (column, cell) in cells.enumerated() {
@@ -142,16 +154,30 @@ struct TableService: Sendable {
         var rowsOf: (Int) -> [Int]
 
         func write(for record: Int, into json: inout [UInt8]) {
-            let all = rowsOf(record)
-            let start = min(offset, all.count)
-            let end = limit.map { min(start + $0, all.count) } ?? all.count
+            let shown = shownRows(of: record)
             if !isOne {
-                rows.writeArray(all[start..<end], into: &json)
-            } else if start < end {
-                json.append(contentsOf: rows.row(all[start]))
+                rows.writeArray(shown, into: &json)
+            } else if let first = shown.first {
+                json.append(contentsOf: rows.row(first))
             } else {
                 JSONValue.null.write(into: &json)
             }
+        }
+
+        /// The bytes ``write(for:into:)`` writes for `record`.
+        func byteCount(for record: Int) -> Int {
+            let shown = shownRows(of: record)
+            if !isOne {
+                return shown.reduce(1 + max(shown.count, 1)) { $0 + rows.row($1).count }
+            }
+            return shown.first.map { rows.row($0).count } ?? 4
+        }
+
+        private func shownRows(of record: Int) -> ArraySlice<Int> {
+            let all = rowsOf(record)
+            let start = min(offset, all.count)
+            let end = limit.map { min(start + $0, all.count) } ?? all.count
+            return all[start..<end]
         }
     }
 
@@ -199,6 +225,9 @@ private struct CellKey: Hashable {
 struct TableLimits: Sendable {
     /// The most rows a read returns, unless it asks for fewer (PostgREST's `db-max-rows`).
     var maximumRows = 1000
+    /// The largest reply body (and each embedded resource's rows within it): a thousand rows of the largest records
+    /// (256 KiB) would pass it, a page of ordinary ones does not come near.
+    var maximumReplyBytes = 64 << 20
     /// The most rows one embedded resource may bring into a reply, across all its parents.
     var maximumEmbeddedRows = 20_000
     /// The most rows one write may change (an insert's body, or the rows a `PATCH` or `DELETE` matches): a push's.

@@ -147,6 +147,25 @@ struct TableSyncTests {
         }
     }
 
+    @Test("a reply that would pass 64 MiB is refused with 54000 before it is built, however few rows or bytes the request has", arguments: TestEngine.available)
+    func replyBudget(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
+            let user = try await SyncDevice.signUp(server)
+            let title = JSONValue.string(String(repeating: "a", count: 200_000))
+            let rows = JSONValue.array((0..<4).map { _ in ["title": title] })
+            #expect(try await Self.rest(server, "POST", "sermons", as: user, body: rows, headers: ["Prefer": "return=minimal"]).status == 201)
+            // The same column again and again: a 1 KB query asking for 4 × 360 × 200 KB.
+            let repeated = Array(repeating: "title", count: 360).joined(separator: ",")
+            for path in ["sermons?select=\(repeated)", "sermons?select=\(repeated)&limit=1"] {
+                let reply = try await Self.rest(server, "GET", path, as: user)
+                #expect(reply.status == 400 && reply.json?["code"] == "54000", "\(path.suffix(20)): \(reply.status)")
+                #expect(reply.json?["message"]?.stringValue?.contains("64 MiB") == true)
+            }
+            let fine = try await Self.rest(server, "GET", "sermons?select=id,title", as: user)
+            #expect(fine.status == 200 && fine.json?.arrayValue?.count == 4)
+        }
+    }
+
     @Test("a bare date written to a timestamp is that day's midnight, UTC, as in a filter (PostgreSQL's reading)", arguments: TestEngine.available)
     func bareDate(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: Self.schema, configure: AuthHarness.fastHashing) { server in
@@ -203,6 +222,8 @@ struct TableSyncTests {
                 ("GET", "sermons?limit=-1", nil, 400, "PGRST100"),
                 ("GET", "sermons?notes.text=eq.x", nil, 400, "PGRST108"),
                 ("GET", "sermons?select=*,notes(*)&notes.offset=1&notes.limit=9223372036854775807", nil, 200, ""),
+                ("GET", "sermons?limit=9223372036854775808&offset=123456789012345678901234567890", nil, 200, ""),
+                ("GET", "sermons?limit=-9223372036854775809", nil, 400, "PGRST100"),
                 ("GET", "sermons?select=" + Array(repeating: "notes(*)", count: 17).joined(separator: ","), nil, 400, "PGRST100"),
                 ("GET", "sermons?title=in.(" + Array(repeating: "a", count: 1001).joined(separator: ",") + ")", nil, 400, "PGRST100"),
                 ("POST", "sermons", ["nope": 1], 400, "PGRST204"),
