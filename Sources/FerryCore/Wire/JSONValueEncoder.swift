@@ -94,6 +94,8 @@ final class JSONTreeEncoder: Encoder {
         // As JSONEncoder's default strategies: bytes are base64, a URL is its string.
         case let data as Data: node.set(.string(data.base64EncodedString()))
         case let url as URL: node.set(.string(url.absoluteString))
+        // Ids in lowercase, as everywhere in Ferry's protocol (Foundation writes them uppercase).
+        case let id as UUID: node.set(.string(id.lowercasedText))
         default: try value.encode(to: JSONTreeEncoder(codingPath: codingPath, storage: node))
         }
     }

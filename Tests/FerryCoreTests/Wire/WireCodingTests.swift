@@ -146,4 +146,14 @@ struct WireCodingTests {
             #expect(try JSONValueDecoder().decode(Change.self, from: Data(upper.utf8)).id == id)
         }
     }
+
+    @Test("a UUID in any Encodable reply is written lowercase too, not as Foundation's uppercase text")
+    func encodableUUIDs() throws {
+        let id = UUID(uuidString: "14574C4F-FED3-4C1D-9C55-3B1E2A5F0A11")!
+        let member = Self.text(try JSONValueEncoder().encodeText(SpaceMember(email: "a@example.com", userId: id, role: .member)))
+        #expect(member.contains("\"userId\":\"14574c4f-fed3-4c1d-9c55-3b1e2a5f0a11\""), "\(member)")
+        let missing = Self.text(try JSONValueEncoder().encodeText([MissingSecret(spaceId: id, keyVersion: 1, deviceId: id, publicKey: "k")]))
+        #expect(!missing.contains("14574C4F"), "\(missing)")
+        #expect(try JSONValueDecoder().decode(SpaceMember.self, from: Data(member.utf8)).userId == id)
+    }
 }
