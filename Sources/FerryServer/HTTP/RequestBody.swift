@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 extension Request {
@@ -32,6 +33,8 @@ extension Request {
     private mutating func decodeJSON<Body: Sendable>(
         limit: Int, invalidValue: (_ path: String) -> APIError?, reading read: @escaping @Sendable (ByteBufferView) throws -> Body
     ) async throws -> Body {
+        // A body declared larger than the limit is refused before a byte of it is awaited.
+        if let declared = headers[.contentLength].flatMap(Int.init), declared > limit { throw Self.tooLarge(limit) }
         let buffer: ByteBuffer
         let progress = RequestDeadline.progress
         // Cleared only once the body is in: when the deadline cancels the read, the flag must still say so.
@@ -50,8 +53,10 @@ extension Request {
             }
         } catch is TimeoutError {
             throw RequestDeadline.bodyTimedOut
-        } catch {
-            throw APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            throw Self.tooLarge(limit)
+        } catch is HTTPParserError {
+            throw APIError(.badRequest, .badRequest, "The request body is malformed: its chunked encoding or its length does not parse.")
         }
         progress?.bodyArrived(duration: RequestDeadline.duration)
         do {
@@ -69,6 +74,12 @@ extension Request {
             // Only an overloaded server takes this long over a body within its limit.
             throw APIError(.serviceUnavailable, .unavailable, "The server could not read the request in time; retry shortly.", headers: [.retryAfter: "5"])
         }
+    }
+}
+
+extension Request {
+    static func tooLarge(_ limit: Int) -> APIError {
+        APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
     }
 }
 

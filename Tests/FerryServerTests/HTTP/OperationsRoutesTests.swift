@@ -106,6 +106,26 @@ struct OperationsRoutesTests {
         }
     }
 
+    @Test("a body declared past the limit is 413 at once, without waiting for it; a malformed chunked body is 400, not 413")
+    func bodyFraming() async throws {
+        try await LiveServer.with(.sqlite, configure: { $0.useFastPasswordHashing() }) { server in
+            let key = server.server.keys.anonKey
+            let declared = try RawConnection(port: server.port)
+            defer { declared.close() }
+            let started = ContinuousClock.now
+            declared.send("POST /auth/v1/signup HTTP/1.1\r\nHost: 127.0.0.1\r\napikey: \(key)\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n")
+            let early = await declared.receive(within: .seconds(10))
+            #expect(early.hasPrefix("HTTP/1.1 413") && early.contains("payload_too_large"), "\(early.prefix(300))")
+            #expect(ContinuousClock.now - started < .seconds(5), "answered before the deadline, not after it")
+
+            let chunked = try RawConnection(port: server.port)
+            defer { chunked.close() }
+            chunked.send("POST /auth/v1/signup HTTP/1.1\r\nHost: 127.0.0.1\r\napikey: \(key)\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\n{}\r\n0\r\n\r\n")
+            let malformed = await chunked.receive(within: .seconds(10))
+            #expect(malformed.hasPrefix("HTTP/1.1 400"), "\(malformed.prefix(300))")
+        }
+    }
+
     @Test("a caller's X-Request-Id is echoed; a malformed one is replaced")
     func requestIDs() async throws {
         try await LiveServer.with(.sqlite) { server in
