@@ -103,6 +103,7 @@ refused(lambda: client.refresh_session(refreshed.session.refresh_token), "after 
 address = f"py-mail-{uuid.uuid4().hex[:8]}@example.com"
 signed_up = client.sign_up({"email": address, "password": "correct horse 1"})
 check(signed_up.session is None and signed_up.user.email == address, "sign_up returns no session until confirmed")
+check(signed_up.user.confirmation_sent_at is not None, "sign_up says when the confirmation was mailed")
 refused(lambda: gotrue().sign_in_with_password({"email": address, "password": "correct horse 1"}),
         "password sign-in before confirmation is email_not_confirmed", code="email_not_confirmed")
 code = next_code(address, 0)

@@ -52,6 +52,12 @@ except AuthWeakPasswordError as error:
 client.sign_out()
 check(client.get_session() is None, "sign_out clears the session")
 
+try:
+    client.sign_in_anonymously()
+    check(False, "sign_in_anonymously is refused")
+except AuthApiError as error:
+    check(error.status == 422 and error.code == "anonymous_provider_disabled", "sign_in_anonymously is anonymous_provider_disabled")
+
 # The admin API (auth.admin), with the service-role key: the third argument.
 if len(sys.argv) > 3:
     service_key = sys.argv[3]

@@ -75,6 +75,8 @@ public struct AuthUser: Sendable, Hashable, Codable {
     public var newEmail: String? = nil
     /// When the code for ``newEmail`` was mailed.
     public var emailChangeSentAt: String? = nil
+    /// When the sign-up's confirmation code was mailed (in the reply to a sign-up that waits for it).
+    public var confirmationSentAt: String? = nil
 
     /// Creates a user.
     public init(
@@ -116,6 +118,7 @@ public struct AuthUser: Sendable, Hashable, Codable {
         case bannedUntil = "banned_until"
         case newEmail = "new_email"
         case emailChangeSentAt = "email_change_sent_at"
+        case confirmationSentAt = "confirmation_sent_at"
     }
 
     /// Encodes as GoTrue does, with the id in lowercase (the form of the JWT's `sub`).
@@ -138,5 +141,6 @@ public struct AuthUser: Sendable, Hashable, Codable {
         try container.encodeIfPresent(bannedUntil, forKey: .bannedUntil)
         try container.encodeIfPresent(newEmail, forKey: .newEmail)
         try container.encodeIfPresent(emailChangeSentAt, forKey: .emailChangeSentAt)
+        try container.encodeIfPresent(confirmationSentAt, forKey: .confirmationSentAt)
     }
 }

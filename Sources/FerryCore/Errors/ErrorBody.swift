@@ -114,6 +114,10 @@ extension ErrorCode {
     public static let overEmailSendRateLimit: ErrorCode = "over_email_send_rate_limit"
     /// A mail endpoint on a server without mail set up (`--smtp-url`).
     public static let emailProviderDisabled: ErrorCode = "email_provider_disabled"
+    /// A sign-up with neither email nor phone: an anonymous sign-in, which Ferry does not offer.
+    public static let anonymousProviderDisabled: ErrorCode = "anonymous_provider_disabled"
+    /// A sign-up by phone, which Ferry does not offer.
+    public static let phoneProviderDisabled: ErrorCode = "phone_provider_disabled"
     /// The grant type is not supported.
     public static let unsupportedGrantType: ErrorCode = "unsupported_grant_type"
 }

@@ -238,6 +238,12 @@ struct AuthService: Sendable {
         guard let claims = try? await issuer.verifyAccessToken(token),
               let userID = UUID(wireText: claims.sub.value), let sessionID = UUID(wireText: claims.sessionID)
         else {
+            for role in ["service_role", "anon"] where await issuer.verifyAPIKey(token, role: role) {
+                throw ServiceError(
+                    .unauthenticated, .badJWT,
+                    "invalid JWT: this is the \(role) API key, which names no user; send a user's access token (from /auth/v1/token) here"
+                )
+            }
             throw ServiceError(.unauthenticated, .badJWT, "invalid JWT: unable to parse or verify signature, or the token is expired")
         }
         let (session, extra) = try await lookUp(sessionID)

@@ -26,8 +26,10 @@ extension Request {
     }
 
     /// A sync message (a push) read from the body by its one reader, at most `limit` bytes; as above otherwise.
-    mutating func decodeJSON<Body: JSONStreamReadable & Sendable>(_ type: Body.Type, limit: Int) async throws -> Body {
-        try await decodeJSON(limit: limit, invalidValue: { _ in nil }) { try JSONValueDecoder().decode(Body.self, from: $0) }
+    mutating func decodeJSON<Body: JSONStreamReadable & Sendable>(
+        _ type: Body.Type, limit: Int, invalidValue: (_ path: String) -> APIError? = { _ in nil }
+    ) async throws -> Body {
+        try await decodeJSON(limit: limit, invalidValue: invalidValue) { try JSONValueDecoder().decode(Body.self, from: $0) }
     }
 
     private mutating func decodeJSON<Body: Sendable>(

@@ -39,7 +39,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Argument(help: "The address the code was mailed to.") var email: String
     @Argument(help: "The 6-digit code.") var code: String
-    @Option(help: "What the code is for: signup, email (a sign-in code), recovery or email_change. [default: signup]")
+    @Option(help: "What the code is for: signup, email (a sign-in code), recovery or email_change.")
     var type = "signup"
     @Flag(name: .customLong("no-sync"), help: "Skip the post-login sync.") var noSync = false
 

@@ -141,8 +141,9 @@ struct LaunchEndToEndTests {
                 for _ in 0..<50 { group.addTask { try await device.auth.accessToken() } }
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
             }
+            // One token for all fifty. It may be the first one's text: claims in whole seconds make a token refreshed
+            // within the second it was issued the same; the metric and the rotated refresh token show the refresh.
             #expect(tokens.count == 1)
-            #expect(tokens.first != first.accessToken)
             let metrics = try String(decoding: await URLSession.shared.data(from: server.url("/metrics")).0, as: UTF8.self)
             #expect(metrics.contains(#"ferry_http_requests_total{method="POST",route="/auth/v1/token",status="200"} 1"#),
                     "exactly one refresh reached the server")

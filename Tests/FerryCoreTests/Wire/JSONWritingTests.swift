@@ -64,7 +64,7 @@ struct JSONWritingTests {
         var flags: Set<Int>
     }
 
-    @Test("encodes Codable types as JSONEncoder does; the tree decoder reads them back")
+    @Test("encodes Codable types as JSONEncoder does, but for UUIDs in lowercase; the tree decoder reads them back")
     func codableRoundTrip() throws {
         let sample = Sample(
             id: UUID(), name: "Grace \"Church\"", count: 1_234_567_890_123, ratio: 0.25, tags: ["a", "b"],
@@ -74,7 +74,8 @@ struct JSONWritingTests {
         let ours = try JSONValueEncoder().encodeText(sample)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        #expect(String(decoding: ours, as: UTF8.self) == String(decoding: try encoder.encode(sample), as: UTF8.self))
+        let foundation = String(decoding: try encoder.encode(sample), as: UTF8.self)
+        #expect(String(decoding: ours, as: UTF8.self) == foundation.replacingOccurrences(of: sample.id.uuidString, with: sample.id.uuidString.lowercased()))
         #expect(try JSONValueDecoder().decode(Sample.self, from: ours) == sample)
         #expect(try JSONDecoder().decode(Sample.self, from: Data(ours)) == sample)
         #expect(!String(decoding: ours, as: UTF8.self).contains("optional"), "a nil optional is left out, as JSONEncoder does")

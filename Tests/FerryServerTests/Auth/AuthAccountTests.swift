@@ -7,6 +7,27 @@ import Testing
 /// Sign-up, sign-in, user, bad input: Supabase Auth's wire behaviour on both engines.
 @Suite("Auth: accounts")
 struct AuthAccountTests {
+    @Test("GET /settings says what GoTrue's does: email on, no phone, no anonymous sign-in; a sign-up without email or phone is 422 anonymous_provider_disabled")
+    func settingsAndAnonymous() async throws {
+        try await RouterServer.with(.sqlite, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            let settings = try await auth.send("GET", "/auth/v1/settings")
+            let body = try settings.json()
+            let external = try #require(body["external"] as? [String: Bool])
+            #expect(settings.status == 200 && external["email"] == true && external["phone"] == false && external["anonymous_users"] == false)
+            #expect(external["apple"] == false, "no --apple-client-id")
+            #expect(body["mailer_autoconfirm"] as? Bool == true && body["disable_signup"] as? Bool == false)
+            #expect(try await auth.send("GET", "/auth/v1/settings", omitAPIKey: true).status == 401)
+
+            let anonymous = try await auth.send("POST", "/auth/v1/signup", json: ["data": [:] as [String: String]])
+            #expect(anonymous.status == 422 && anonymous.errorCode == "anonymous_provider_disabled")
+            let phone = try await auth.send("POST", "/auth/v1/signup", json: ["phone": "+441234567890", "password": "correct horse 1"])
+            #expect(phone.status == 422 && phone.errorCode == "phone_provider_disabled")
+            let noPassword = try await auth.send("POST", "/auth/v1/signup", json: ["email": uniqueEmail()])
+            #expect(noPassword.status == 400 && noPassword.errorCode == "bad_request")
+        }
+    }
+
     @Test("sign-up returns a Supabase session with the documented claims; sign-in finds the account", arguments: TestEngine.available)
     func signUpAndIn(_ engine: TestEngine) async throws {
         #expect(AuthConfiguration().passwordHashing == .owasp, "servers hash at OWASP's cost unless told otherwise")

@@ -24,6 +24,20 @@ struct TokenIssuerTests {
         }
     }
 
+    @Test("an API key sent as a user's token is refused with 401 bad_jwt that says which key it is", arguments: TestEngine.available)
+    func apiKeyAsBearer(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, configure: AuthHarness.fastHashing) { server in
+            let auth = AuthHarness(server: server)
+            for (key, role) in [(server.server.keys.serviceRoleKey, "service_role"), (server.server.keys.anonKey, "anon")] {
+                for path in ["/auth/v1/user", "/sync/v1/pull"] {
+                    let reply = try await auth.send(path == "/auth/v1/user" ? "GET" : "POST", path, json: path == "/auth/v1/user" ? nil : [:], token: key)
+                    #expect(reply.status == 401 && reply.errorCode == "bad_jwt", "\(role) \(path): \(reply.status)")
+                    #expect(String(decoding: reply.body, as: UTF8.self).contains("the \(role) API key"), "\(role) \(path)")
+                }
+            }
+        }
+    }
+
     @Test("a verified token is remembered until it expires, then refused; a token altered by one byte is never taken for it")
     func rememberedUntilExpiry() async throws {
         let issuer = await TokenIssuer(secret: Array("a secret of at least thirty-two characters!".utf8), issuer: "ferry")

@@ -16,6 +16,24 @@ struct AuthRoutes {
         var data: JSONValue?
     }
 
+    /// `POST /signup`: supabase clients' `signUp`, and their `signInAnonymously` (no email, no phone), which is refused as
+    /// GoTrue refuses it with anonymous sign-ins off.
+    struct SignUpRequest: Decodable {
+        var email: String?
+        var phone: String?
+        var password: String?
+        var data: JSONValue?
+
+        func credentials() throws -> Credentials {
+            guard let email else {
+                if phone != nil { throw APIError(.unprocessableContent, .phoneProviderDisabled, "Phone signups are disabled") }
+                throw APIError(.unprocessableContent, .anonymousProviderDisabled, "Anonymous sign-ins are disabled")
+            }
+            guard let password else { throw APIError(.badRequest, .badRequest, "The request body is not the expected JSON: missing password.") }
+            return Credentials(email: email, password: password, data: data)
+        }
+    }
+
     struct RefreshRequest: Decodable {
         var refreshToken: String
         enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
@@ -58,7 +76,7 @@ struct AuthRoutes {
         let (service, accounts, apple, emailCodes) = (self.service, self.accounts, self.apple, self.emailCodes)
         anonymous.post("signup") { request, context in
             var request = request
-            let body = try await request.decodeJSON(Credentials.self)
+            let body = try await request.decodeJSON(SignUpRequest.self).credentials()
             if service.requiresEmailConfirmation {
                 try await emailCodes.checkSignUpMailLimits(email: body.email, clientKey: context.rateLimitKey)
             }
@@ -68,7 +86,9 @@ struct AuthRoutes {
             case .unconfirmed(let user):
                 // GoTrue's answer while the address waits for its code: the user alone, no session.
                 try await emailCodes.sendSignUpConfirmation(to: user, redirectTo: request.uri.queryParameters.get("redirect_to"))
-                return JSONResponse(AuthService.wireUser(user))
+                var wire = AuthService.wireUser(user)
+                wire.confirmationSentAt = Timestamp.format(service.now())
+                return JSONResponse(wire)
             }
         }
         anonymous.post("token") { request, context in
@@ -90,6 +110,8 @@ struct AuthRoutes {
             }
         }
         MailRoutes(emailCodes: emailCodes).register(anonymous: anonymous)
+        let settings = Settings(apple: apple.tokenVerifier != nil, mailerAutoconfirm: !service.requiresEmailConfirmation)
+        anonymous.get("settings") { _, _ in JSONResponse(settings) }
         authenticated.get("user") { _, context in
             JSONResponse(try await service.user(context.caller.account))
         }
@@ -165,5 +187,42 @@ extension AuthRoutes {
     private static func isPost(_ request: Request, to last: String, grantType: String? = nil) -> Bool {
         request.method == .post && request.uri.path.split(separator: "/").last.map(String.init) == last
             && (grantType == nil || request.uri.queryParameters.get("grant_type") == grantType)
+    }
+}
+
+extension AuthRoutes {
+    /// `GET /settings`, GoTrue's: which sign-in methods this server offers. Email and password always; Apple's identity
+    /// tokens when `--apple-client-id` is set; no other provider, phone or anonymous sign-in.
+    struct Settings: Encodable, Sendable {
+        var apple: Bool
+        var mailerAutoconfirm: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case external
+            case disableSignup = "disable_signup"
+            case mailerAutoconfirm = "mailer_autoconfirm"
+            case phoneAutoconfirm = "phone_autoconfirm"
+            case smsProvider = "sms_provider"
+            case samlEnabled = "saml_enabled"
+        }
+
+        static let otherProviders = [
+            "anonymous_users", "azure", "bitbucket", "discord", "facebook", "figma", "fly", "github", "gitlab", "google",
+            "kakao", "keycloak", "linkedin", "linkedin_oidc", "notion", "phone", "slack", "slack_oidc", "spotify", "twitch",
+            "twitter", "workos", "zoom",
+        ]
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            var external = Dictionary(uniqueKeysWithValues: Self.otherProviders.map { ($0, JSONValue.bool(false)) })
+            external["email"] = .bool(true)
+            external["apple"] = .bool(apple)
+            try container.encode(JSONValue.object(external), forKey: .external)
+            try container.encode(false, forKey: .disableSignup)
+            try container.encode(mailerAutoconfirm, forKey: .mailerAutoconfirm)
+            try container.encode(false, forKey: .phoneAutoconfirm)
+            try container.encode("", forKey: .smsProvider)
+            try container.encode(false, forKey: .samlEnabled)
+        }
     }
 }

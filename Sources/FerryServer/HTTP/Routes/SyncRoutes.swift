@@ -12,7 +12,11 @@ struct SyncRoutes {
         let sync = self.sync
         group.post("push") { request, context in
             var request = request
-            let body = try await request.decodeJSON(PushRequest.self, limit: sync.limits.maximumPushBytes)
+            // An id past 2^53-1 is no number the reader takes: refused with the code the service gives one out of range.
+            let body = try await request.decodeJSON(PushRequest.self, limit: sync.limits.maximumPushBytes) { path in
+                guard path.hasSuffix(".mutationId") || path == "follows" else { return nil }
+                return APIError(.unprocessableContent, .mutationOrder, "Mutation ids and follows run from 1 to 2^53-1, which JSON carries exactly in every language; \(path) does not.")
+            }
             return JSONResponse(try await sync.push(context.caller, request: body))
         }
         pulling.post("pull") { request, context in
