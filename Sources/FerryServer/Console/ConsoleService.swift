@@ -240,8 +240,9 @@ struct ConsolePageRequest: Sendable {
             self.offset = offset
         }
         if let search {
-            guard search.count <= 200, !search.contains("\u{0}") else {
-                throw ServiceError(.invalidRequest, .validationFailed, "search is at most 200 characters.")
+            guard search.count <= 200 else { throw ServiceError(.invalidRequest, .validationFailed, "search is at most 200 characters.") }
+            guard !search.contains("\u{0}") else {
+                throw ServiceError(.invalidRequest, .validationFailed, "search cannot contain the NUL character (U+0000).")
             }
             self.search = search.isEmpty ? nil : search
         }

@@ -252,7 +252,7 @@ enum SelectListParser {
            rest.firstIndex(of: "(").map({ colon < $0 }) ?? true {
             alias = String(rest[..<colon])
             rest = rest[rest.index(after: colon)...]
-            guard TableQuery.isColumnName(alias!) || alias!.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            guard TableQuery.isColumnName(alias!) || !alias!.isEmpty && alias!.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
                 throw .unparsable("\"\(alias!.prefix(64))\" is not a name an alias can take")
             }
         }

@@ -50,6 +50,8 @@ struct StorageRoutesTests {
 
             #expect(try await owner.request("POST", "/storage/v1/bucket", headers: ["Content-Type": "application/json"], body: Data("{\"name\":\"x\"}".utf8)).status == 403)
             #expect(try await owner.request("GET", "/storage/v1/bucket/nope").status == 404)
+            let noBoundary = try await owner.request("POST", "/storage/v1/object/covers/\(user)/b.png", headers: ["Content-Type": "multipart/form-data"], body: png)
+            #expect(try noBoundary.status == 400 && (noBoundary.json()["message"] as? String)?.contains("boundary") == true, "not 415: the type is fine, its boundary is missing")
         }
     }
 }

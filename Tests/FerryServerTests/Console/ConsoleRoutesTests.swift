@@ -130,6 +130,8 @@ struct ConsoleRoutesTests {
             #expect(Self.items(try await ops.json("/console/api/users?limit=1")).count == 1)
             #expect(try await ops.get("/console/api/users?limit=0").status == 400)
             #expect(try await ops.get("/console/api/users?offset=x").status == 400)
+            let nul = try await ops.get("/console/api/users?search=%00")
+            #expect(nul.status == 400 && String(decoding: nul.body, as: UTF8.self).contains("NUL"), "the message says what is wrong")
 
             let detail = try await ops.json("/console/api/users/\(ada.userID.lowercasedText)")
             #expect((detail["devices"] as? [[String: Any]])?.first?["name"] as? String == "Test device")

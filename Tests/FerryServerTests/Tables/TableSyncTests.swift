@@ -224,6 +224,7 @@ struct TableSyncTests {
                 ("GET", "sermons?select=*,notes(*)&notes.offset=1&notes.limit=9223372036854775807", nil, 200, ""),
                 ("GET", "sermons?limit=9223372036854775808&offset=123456789012345678901234567890", nil, 200, ""),
                 ("GET", "sermons?limit=-9223372036854775809", nil, 400, "PGRST100"),
+                ("GET", "sermons?select=:title", nil, 400, "PGRST100"),
                 ("GET", "sermons?select=" + Array(repeating: "notes(*)", count: 17).joined(separator: ","), nil, 400, "PGRST100"),
                 ("GET", "sermons?title=in.(" + Array(repeating: "a", count: 1001).joined(separator: ",") + ")", nil, 400, "PGRST100"),
                 ("POST", "sermons", ["nope": 1], 400, "PGRST204"),

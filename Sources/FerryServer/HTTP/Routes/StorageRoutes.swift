@@ -133,7 +133,11 @@ struct StorageRoutes {
         _ request: Request, _ storage: ObjectStorageService, owner: UUID, bucket: String, name: String, upsert: Bool
     ) async throws -> StoredObject {
         let cacheControl = request.headers[.cacheControl]
-        if let boundary = MultipartFile<RequestBody>.boundary(of: request.headers[.contentType]) {
+        let contentType = request.headers[.contentType]
+        if contentType?.lowercased().hasPrefix("multipart/form-data") == true, MultipartFile<RequestBody>.boundary(of: contentType) == nil {
+            throw APIError(.badRequest, .validationFailed, "A multipart/form-data body needs a boundary parameter of 1 to 200 characters in its Content-Type.")
+        }
+        if let boundary = MultipartFile<RequestBody>.boundary(of: contentType) {
             let file = MultipartFile(body: request.body, boundary: boundary)
             return try await storage.upload(
                 by: owner, bucket: bucket, name: name, contentType: nil, cacheControl: cacheControl, upsert: upsert, body: file,
