@@ -67,6 +67,13 @@ struct TableService: Sendable {
     /// The rows of `records` as `plan` shows them, embedded resources read a level at a time (one query per embedded
     /// resource and level, whatever the number of rows), each value written once into the reply's JSON.
     func render(_ records: TableRecords, plan: SelectPlan, query: TableQuery, scope: Scope) async throws -> TableRows {
+        var budget = limits.maximumReplyBytes
+        return try await render(records, plan: plan, query: query, scope: scope, budget: &budget)
+    }
+
+    /// As above, within `budget` bytes for every row rendered on the way, embedded resources' rows included (they are
+    /// held while their parents copy them): past it the reply is refused before it is built.
+    private func render(_ records: TableRecords, plan: SelectPlan, query: TableQuery, scope: Scope, budget: inout Int) async throws -> TableRows {
         guard !records.isEmpty else { return TableRows() }
         // Each embedded resource's rows, rendered, and which of them each record shows.
         var embeddings: [Int: Embedding] = [:]
@@ -87,7 +94,7 @@ struct TableService: Sendable {
                     let parent = children.field(child, link)
                     if parent.first == UInt8(ascii: "\"") { byParent[CellKey(parent), default: []].append(child) }
                 }
-                let rows = try await render(children, plan: childPlan, query: query, scope: scope)
+                let rows = try await render(children, plan: childPlan, query: query, scope: scope, budget: &budget)
                 embeddings[column] = Embedding(rows: rows, isOne: isOne, offset: options.offset ?? 0, limit: options.limit) { record in
                     byParent[CellKey(records.cell(record, 0))] ?? []
                 }
@@ -98,7 +105,7 @@ struct TableService: Sendable {
                     ? TableRecords(fieldCount: collection.fields.count)
                     : try await embedded(collection, filters: [.ids("id", Array(ids))] + options.filters, order: [], scope: scope)
                 let byID = Dictionary(parents.indices.map { (CellKey(parents.cell($0, 0)), $0) }, uniquingKeysWith: { first, _ in first })
-                let rows = try await render(parents, plan: parentPlan, query: query, scope: scope)
+                let rows = try await render(parents, plan: parentPlan, query: query, scope: scope, budget: &budget)
                 embeddings[column] = Embedding(rows: rows, isOne: true) { record in
                     byID[CellKey(records.field(record, link))].map { [$0] } ?? []
                 }
@@ -113,7 +120,7 @@ struct TableService: Sendable {
             }
         }
         var rows = TableRows()
-        rows.reserve(min(records.text.count + records.count * plan.keys.reduce(2) { $0 + $1.count + 1 }, limits.maximumReplyBytes))
+        rows.reserve(min(records.text.count + records.count * plan.keys.reduce(2) { $0 + $1.count + 1 }, max(budget, 0)))
         for record in records.indices {
             // A request past its deadline was answered 503 and cancelled: stop building what nobody will read.
             if record & 63 == 63 { try Task.checkCancellation() }
@@ -123,7 +130,8 @@ struct TableService: Sendable {
             for (column, cell) in cells.enumerated() {
                 size += plan.keys[column].count + (cell.map { records.cell(record, $0).count } ?? embeddings[column]!.byteCount(for: record))
             }
-            guard rows.approximateJSONByteCount + size <= limits.maximumReplyBytes else {
+            budget -= size + 1
+            guard budget >= 0 else {
                 throw TableError(
                     .invalidRequest, "54000", "The reply would be larger than \(limits.maximumReplyBytes >> 20) MiB",
                     hint: "Ask for fewer rows (limit, Range) or fewer columns, or limit the embedded resources."

@@ -163,6 +163,13 @@ struct TableSyncTests {
             }
             let fine = try await Self.rest(server, "GET", "sermons?select=id,title", as: user)
             #expect(fine.status == 200 && fine.json?.arrayValue?.count == 4)
+            // A parent embedded again and again under each of its children: 30 × 16 × 200 KB.
+            let sermon = try #require(fine.json?.arrayValue?.first?["id"])
+            let notes = JSONValue.array((0..<30).map { _ in ["sermon_id": sermon, "text": "n"] })
+            #expect(try await Self.rest(server, "POST", "notes", as: user, body: notes, headers: ["Prefer": "return=minimal"]).status == 201)
+            let parents = (1...16).map { "s\($0):sermons(title)" }.joined(separator: ",")
+            let embedded = try await Self.rest(server, "GET", "notes?select=text,\(parents)", as: user)
+            #expect(embedded.status == 400 && embedded.json?["code"] == "54000")
         }
     }
 
