@@ -186,8 +186,11 @@ private struct CanonicalEncoder {
     }
 }
 
-/// Fingerprints of a device's processed mutations, so that replaying any of them answers `duplicate`: 24-byte entries
-/// (an 8-byte big-endian mutation id, then the 16-byte fingerprint) in ascending id order. Each push stores its own
+/// Fingerprints of a device's processed mutations, so that replaying any of them answers `duplicate`, or `rejected`
+/// again with its code when the server refused it: 24-byte entries (an 8-byte big-endian mutation id, then the 16-byte
+/// fingerprint) in ascending id order. A refused mutation's id field has its top bit set, the id in the bits below and
+/// the refusal's number (``ReplayedRejection``) in the lowest 9: entries stored before refusals were kept read as
+/// processed, as they were answered then. Each push stores its own
 /// fresh ones as one row of `ferry_device_batches` and drops the rows out of the window (``capacity``); a push that
 /// carries an id at or below the last processed one reads the rows back, joined in id order, and finds an id by binary
 /// search. An id older than the window is refused as `mutation_id_stale`, and the device sends it again under a new
@@ -217,29 +220,72 @@ struct ProcessedBatch: Sendable, Hashable {
 
     /// The fingerprint processed under `id`, if it is still held.
     func fingerprint(of id: Int64) -> MutationFingerprint? {
+        entry(of: id)?.fingerprint
+    }
+
+    /// What was processed under `id`, if it is still held: its fingerprint, and the code it was refused with, if it was.
+    func entry(of id: Int64) -> (fingerprint: MutationFingerprint, rejection: ErrorCode?)? {
         var (low, high) = (0, count)
         while low < high {
             let middle = (low + high) / 2
-            let held = self.id(at: middle)
+            let (held, refusal) = key(at: middle)
             if held == id {
                 let start = middle * Self.width + 8
-                return MutationFingerprint(bytes: Array(blob[start..<start + MutationFingerprint.length]))
+                return (MutationFingerprint(bytes: Array(blob[start..<start + MutationFingerprint.length])), refusal.map(ReplayedRejection.code))
             }
             if held < id { low = middle + 1 } else { high = middle }
         }
         return nil
     }
 
-    /// These fingerprints, then `fingerprint` under `id`. A fresh id is above every id held (they are at most the last
-    /// processed one); entries at or above it, which only a damaged row could hold, are dropped to keep the order.
-    mutating func append(_ id: Int64, _ fingerprint: MutationFingerprint) {
-        while count > 0, self.id(at: count - 1) >= id { blob.removeLast(Self.width) }
-        withUnsafeBytes(of: UInt64(bitPattern: id).bigEndian) { blob.append(contentsOf: $0) }
+    /// These fingerprints, then `fingerprint` under `id`, refused with `rejection` when it was. A fresh id is above
+    /// every id held (they are at most the last processed one); entries at or above it, which only a damaged row could
+    /// hold, are dropped to keep the order.
+    mutating func append(_ id: Int64, _ fingerprint: MutationFingerprint, rejection: ErrorCode? = nil) {
+        while count > 0, key(at: count - 1).id >= id { blob.removeLast(Self.width) }
+        let stored = rejection.map { Self.refusedFlag | UInt64(id) << Self.codeBits | UInt64(ReplayedRejection.number(of: $0)) } ?? UInt64(id)
+        withUnsafeBytes(of: stored.bigEndian) { blob.append(contentsOf: $0) }
         blob.append(contentsOf: fingerprint.bytes)
     }
 
-    private func id(at index: Int) -> Int64 {
-        let start = index * Self.width
-        return Int64(bitPattern: blob[start..<start + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    /// These entries, those of `results` that were refused marked with their codes: what a push stores once its
+    /// results are final (a write can still refuse a mutation its plan applied).
+    func marking(_ results: [MutationResult]) -> ProcessedBatch {
+        let refused = Dictionary(results.compactMap { result in
+            result.status == .rejected ? (result.mutationId, ErrorCode(rawValue: result.code ?? ErrorCode.invalidRecord.rawValue)) : nil
+        }, uniquingKeysWith: { first, _ in first })
+        guard !refused.isEmpty else { return self }
+        var marked = ProcessedBatch()
+        for index in 0..<count {
+            let id = key(at: index).id, start = index * Self.width + 8
+            marked.append(id, MutationFingerprint(bytes: Array(blob[start..<start + MutationFingerprint.length])), rejection: refused[id])
+        }
+        return marked
     }
+
+    private static let refusedFlag: UInt64 = 1 << 63
+    private static let codeBits: UInt64 = 9
+
+    private func key(at index: Int) -> (id: Int64, refusal: Int?) {
+        let start = index * Self.width
+        let stored = blob[start..<start + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard stored & Self.refusedFlag != 0 else { return (Int64(bitPattern: stored), nil) }
+        return (Int64((stored & ~Self.refusedFlag) >> Self.codeBits), Int(stored & (1 << Self.codeBits - 1)))
+    }
+}
+
+/// The per-mutation refusals a replay answers again, by the number kept beside a processed fingerprint. Append only:
+/// the numbers are stored. A code not listed is kept as the last number and replayed as `invalid_record`.
+enum ReplayedRejection {
+    static let codes: [ErrorCode] = [
+        "invalid_record", "unknown_collection", "unknown_field", "type_mismatch", "forbidden_space", "record_too_large",
+        "parent_missing", "space_mismatch", "unique_violation", "invalid_clock", "unique_value_too_long", "space_not_found",
+        "space_not_encrypted", "space_key_missing", "key_version_conflict", "encryption_required", "invalid_secret",
+    ]
+    private static let numbers = Dictionary(uniqueKeysWithValues: codes.enumerated().map { ($1, $0 + 1) })
+    private static let other = 511
+
+    static func number(of code: ErrorCode) -> Int { numbers[code] ?? other }
+
+    static func code(_ number: Int) -> ErrorCode { (1...codes.count).contains(number) ? codes[number - 1] : "invalid_record" }
 }

@@ -22,6 +22,9 @@ struct PushPlan: Sendable {
     /// The fingerprints of the mutations this push processes for the first time, which the device's batch rows keep
     /// (``ProcessedBatch``); empty for a push of replays only.
     var fingerprints: ProcessedBatch
+    /// ``fingerprints`` with the refusals among ``results`` marked: what the batch row stores once the results are
+    /// final, so a replay of a refused write is refused again rather than taken for applied.
+    var recordedFingerprints: ProcessedBatch { fingerprints.marking(results) }
     /// The spaces where every row this push writes is a record one of its applied mutations names (no cascade
     /// tombstoned a child there): the pushing device holds each of those rows as the push leaves it.
     var spacesWithOnlyOwnWrites: Set<UUID>
@@ -104,14 +107,18 @@ struct PushPlan: Sendable {
         let (entries, mutationIDs, fingerprints, schema) = (batch.entries, batch.mutationIDs, batch.fingerprints, batch.schema)
         var fresh: [Int] = []
         var appended = ProcessedBatch()
+        var refusedBefore: [Int: ErrorCode] = [:]
         for (index, id) in mutationIDs.enumerated() {
             if id > previousMutationID {
                 fresh.append(index)
                 appended.append(id, fingerprints[index])
-            } else if processed.fingerprint(of: id) != fingerprints[index] {
-                // A replay only if this very write was processed; otherwise the id was reused.
+                continue
+            }
+            // A replay only if this very write was processed; otherwise the id was reused.
+            guard let entry = processed.entry(of: id), entry.fingerprint == fingerprints[index] else {
                 throw .staleMutationID(mutationID: id, lastMutationID: previousMutationID)
             }
+            refusedBefore[index] = entry.rejection
         }
         var refused: [Int: Rejection] = [:]
         for index in fresh {
@@ -134,7 +141,14 @@ struct PushPlan: Sendable {
             if broken.isEmpty { break }
         } while true
         self.results = mutationIDs.enumerated().map { index, id in
-            guard id > previousMutationID else { return MutationResult(mutationId: id, status: .duplicate) }
+            guard id > previousMutationID else {
+                // A replay of a refused write is refused again: its device may have lost the first answer.
+                guard let code = refusedBefore[index] else { return MutationResult(mutationId: id, status: .duplicate) }
+                return MutationResult(
+                    mutationId: id, status: .rejected, code: code.rawValue,
+                    message: "This write was refused (\(code.rawValue)) when it was first pushed; it is sent again, and refused again."
+                )
+            }
             if let rejection = refused[index] {
                 return MutationResult(mutationId: id, status: .rejected, code: rejection.code.rawValue, message: rejection.message)
             }

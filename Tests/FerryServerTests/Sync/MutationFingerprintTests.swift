@@ -74,4 +74,31 @@ struct MutationFingerprintTests {
         #expect(fingerprints == push.mutations.map(Self.reference))
         #expect(fingerprints[0] == fingerprints[1], "the same clocks in another order are the same write")
     }
+
+    @Test("stored entries keep a refusal's code beside the id; entries stored before that read as processed, in id order")
+    func refusalsKept() {
+        let print = { (byte: UInt8) in MutationFingerprint(bytes: Array(repeating: byte, count: MutationFingerprint.length)) }
+        var older = ProcessedBatch()
+        older.append(7, print(7))
+        older.append(9, print(9))
+        var fresh = ProcessedBatch()
+        fresh.append(12, print(12))
+        fresh.append(13, print(13))
+        fresh.append(14, print(14))
+        fresh.append(9_007_199_254_740_991, print(15))
+        let results = [
+            MutationResult(mutationId: 12, status: .applied), MutationResult(mutationId: 13, status: .rejected, code: "space_key_missing"),
+            MutationResult(mutationId: 14, status: .rejected, code: "some_future_code"),
+            MutationResult(mutationId: 9_007_199_254_740_991, status: .rejected, code: "parent_missing"),
+        ]
+        let stored = ProcessedBatch(blob: older.blob + fresh.marking(results).blob)
+        #expect(stored.count == 6)
+        #expect(stored.entry(of: 7)?.fingerprint == print(7) && stored.entry(of: 7)?.rejection == nil)
+        #expect(stored.entry(of: 12)?.rejection == nil)
+        #expect(stored.entry(of: 13)?.fingerprint == print(13) && stored.entry(of: 13)?.rejection == "space_key_missing")
+        #expect(stored.entry(of: 14)?.rejection == "invalid_record", "a code the table lacks replays as invalid_record")
+        #expect(stored.entry(of: 9_007_199_254_740_991)?.fingerprint == print(15), "the largest id keeps its code")
+        #expect(stored.entry(of: 9_007_199_254_740_991)?.rejection == "parent_missing")
+        #expect(stored.entry(of: 8) == nil && stored.entry(of: 9)?.fingerprint == print(9))
+    }
 }

@@ -121,6 +121,25 @@ struct WriteIntegrityTests {
         }
     }
 
+    @Test("a replayed push answers a write it refused `rejected` again, with its code: a lost reply never turns a refusal into `duplicate`", arguments: TestEngine.available)
+    func replayedRefusal(_ engine: TestEngine) async throws {
+        try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in
+            var phone = try await SyncDevice.signUp(server)
+            let batch = [
+                phone.upsert("sermons", Self.sermon("Kept")),
+                phone.upsert("notes", ["sermon_id": .string(UUID().uuidString.lowercased()), "text": "orphan"]),
+            ]
+            let first = try await phone.push(batch)
+            #expect(first.results.map(\.status) == [.applied, .rejected] && first.results[1].code == "parent_missing")
+            // The reply was lost: the device sends the same push again, and then a fresh one behind it.
+            let replay = try await phone.push(batch)
+            #expect(replay.results.map(\.status) == [.duplicate, .rejected])
+            #expect(replay.results[1].code == "parent_missing" && replay.results[1].message?.isEmpty == false)
+            let fresh = try await phone.push([batch[1], phone.upsert("sermons", Self.sermon("Next"))])
+            #expect(fresh.results.map(\.status) == [.rejected, .applied], "the replayed refusal, and a new write beside it")
+        }
+    }
+
     @Test("a write that empties a required field or a live child's parent link is refused, as a new record without them is", arguments: TestEngine.available)
     func requiredNeverEmptied(_ engine: TestEngine) async throws {
         try await RouterServer.with(engine, schema: try Self.schema, configure: AuthHarness.fastHashing) { server in

@@ -128,7 +128,7 @@ extension PostgresStorage: RecordStorage {
               WHERE user_id = \(batch.userID) AND device_id = \(deviceID)
             ), added AS (
               INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints)
-              VALUES (\(batch.userID), \(deviceID), \(plan.lastMutationID), \(ByteBuffer(bytes: plan.fingerprints.blob)))
+              VALUES (\(batch.userID), \(deviceID), \(plan.lastMutationID), \(ByteBuffer(bytes: plan.recordedFingerprints.blob)))
             )
             DELETE FROM ferry_device_batches WHERE user_id = \(batch.userID) AND device_id = \(deviceID)
             AND last_mutation_id <= \(plan.lastMutationID - Int64(ProcessedBatch.capacity))

@@ -44,7 +44,7 @@ extension SQLiteStorage: RecordStorage {
             if !plan.fingerprints.isEmpty {
                 try db.cachedStatement(sql: """
                     INSERT INTO ferry_device_batches (user_id, device_id, last_mutation_id, fingerprints) VALUES (?, ?, ?, ?)
-                    """).execute(arguments: device + [plan.lastMutationID, Data(plan.fingerprints.blob)])
+                    """).execute(arguments: device + [plan.lastMutationID, Data(plan.recordedFingerprints.blob)])
                 try db.cachedStatement(sql: """
                     DELETE FROM ferry_device_batches WHERE user_id = ? AND device_id = ? AND last_mutation_id <= ?
                     """).execute(arguments: device + [plan.lastMutationID - Int64(ProcessedBatch.capacity)])
