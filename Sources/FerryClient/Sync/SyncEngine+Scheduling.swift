@@ -157,11 +157,13 @@ extension SyncEngine {
         case .failure(let error):
             if error is CancellationError {
                 if wasStopped, isRunning {
-                    // Stopped by suspend(): its callers and triggers wait, in front, for the sync after resume().
+                    // Stopped by suspend(): its callers and triggers wait, in front, for the sync after resume(), which
+                    // may already have come while this one wound down (it starts nothing while a sync is current).
                     if next == nil { next = PassSlot() }
                     next?.waiters.insert(contentsOf: finished.waiters, at: 0)
                     requeue(finished.triggers)
                     broadcast.update { $0.progress = nil }
+                    if !isSuspended, isConnected != false, timer?.isBackoff != true { startPass() }
                     publishIdlePhase()
                     return
                 }

@@ -66,6 +66,23 @@ struct SyncEngineSchedulingTests {
         }
     }
 
+    @Test("resume() while the sync suspend() stopped is still winding down: the waiting callers get the next sync, not silence")
+    func resumeDuringStop() async throws {
+        let harness = try EngineHarness()
+        try await harness.run { harness in
+            let engine = harness.engine
+            harness.remote.holdPulls()
+            let first = Task { try await engine.sync() }
+            await harness.remote.waitForPullsStarted(1)
+            await engine.suspend()   // the app goes to the background…
+            await engine.resume()    // …and comes straight back, before the stopped sync has ended
+            harness.remote.releasePulls()
+            let report = try await first.value
+            #expect(report.triggers.contains("manual"), "the caller's sync ran after resume()")
+            #expect(await engine.startedSyncCount == 2)
+        }
+    }
+
     @Test("offline: triggers wait for the network and run as one sync when it comes back")
     func offline() async throws {
         let harness = try EngineHarness()
