@@ -47,6 +47,8 @@ final class FakeSyncRemote: SyncRemote {
         var mostPushesOnTheWire = 0
         var schemaRequests = 0
         var createdSpaces: [CreateSpaceRequest] = []
+        /// What creating a space answers instead of creating it, when set.
+        var spaceRefusal: RemoteError?
     }
 
     let state = Mutex(State())
@@ -135,6 +137,7 @@ final class FakeSyncRemote: SyncRemote {
     }
 
     func createSpace(_ request: CreateSpaceRequest) async throws -> SpaceSummary {
+        if let refusal = state.withLock({ $0.spaceRefusal }) { throw refusal }
         state.withLock { $0.createdSpaces.append(request) }
         return SpaceSummary(id: request.id ?? UUID(), name: request.name, isPersonal: false, isEncrypted: false, role: .owner, seq: 0)
     }

@@ -140,4 +140,25 @@ struct SyncPassTests {
             #expect(again.requests == 1)
         }
     }
+
+    @Test("a space the server refuses to create is dropped, and every other space still pushes and pulls")
+    func refusedSpace() async throws {
+        let harness = try EngineHarness()
+        let space = try harness.store.queueSpace(CreateSpaceRequest(name: "One too many"))
+        try harness.store.save(collection: "sermons", fields: fields(1))
+        harness.remote.state.withLock {
+            $0.spaceRefusal = RemoteError(code: .tooManySpaces, message: "The account is in 1000 spaces, the most this server allows.", status: 409)
+        }
+        try await harness.run { harness in
+            let report = try await harness.engine.sync()
+            #expect(report.pushed == 1 && harness.remote.pushCount == 1, "the other space's write went out")
+            #expect(try harness.store.pendingSpaces().isEmpty, "not asked again at every sync")
+            #expect(harness.remote.state.withLock { $0.createdSpaces.isEmpty } && space != harness.fixture.space)
+            // A refusal that may pass (the server busy) keeps the space for the next sync.
+            let later = try harness.store.queueSpace(CreateSpaceRequest(name: "Later"))
+            harness.remote.state.withLock { $0.spaceRefusal = RemoteError(code: "service_unavailable", message: "Busy.", status: 503) }
+            await #expect(throws: SyncError.self) { try await harness.engine.sync() }
+            #expect(try harness.store.pendingSpaces().map(\.id) == [later])
+        }
+    }
 }
