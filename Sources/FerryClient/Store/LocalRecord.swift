@@ -48,7 +48,9 @@ public enum RecordSyncState: Sendable, Hashable {
     case synced
     /// Local edits wait in the outbox for the next push.
     case pending
-    /// The server refused a local edit; ``StoreRejection`` says why. Newer edits may still be pending.
+    /// The server refused a local edit; ``StoreRejection`` says why. Newer edits may still be pending. The state stays
+    /// until the app dismisses the refusal (``LocalStore/dismissRejections(_:)``), even after a later edit of the
+    /// record syncs: the refused edit is still lost, and the user should hear of it once.
     case rejected(code: String, message: String)
 
     /// A short name: `synced`, `pending` or `rejected`.
