@@ -20,8 +20,9 @@ import Synchronization
 /// let result = await postLogin.run()
 /// ```
 ///
-/// Run it before starting the app's ``SyncEngine`` (or while it is idle): both may push the same outbox entries,
-/// which the server treats as replays, but the work is done twice.
+/// Run it before starting the app's ``SyncEngine`` (or while it is idle). Run while the engine syncs, it waits for the
+/// store's sync lock after registering the device, as a sync does, so the two never push or seal keys at once (a store
+/// in memory has no lock: there, run it before the engine).
 public final class PostLoginSync: Sendable {
     let store: LocalStore
     let syncRemote: any SyncRemote
@@ -81,6 +82,10 @@ public final class PostLoginSync: Sendable {
             let registered = await registerDevice(&result)
             emit(.registeringDevice, 1, 1, registered ? "Registered this device" : "Could not register this device")
 
+            // The engine's syncs (this process's or an extension's) and this run take turns on the store: two at once
+            // could each seal a different first key for a new encrypted space.
+            try await store.syncLock?.acquire()
+            defer { store.syncLock?.release() }
             phase = .pushing
             if registered {
                 try await push(pass, keys, &report)
