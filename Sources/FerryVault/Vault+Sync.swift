@@ -93,19 +93,28 @@ extension Vault {
     }
 
     /// The name of the copy holding the remote version of `path`: `idea (conflict from HOST 2026-11-21 19.30.12).md`.
+    ///
+    /// The host comes from the remote commit, which anyone who can push writes: it loses control characters and the
+    /// characters file systems refuse, and is cut to 64 bytes; a long note name is cut too, so the copy's name stays
+    /// within the 255 bytes a file name may have.
     static func conflictCopyName(for path: String, host: String, date: Date, exists: (String) -> Bool) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH.mm.ss"
-        let safeHost = String(host.map { "/\\:*?\"<>|".contains($0) ? "-" : $0 })
+        let cleanHost = String(String.UnicodeScalarView(host.unicodeScalars.map { scalar in
+            scalar.properties.generalCategory == .control || "/\\:*?\"<>|".unicodeScalars.contains(scalar) ? "-" : scalar
+        })).trimmingCharacters(in: .whitespaces).prefix(utf8Bytes: 64)
+        let safeHost = cleanHost.isEmpty ? "another device" : cleanHost
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-        let stem = dot.map { String(name[..<$0]) } ?? name
         let ext = dot.map { String(name[$0...]) } ?? ""
-        let base = "\(folder)\(stem) (conflict from \(safeHost) \(formatter.string(from: date)))"
+        let suffix = " (conflict from \(safeHost) \(formatter.string(from: date)))"
+        // Room for the suffix, the extension and a number (" 12345").
+        let stem = (dot.map { String(name[..<$0]) } ?? name).prefix(utf8Bytes: max(1, 255 - suffix.utf8.count - ext.utf8.count - 6))
+        let base = "\(folder)\(stem)\(suffix)"
         var candidate = base + ext
         var number = 2
         while exists(candidate) {
@@ -161,5 +170,20 @@ extension Vault {
         }
         profile.logger.warning("removed stale index.lock", metadata: ["ferry.vault.lock.age": "\(Int(age))"])
         return true
+    }
+}
+
+extension String {
+    /// The longest prefix of at most `limit` UTF-8 bytes that ends on a character boundary.
+    func prefix(utf8Bytes limit: Int) -> String {
+        guard utf8.count > limit else { return self }
+        var end = startIndex, used = 0
+        for index in indices {
+            let width = self[index].utf8.count
+            guard used + width <= limit else { break }
+            used += width
+            end = self.index(after: index)
+        }
+        return String(self[..<end])
     }
 }
