@@ -154,6 +154,9 @@ struct NodeReader {
     }
 
     private func readFields(_ node: Node, _ path: String) throws(SchemaError) -> [FieldDefinition] {
+        if let count = node.mapping?.count, count > Self.maximumFields {
+            throw error(node, path, "a collection has at most \(Self.maximumFields) fields")
+        }
         var fields: [FieldDefinition] = []
         for (rawName, value) in try mapping(node, path) {
             let fieldPath = join(path, rawName)
@@ -203,21 +206,40 @@ struct NodeReader {
         guard let collection, let field else {
             throw error(node, path, "a parent needs both 'collection' and 'field'")
         }
+        if Identifier.reservedColumns.contains(field) {
+            throw error(node, join(path, "field"), "'\(field)' is reserved (every record has id, _space, _seq, _clocks, _deleted, _updated_at); name the link after its parent, like sermon_id")
+        }
         return .init(collection: collection, field: field)
     }
 
-    /// `unique: [email]` is one single-field key; `unique: [[title, date], [slug]]` is a list of keys.
+    /// `unique: [email]` is one single-field key; `unique: [[title, date], [slug]]` is a list of keys. The counts are
+    /// checked before the lists are read: YAML aliases can repeat one long list any number of times in a short file.
     private func readUnique(_ node: Node, _ path: String) throws(SchemaError) -> [[String]] {
         guard let sequence = node.sequence else { throw error(node, path, "expected a list of keys") }
+        guard sequence.count <= Self.maximumUniqueKeys else {
+            throw error(node, path, "a collection has at most \(Self.maximumUniqueKeys) unique keys")
+        }
         var keys: [[String]] = []
         for (index, item) in sequence.enumerated() {
             let itemPath = "\(path)[\(index)]"
+            if let fields = item.sequence, fields.count > Self.maximumUniqueKeyFields {
+                throw error(item, itemPath, "a unique key has at most \(Self.maximumUniqueKeyFields) fields")
+            }
             let key = item.sequence != nil ? try strings(item, itemPath) : [try string(item, itemPath)]
             guard !key.isEmpty else { throw error(item, itemPath, "a unique key needs at least one field") }
+            if let repeated = key.first(where: { field in key.filter { $0 == field }.count > 1 }) {
+                throw error(item, itemPath, "the key names '\(repeated)' twice")
+            }
+            guard !keys.contains(where: { Set($0) == Set(key) }) else { throw error(item, itemPath, "the same key twice") }
             keys.append(key)
         }
         return keys
     }
+
+    /// The bounds of a collection: PostgreSQL's 1,600 columns a table and 32 an index, with room for the sync columns.
+    static let maximumFields = 1000
+    static let maximumUniqueKeys = 32
+    static let maximumUniqueKeyFields = 16
 
     private func readProfile(_ node: Node, _ path: String, into document: inout SchemaDocument) throws(SchemaError) {
         var fields: [FieldDefinition] = []

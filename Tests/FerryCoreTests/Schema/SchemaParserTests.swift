@@ -83,7 +83,24 @@ struct SchemaParserTests {
         .init(text: "collections:\n  notes:\n    fields: {a: text, a: integer}\n", path: "", message: "'a' appears twice", line: 3),
         .init(text: "profile:\n  fields: {name: text}\n  required: [age]\n", path: "profile.required", message: "'age' is not a profile field", line: 3),
         .init(text: "version: 2\n", path: "version", message: "only schema version 1", line: 1),
+        .init(text: "collections:\n  a:\n    parent: {collection: b, field: id}\n    fields: {}\n  b:\n    fields: {}\n", path: "collections.a.parent.field", message: "'id' is reserved", line: 3),
+        .init(text: "collections:\n  a:\n    fields: {x: text, y: text}\n    unique: [[x, y], [y, x]]\n", path: "collections.a.unique[1]", message: "the same key twice", line: 4),
+        .init(text: "collections:\n  a:\n    fields: {x: text}\n    unique: [[x, x]]\n", path: "collections.a.unique[0]", message: "'x' twice", line: 4),
+        .init(text: "collections:\n  a:\n    fields: {x: text}\n    unique: [\(Array(repeating: "x", count: 33).joined(separator: ","))]\n", path: "collections.a.unique", message: "at most 32 unique keys", line: 4),
+        .init(text: "collections:\n  a:\n    fields: {\((0..<17).map { "f\($0): text" }.joined(separator: ","))}\n    unique: [[\((0..<17).map { "f\($0)" }.joined(separator: ","))]]\n", path: "collections.a.unique[0]", message: "at most 16 fields", line: 4),
+        .init(text: "collections:\n  a:\n    fields: {\((0..<1001).map { "f\($0): text" }.joined(separator: ","))}\n", path: "collections.a.fields", message: "at most 1000 fields", line: 3),
     ]
+
+    @Test("aliases that would repeat a long list tens of thousands of times are refused at once, not expanded")
+    func aliasInflation() {
+        let names = (0..<4000).map { "f\($0)" }
+        let text = "collections:\n  a:\n    fields: {x: text}\n    unique:\n      - &u [\(names.joined(separator: ","))]\n" + String(repeating: "      - *u\n", count: 60_000)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let error = #expect(throws: SchemaError.self) { try SchemaParser.parse(text, file: "app.yaml") }
+        #expect(error?.message.contains("at most") == true, "\(error?.message ?? "no error")")
+        #expect(clock.now - started < .seconds(10), "refused before the aliases were expanded")
+    }
 
     @Test("names the file, the line, the path and the problem", arguments: badSchemas)
     func reportsWhereAndWhat(_ bad: BadSchema) {
