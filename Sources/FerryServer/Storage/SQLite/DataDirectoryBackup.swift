@@ -70,6 +70,7 @@ public enum DataDirectoryBackup {
         let root = URL(filePath: folder)
         let manifest: BackupManifest
         do {
+            guard isRegularFile(root.appending(path: BackupManifest.fileName)) else { throw CocoaError(.fileReadNoSuchFile) }
             manifest = try JSONDecoder().decode(BackupManifest.self, from: Data(contentsOf: root.appending(path: BackupManifest.fileName)))
         } catch {
             throw BackupError(.backupDamaged, "\(folder) has no readable \(BackupManifest.fileName): it is not a Ferry backup, or it is damaged")
@@ -78,16 +79,25 @@ public enum DataDirectoryBackup {
             throw BackupError(.backupTooNew, "the backup's format \(manifest.format) is newer than this ferry's; restore it with a newer ferry")
         }
         let keyFiles = Set([ServerKeys.secretFile, ServerKeys.anonKeyFile, ServerKeys.serviceRoleKeyFile])
+        let files = [manifest.database] + manifest.keys + manifest.blobs
         guard manifest.database.path == databaseFile, manifest.keys.allSatisfy({ keyFiles.contains($0.path) }),
-              manifest.blobs.allSatisfy({ isBlobPath($0.path) })
+              manifest.blobs.allSatisfy({ isBlobPath($0.path) && $0.path.hasSuffix("/" + $0.sha256) }),
+              Set(files.map(\.path)).count == files.count
         else {
-            // Only the layout a backup has: a manifest naming ../, an absolute path or anything else is damaged, not followed.
+            // Only the layout a backup has, each file once and each blob under its SHA-256: a manifest naming ../, an
+            // absolute path or anything else is damaged, not followed.
             throw BackupError(.backupDamaged, "the manifest of \(folder) names files a Ferry backup does not hold: it is damaged")
         }
-        for file in [manifest.database] + manifest.keys + manifest.blobs {
+        for file in files {
             let url = root.appending(path: file.path)
-            let isRegular = (try? FileManager.default.attributesOfItem(atPath: url.path())[.type] as? FileAttributeType) == .typeRegular
-            guard isRegular else { throw BackupError(.backupDamaged, "\(file.path) in \(folder) is missing or not a regular file") }
+            // Every folder on the way a real folder, not a link: restore links and copies these files into the data
+            // folder, so a link would bring in files from anywhere (another key, for one).
+            let folders = file.path.split(separator: "/").dropLast().indices.map { end in
+                file.path.split(separator: "/")[...end].joined(separator: "/")
+            }
+            guard folders.allSatisfy({ isDirectory(root.appending(path: $0)) }), isRegularFile(url) else {
+                throw BackupError(.backupDamaged, "\(file.path) in \(folder) is missing, not a regular file, or in a folder that is a link")
+            }
             let actual = try Self.io("reading \(url.path())") { (try size(url), try hash(url)) }
             guard actual.0 == file.bytes, actual.1 == file.sha256 else {
                 throw BackupError(.backupDamaged, "\(file.path) in \(folder) differs from the manifest (size or SHA-256): the backup is damaged")
@@ -123,8 +133,9 @@ public enum DataDirectoryBackup {
                 for file in [manifest.database] + manifest.keys + manifest.blobs {
                     let target = staged.appending(path: file.path)
                     try OwnerOnlyPath.folder(target.deletingLastPathComponent().path())
-                    // The database is copied, never linked: the restored server writes to it, and the backup must stay as it was.
-                    if file == manifest.database {
+                    // The database and the keys are copied, never linked: the restored server writes to the one and sets
+                    // the others' modes, and the backup must stay as it was. Blobs never change, so they may be linked.
+                    if !manifest.blobs.contains(file) {
                         try FileManager.default.copyItem(at: source.appending(path: file.path), to: target)
                     } else {
                         try linkOrCopy(source.appending(path: file.path), to: target)
@@ -216,6 +227,16 @@ public enum DataDirectoryBackup {
     private static func isBlobPath(_ path: String) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         return parts.count == 3 && parts[0] == "blobs" && UUID(wireText: String(parts[1])) != nil && BlobReference.isValidHash(String(parts[2]))
+    }
+
+    /// Whether `url` is a regular file itself, not a link to one.
+    private static func isRegularFile(_ url: URL) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: url.path())[.type] as? FileAttributeType) == .typeRegular
+    }
+
+    /// Whether `url` is a folder itself, not a link to one.
+    private static func isDirectory(_ url: URL) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: url.path())[.type] as? FileAttributeType) == .typeDirectory
     }
 
     private static func linkOrCopy(_ source: URL, to target: URL) throws {
