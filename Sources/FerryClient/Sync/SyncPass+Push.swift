@@ -24,7 +24,7 @@ extension SyncPass {
         var batchSize = pushBatchSize
         var count = 0
         let encrypted = try store.encryptedSpaces()
-        let locked = encrypted.isEmpty ? [] : try store.lockedSpaces()
+        let locked = encrypted.isEmpty ? [] : try store.lockedSpaces().union(unopenable(encrypted, keys: keys))
         var ceiling = try await outboxCeiling(locked)
         var renumbered = false
         /// How many pushes may be on the wire: one until a reply allows more.
@@ -214,6 +214,23 @@ extension SyncPass {
         guard let waiting = try? store.pendingCount(in: locked), waiting > 0 else { return }
         report.lockedSpaces = max(report.lockedSpaces, locked.count)
         logger.notice("local changes wait for an encrypted space's key", metadata: ["ferry.outbox.waiting": "\(waiting)"])
+    }
+
+    /// The encrypted spaces whose current key this device holds but cannot open (sealed to a key pair it no longer has,
+    /// say in a store restored onto a new phone): locked like those without a key, so their writes wait and every other
+    /// space syncs, until a trusted device seals the key to this one.
+    private func unopenable(_ encrypted: [UUID: Int], keys: KeyUpkeep?) -> Set<UUID> {
+        guard let keys else { return [] }
+        return Set(encrypted.compactMap { space, version in
+            guard version > 0 else { return nil }
+            do {
+                _ = try keys.keyring.key(space: space, version: version)
+                return nil
+            } catch {
+                logger.warning("this device cannot open an encrypted space's key; its writes wait", metadata: ["ferry.space": "\(space.lowercasedText)"])
+                return space
+            }
+        })
     }
 
     /// The longest prefix of `batch` this device can send, records of encrypted spaces sealed.
