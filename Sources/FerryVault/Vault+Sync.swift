@@ -109,7 +109,8 @@ extension Vault {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        // An extension is short: after a dot far from the end ("Dr. Smith …") the rest is the note's title.
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex || name[$0...].utf8.count > 16 ? nil : $0 }
         let ext = dot.map { String(name[$0...]) } ?? ""
         let suffix = " (conflict from \(safeHost) \(formatter.string(from: date)))"
         // Room for the suffix, the extension and a number (" 12345").

@@ -34,6 +34,28 @@ extension LocalStore {
         }
     }
 
+    /// Forgets a queued space the server refused for good (`code`, `message`): the records written into it become
+    /// rejections (``rejections()``), as the server would refuse each, and an encrypted one's empty key row goes, so
+    /// nothing waits for a key that will never come. Returns how many changes were refused.
+    @discardableResult
+    func spaceRefused(_ id: UUID, code: String, message: String) throws -> Int {
+        try write { db in
+            let space = Self.text(id)
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO ferry_rejections (mutation_id, space, collection, record_id, op, fields, clocks, code, message, rejected_at)
+                    SELECT mutation_id, space, collection, record_id, op, fields, clocks, ?, ?, ? FROM ferry_outbox WHERE space = ?
+                    """,
+                arguments: [code, "The space was not created: \(message)", Timestamp.format(now()), space]
+            )
+            try db.execute(sql: "DELETE FROM ferry_outbox WHERE space = ?", arguments: [space])
+            let refused = db.changesCount
+            try db.execute(sql: "DELETE FROM ferry_space_keys WHERE space = ? AND key_version = 0", arguments: [space])
+            try db.execute(sql: "DELETE FROM ferry_pending_spaces WHERE id = ?", arguments: [space])
+            return refused
+        }
+    }
+
     /// Forgets a queued space once the server has it.
     func spaceCreated(_ id: UUID) throws {
         try write { db in

@@ -44,9 +44,12 @@ extension LocalStore {
                     throw StoreError(code: .spaceMismatch, message: "Record \(Self.text(id)) belongs to space \(Self.text(existing.space)); a record never moves between spaces.")
                 }
                 recordSpace = existing.space
-                // The server refuses a write that empties a required field (a parent link is one): say so now.
-                let emptied = existing.isDeleted ? [] : collection.fields.filter { field in
-                    field.isRequired && normalized[field.name]?.isNull == true && !(existing.fields[field.name] ?? .null).isNull
+                // The server refuses a write that empties a required field (a parent link is one), and an undelete that
+                // leaves one empty, as it does a new record: say so now.
+                let emptied = collection.fields.filter { field in
+                    guard field.isRequired else { return false }
+                    if existing.isDeleted { return (normalized[field.name] ?? existing.fields[field.name] ?? .null).isNull }
+                    return normalized[field.name]?.isNull == true && !(existing.fields[field.name] ?? .null).isNull
                 }.map(\.name)
                 if !emptied.isEmpty {
                     throw StoreError(code: .missingField, message: "'\(name)' requires \(emptied.joined(separator: ", ")): a save cannot empty them.")

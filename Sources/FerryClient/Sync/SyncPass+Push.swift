@@ -227,7 +227,7 @@ extension SyncPass {
                 _ = try keys.keyring.key(space: space, version: version)
                 return nil
             } catch {
-                logger.warning("this device cannot open an encrypted space's key; its writes wait", metadata: ["ferry.space": "\(space.lowercasedText)"])
+                logger.notice("this device cannot open an encrypted space's key; its writes wait", metadata: ["ferry.space": "\(space.lowercasedText)"])
                 return space
             }
         })

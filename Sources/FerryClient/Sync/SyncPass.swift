@@ -75,9 +75,8 @@ struct SyncPass: Sendable {
     }
 
     /// Spaces created offline exist on the server before the records written into them arrive. A space the server
-    /// refuses for good (`too_many_spaces`, a name it does not take) is dropped, not asked for at every sync, and stops
-    /// no other space's sync: the records written into it are refused as they are pushed, and the app sees them among
-    /// the rejections.
+    /// refuses for good (``finalSpaceRefusals``) is dropped, not asked for at every sync, and stops no other space's
+    /// sync: the records written into it become rejections at once. Any other failure stops this sync, to be retried.
     func createPendingSpaces(_ report: inout SyncReport) async throws {
         for request in try store.pendingSpaces() {
             guard let id = request.id else { continue }
@@ -86,20 +85,20 @@ struct SyncPass: Sendable {
                 _ = try await remote.createSpace(request)
             } catch let error as RemoteError where error.code == .spaceExists {
                 // Created by an earlier sync whose answer was lost.
-            } catch let error as RemoteError where Self.isFinalRefusal(error) {
-                logger.warning("a space created offline was refused; its records will be refused too", metadata: [
+            } catch let error as RemoteError where Self.finalSpaceRefusals.contains(error.code) {
+                logger.warning("a space created offline was refused; the changes written into it are rejected", metadata: [
                     "ferry.space": "\(id.lowercasedText)", "ferry.error.code": "\(error.code)",
                 ])
+                report.rejected += try store.spaceRefused(id, code: error.code.rawValue, message: error.message)
+                continue
             }
             try store.spaceCreated(id)
         }
     }
 
-    /// A refusal that asking again will not change: a 4xx other than a timeout, a rate limit or a session that ended.
-    private static func isFinalRefusal(_ error: RemoteError) -> Bool {
-        guard let status = error.status, (400..<500).contains(status) else { return false }
-        return ![401, 408, 429].contains(status) && !error.isRateLimited
-    }
+    /// The refusals of a new space that asking again will not change: the account holds as many spaces as the server
+    /// allows, or the request itself is invalid.
+    static let finalSpaceRefusals: Set<ErrorCode> = [.tooManySpaces, .validationFailed]
 
     /// Pull: until the server has no more; a space the server resets is pulled again from 0 in the same sync.
     /// Encrypted spaces whose key this device lacks are left out (their cursors stay, so nothing is skipped);

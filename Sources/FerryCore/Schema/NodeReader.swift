@@ -46,6 +46,7 @@ struct NodeReader {
 
     private func strings(_ node: Node, _ path: String) throws(SchemaError) -> [String] {
         guard let sequence = node.sequence else { throw error(node, path, "expected a list of names") }
+        guard sequence.count <= Self.maximumFields else { throw error(node, path, "a list has at most \(Self.maximumFields) names") }
         var result: [String] = []
         for (index, item) in sequence.enumerated() {
             result.append(try string(item, "\(path)[\(index)]"))
@@ -67,10 +68,16 @@ struct NodeReader {
             case "version":
                 guard value.int == 1 else { throw error(value, "version", "only schema version 1 exists") }
             case "collections":
+                if let count = value.mapping?.count, count > Self.maximumCollections {
+                    throw error(value, "collections", "a schema has at most \(Self.maximumCollections) collections")
+                }
                 for (name, body) in try mapping(value, "collections") {
                     document.collections.append(try readCollection(name, body, "collections.\(name)"))
                 }
             case "buckets":
+                if let count = value.mapping?.count, count > Self.maximumBuckets {
+                    throw error(value, "buckets", "a schema has at most \(Self.maximumBuckets) buckets")
+                }
                 for (name, body) in try mapping(value, "buckets") {
                     document.buckets.append(.init(value: try readBucket(name, body, "buckets.\(name)"), file: file, line: body.mark?.line, path: "buckets.\(name)"))
                 }
@@ -238,6 +245,8 @@ struct NodeReader {
 
     /// The bounds of a collection: PostgreSQL's 1,600 columns a table and 32 an index, with room for the sync columns.
     static let maximumFields = 1000
+    static let maximumCollections = 200
+    static let maximumBuckets = 100
     static let maximumUniqueKeys = 32
     static let maximumUniqueKeyFields = 16
 

@@ -57,7 +57,8 @@ extension Request {
             throw RequestDeadline.bodyTimedOut
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw Self.tooLarge(limit)
-        } catch is HTTPParserError {
+        } catch let error as HTTPParserError where error != .invalidEOFState {
+            // A client that hangs up mid-body (`invalidEOFState`) is an aborted request, as ErrorMiddleware says.
             throw APIError(.badRequest, .badRequest, "The request body is malformed: its chunked encoding or its length does not parse.")
         }
         progress?.bodyArrived(duration: RequestDeadline.duration)

@@ -281,6 +281,7 @@ enum ReplayedRejection {
         "invalid_record", "unknown_collection", "unknown_field", "type_mismatch", "forbidden_space", "record_too_large",
         "parent_missing", "space_mismatch", "unique_violation", "invalid_clock", "unique_value_too_long", "space_not_found",
         "space_not_encrypted", "space_key_missing", "key_version_conflict", "encryption_required", "invalid_secret",
+        "blob_missing",
     ]
     private static let numbers = Dictionary(uniqueKeysWithValues: codes.enumerated().map { ($1, $0 + 1) })
     private static let other = 511

@@ -144,8 +144,9 @@ struct SyncPassTests {
     @Test("a space the server refuses to create is dropped, and every other space still pushes and pulls")
     func refusedSpace() async throws {
         let harness = try EngineHarness()
-        let space = try harness.store.queueSpace(CreateSpaceRequest(name: "One too many"))
+        let space = try harness.store.queueSpace(CreateSpaceRequest(name: "One too many", encrypted: true))
         try harness.store.save(collection: "sermons", fields: fields(1))
+        let stranded = try harness.store.save(collection: "sermons", space: space, fields: fields(2))
         harness.remote.state.withLock {
             $0.spaceRefusal = RemoteError(code: .tooManySpaces, message: "The account is in 1000 spaces, the most this server allows.", status: 409)
         }
@@ -154,6 +155,10 @@ struct SyncPassTests {
             #expect(report.pushed == 1 && harness.remote.pushCount == 1, "the other space's write went out")
             #expect(try harness.store.pendingSpaces().isEmpty, "not asked again at every sync")
             #expect(harness.remote.state.withLock { $0.createdSpaces.isEmpty } && space != harness.fixture.space)
+            let rejected = try harness.store.rejections().map(\.mutation.id)
+            #expect(report.rejected == 1 && rejected == [stranded.id])
+            let (waiting, locked) = (try harness.store.pendingCount(), try harness.store.lockedSpaces())
+            #expect(waiting == 0 && locked.isEmpty, "nothing waits for a key that cannot come")
             // A refusal that may pass (the server busy) keeps the space for the next sync.
             let later = try harness.store.queueSpace(CreateSpaceRequest(name: "Later"))
             harness.remote.state.withLock { $0.spaceRefusal = RemoteError(code: "service_unavailable", message: "Busy.", status: 503) }

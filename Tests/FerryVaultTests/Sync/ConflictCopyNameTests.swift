@@ -30,6 +30,10 @@ extension VaultTests {
                 return seen.count < 3 || taken.contains(candidate)
             }
             #expect(name.utf8.count <= 255 && name.hasSuffix(" 3.md") && name.contains("(conflict from mac "), "\(name)")
+            // A dot far from the end starts no extension: the rest is the title, cut like the stem.
+            let title = "Dr. Smith " + String(repeating: "t", count: 240)
+            let copy = Vault.conflictCopyName(for: title, host: String(repeating: "h", count: 80), date: date) { _ in false }
+            #expect(copy.utf8.count <= 255 && copy.hasPrefix("Dr. Smith "), "\(copy.utf8.count)")
         }
     }
 }

@@ -130,15 +130,17 @@ public enum DataDirectoryBackup {
         try Self.io("copying the backup into \(staged.path())") {
             do {
                 try OwnerOnlyPath.folder(staged.path())
-                for file in [manifest.database] + manifest.keys + manifest.blobs {
-                    let target = staged.appending(path: file.path)
-                    try OwnerOnlyPath.folder(target.deletingLastPathComponent().path())
-                    // The database and the keys are copied, never linked: the restored server writes to the one and sets
-                    // the others' modes, and the backup must stay as it was. Blobs never change, so they may be linked.
-                    if !manifest.blobs.contains(file) {
-                        try FileManager.default.copyItem(at: source.appending(path: file.path), to: target)
-                    } else {
-                        try linkOrCopy(source.appending(path: file.path), to: target)
+                // The database and the keys are copied, never linked: the restored server writes to the one and sets
+                // the others' modes, and the backup must stay as it was. Blobs never change, so they may be linked.
+                for (files, link) in [([manifest.database] + manifest.keys, false), (manifest.blobs, true)] {
+                    for file in files {
+                        let target = staged.appending(path: file.path)
+                        try OwnerOnlyPath.folder(target.deletingLastPathComponent().path())
+                        if link {
+                            try linkOrCopy(source.appending(path: file.path), to: target)
+                        } else {
+                            try FileManager.default.copyItem(at: source.appending(path: file.path), to: target)
+                        }
                     }
                 }
                 try moveSequencesPastDevices(staged.appending(path: databaseFile).path())
