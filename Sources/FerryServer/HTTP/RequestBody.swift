@@ -81,6 +81,17 @@ extension Request {
 }
 
 extension Request {
+    /// Refuses an upload's body whose declared length passes the `remaining` bytes its upload has left, before a byte of
+    /// it is read: nothing is stored, and the upload stays where it stood (one that passes it as it arrives is discarded).
+    func refuseDeclaredLength(over remaining: Int64) throws {
+        if let declared = headers[.contentLength].flatMap(Int64.init), declared > remaining {
+            throw APIError(
+                .contentTooLarge, .payloadTooLarge,
+                "The body declares \(declared) bytes, more than the \(max(remaining, 0)) the upload has left after Upload-Offset; nothing was stored."
+            )
+        }
+    }
+
     static func tooLarge(_ limit: Int) -> APIError {
         APIError(.contentTooLarge, .payloadTooLarge, "The request body is larger than \(limit / 1024) KiB.")
     }

@@ -28,6 +28,10 @@ struct BlobRoutesTests {
             #expect(head.status == 404 && head.header("Upload-Offset") == "1234567" && head.header("Upload-Length") == "\(bytes.count)")
             let wrongOffset = try await phone.patch(path, bytes.suffix(from: 1000), offset: 1000, length: bytes.count)
             #expect(wrongOffset.status == 409 && wrongOffset.header("Upload-Offset") == "1234567")
+            // A body declared longer than the upload has left is refused before it is read: the upload stays as it was.
+            let overlong = try await phone.patch(path, bytes.suffix(from: 1_234_567) + Data([1, 2, 3]), offset: 1_234_567, length: bytes.count)
+            #expect(overlong.status == 413 && overlong.errorCode == "payload_too_large")
+            #expect(try await phone.request("HEAD", path).header("Upload-Offset") == "1234567", "nothing discarded")
             let rest = try await phone.patch(path, bytes.suffix(from: 1_234_567), offset: 1_234_567, length: bytes.count)
             #expect(rest.status == 204 && rest.header("Upload-Offset") == "\(bytes.count)")
 

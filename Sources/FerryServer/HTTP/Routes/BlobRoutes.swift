@@ -48,6 +48,7 @@ struct BlobRoutes {
             guard let length = request.headers[.uploadLength].flatMap(Int64.init), length >= 0, offset <= length else {
                 throw APIError(.badRequest, .badRequest, "Upload-Length must be the blob's whole length in bytes, at least Upload-Offset.")
             }
+            try request.refuseDeclaredLength(over: length - offset)
             let received = try await blobs.upload(context.caller, key, length: length, offset: offset, body: request.body)
             return Response(status: .noContent, headers: [.uploadOffset: "\(received)"])
         }

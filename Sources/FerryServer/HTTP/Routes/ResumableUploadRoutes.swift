@@ -69,6 +69,7 @@ struct ResumableUploadRoutes {
                 throw APIError(.badRequest, .badRequest, "Upload-Offset must be where the body starts (HEAD says where the upload stands).")
             }
             let upload = try await Self.upload(context, storage)
+            try request.refuseDeclaredLength(over: upload.length - offset)
             // Membership is checked again: someone removed from the space, or made a viewer, cannot go on.
             _ = try await RequestDeadline.bound {
                 try await storage.checkWritable(by: upload.owner, bucket: try storage.bucket(upload.bucket), name: upload.name)
