@@ -107,10 +107,12 @@ struct ObjectStorageService: Sendable {
         return space
     }
 
-    /// Stores `body` as object `name` of `bucket`, for `user`: refused when one exists and `upsert` is false.
+    /// Stores `body` as object `name` of `bucket`, for `user`: refused when one exists and `upsert` is false, and, when
+    /// the object's length is declared (`declaredLength`, a raw body's `Content-Length`) past the bucket's limit or the
+    /// account's storage left, before a byte of it is read.
     func upload<Body: AsyncSequence & Sendable>(
         by user: UUID, bucket bucketName: String, name: String, contentType declared: String?, cacheControl: String?, upsert: Bool,
-        body: Body, contentTypeAfterBody: @Sendable () -> String? = { nil }
+        declaredLength: Int64? = nil, body: Body, contentTypeAfterBody: @Sendable () -> String? = { nil }
     ) async throws -> StoredObject where Body.Element == ByteBuffer {
         let bucket = try self.bucket(bucketName)
         let space = try await checkWritable(by: user, bucket: bucket, name: name)
@@ -120,13 +122,16 @@ struct ObjectStorageService: Sendable {
         let quotaLeft = blobs.limits.maximumStoredBytesPerAccount - (try await catalog.usage(owner: user).storedBytes)
         guard quotaLeft > 0 else { throw quotaExceeded("the account stores \(blobs.limits.maximumStoredBytesPerAccount) bytes of objects, its limit") }
         let limit = min(sizeLimit, quotaLeft)
+        let tooLarge = limit < sizeLimit
+            ? quotaExceeded("the object is larger than the \(limit) bytes left of the account's storage")
+            : ServiceError(.tooLarge, .payloadTooLarge, "Payload too large: the object exceeds the maximum allowed size of \(limit) bytes.")
+        if let declaredLength, declaredLength > limit { throw tooLarge }
         let id = UploadID.random()
         do {
             _ = try await blobs.store.append(id, length: limit, at: 0, body: CountedBytes(base: body, counter: blobs.metrics.received))
         } catch BlobStoreError.beyondLength {
             try? await blobs.store.discard(id)
-            if limit < sizeLimit { throw quotaExceeded("the object is larger than the \(limit) bytes left of the account's storage") }
-            throw ServiceError(.tooLarge, .payloadTooLarge, "Payload too large: the object exceeds the maximum allowed size of \(limit) bytes.")
+            throw tooLarge
         } catch let error as MultipartFileError {
             try? await blobs.store.discard(id)
             switch error {

@@ -16,7 +16,26 @@ struct StorageRoutesTests {
         buckets:
           covers: { public: true, allowed_mime_types: ["image/*"] }
           private-audio: {}
+          small: { file_size_limit: 1000 }
         """
+
+    @Test("a raw upload declared past the bucket's limit is 413 at once, before its body is sent")
+    func declaredTooLarge() async throws {
+        try await LiveServer.with(.sqlite, schema: Self.schema, configure: { $0.useFastPasswordHashing() }) { server in
+            let owner = try await SyncDevice.signUp(server, "declared")
+            let connection = try RawConnection(port: server.port)
+            defer { connection.close() }
+            let started = ContinuousClock.now
+            connection.send(
+                "POST /storage/v1/object/small/\(owner.userID.uuidString.lowercased())/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "apikey: \(server.server.keys.anonKey)\r\nAuthorization: Bearer \(owner.session.accessToken)\r\n"
+                    + "Content-Type: application/octet-stream\r\nContent-Length: 5000\r\n\r\n"
+            )
+            let answer = await connection.receive(within: .seconds(10))
+            #expect(answer.hasPrefix("HTTP/1.1 413") && answer.contains("payload_too_large"), "\(answer.prefix(300))")
+            #expect(ContinuousClock.now - started < .seconds(5), "answered before the body, not after a timeout")
+        }
+    }
 
     @Test("a public bucket serves anyone, a private one nobody without a session; the root lists only the caller's spaces", arguments: TestEngine.available)
     func publicAndPrivate(_ engine: TestEngine) async throws {
