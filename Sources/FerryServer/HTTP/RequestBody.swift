@@ -36,7 +36,7 @@ extension Request {
         limit: Int, invalidValue: (_ path: String) -> APIError?, reading read: @escaping @Sendable (ByteBufferView) throws -> Body
     ) async throws -> Body {
         // A body declared larger than the limit is refused before a byte of it is awaited.
-        if let declared = headers[.contentLength].flatMap(Int.init), declared > limit { throw Self.tooLarge(limit) }
+        if let declared = declaredLength, declared > limit { throw Self.tooLarge(limit) }
         let buffer: ByteBuffer
         let progress = RequestDeadline.progress
         // Cleared only once the body is in: when the deadline cancels the read, the flag must still say so.
@@ -81,10 +81,13 @@ extension Request {
 }
 
 extension Request {
+    /// The body's length as its `Content-Length` declares it; `nil` for a chunked body.
+    var declaredLength: Int64? { headers[.contentLength].flatMap(Int64.init) }
+
     /// Refuses an upload's body whose declared length passes the `remaining` bytes its upload has left, before a byte of
     /// it is read: nothing is stored, and the upload stays where it stood (one that passes it as it arrives is discarded).
     func refuseDeclaredLength(over remaining: Int64) throws {
-        if let declared = headers[.contentLength].flatMap(Int64.init), declared > remaining {
+        if let declared = declaredLength, declared > remaining {
             throw APIError(
                 .contentTooLarge, .payloadTooLarge,
                 "The body declares \(declared) bytes, more than the \(max(remaining, 0)) the upload has left after Upload-Offset; nothing was stored."

@@ -146,7 +146,7 @@ struct StorageRoutes {
         }
         return try await storage.upload(
             by: owner, bucket: bucket, name: name, contentType: request.headers[.contentType], cacheControl: cacheControl, upsert: upsert,
-            declaredLength: request.headers[.contentLength].flatMap(Int64.init), body: request.body
+            declaredLength: request.declaredLength, body: request.body
         )
     }
 
